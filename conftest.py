@@ -1,0 +1,33 @@
+"""Root pytest configuration: offline, headless, and a temporary SearChain home per test.
+
+Fixture modules per subsystem live in ``tests/fixtures/`` and are listed in ``pytest_plugins``.
+"""
+
+import os
+
+# Set before anything imports Qt or Hugging Face libraries.
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import pytest  # noqa: E402
+
+pytest_plugins = [
+    "tests.fixtures.common",
+    "tests.fixtures.corpus",
+    "tests.fixtures.index",
+    "tests.fixtures.llm",
+    "tests.fixtures.reasoning",
+    "tests.fixtures.store",
+]
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """A fresh SEARCHAIN_HOME for one test; returns its AppPaths."""
+    from searchain.config import HOME_ENV, AppPaths
+
+    root = tmp_path / "home"
+    monkeypatch.setenv(HOME_ENV, str(root))
+    return AppPaths.resolve(root).ensure()

@@ -1,0 +1,5 @@
+import sys
+
+from searchain.cli.main import main
+
+sys.exit(main())

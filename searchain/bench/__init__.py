@@ -1,0 +1,1 @@
+"""Benchmarks behind `searchain bench ...`: each prints one JSON object."""

@@ -1,0 +1,5 @@
+"""Placeholder until the ask commands land."""
+
+
+def register(sub) -> None:
+    pass

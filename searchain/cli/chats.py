@@ -1,0 +1,5 @@
+"""Placeholder until the chats commands land."""
+
+
+def register(sub) -> None:
+    pass

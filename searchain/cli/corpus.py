@@ -1,0 +1,5 @@
+"""Placeholder until the corpus commands land."""
+
+
+def register(sub) -> None:
+    pass

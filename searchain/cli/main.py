@@ -1,0 +1,71 @@
+"""Entry point of the ``searchain`` command.
+
+Each command group lives in its own module under ``searchain.cli`` and exposes
+``register(subparsers)``, which adds its parser(s) and sets ``func`` to a handler
+``handler(ctx: Context, args) -> int``. Heavy libraries are imported inside handlers so that
+``searchain --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from dataclasses import dataclass
+
+from ..config import AppPaths, Settings
+from ..errors import Cancelled, SearchainError
+
+# Modules under searchain.cli, each with register(subparsers).
+COMMAND_MODULES = ("corpus", "search", "models", "ask", "eval", "chats", "bench")
+
+
+@dataclass
+class Context:
+    paths: AppPaths
+    settings: Settings
+
+    def save_settings(self) -> None:
+        self.settings.save(self.paths)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="searchain",
+        description="Offline Search-in-the-Chain question answering over local corpora.",
+    )
+    parser.add_argument(
+        "--home",
+        help="keep config, data and cache under this folder (default: $SEARCHAIN_HOME, "
+        "else the platform's user directories)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        module = importlib.import_module(f"searchain.cli.{name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        paths = AppPaths.resolve(args.home).ensure()
+        ctx = Context(paths=paths, settings=Settings.load(paths))
+        return int(args.func(ctx, args) or 0)
+    except SearchainError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except Cancelled:
+        print("cancelled", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

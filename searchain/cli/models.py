@@ -1,0 +1,5 @@
+"""Placeholder until the models commands land."""
+
+
+def register(sub) -> None:
+    pass

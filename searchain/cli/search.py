@@ -1,0 +1,5 @@
+"""Placeholder until the search commands land."""
+
+
+def register(sub) -> None:
+    pass

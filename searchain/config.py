@@ -1,0 +1,201 @@
+"""Where SearChain keeps its files, and the one typed settings object.
+
+Directories follow the platform's conventions (platformdirs). ``SEARCHAIN_HOME`` (or the CLI's
+``--home``) puts config, data and cache under one folder instead, which is how tests run
+against a temporary home.
+
+Layout under ``data_dir``::
+
+    corpora/<name>/passages.db   passages + FTS5 (searchain.corpus)
+    corpora/<name>/index/        embeddings + hnsw index (searchain.index)
+    models/                      GGUF files and reader models (searchain.llm, searchain.reader)
+    conversations.db             saved chats (searchain.store)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+HOME_ENV = "SEARCHAIN_HOME"
+APP_NAME = "SearChain"
+
+
+@dataclass(frozen=True)
+class AppPaths:
+    config_dir: Path
+    data_dir: Path
+    cache_dir: Path
+
+    @classmethod
+    def resolve(cls, home: str | os.PathLike | None = None) -> "AppPaths":
+        """Paths under ``home``, else under ``$SEARCHAIN_HOME``, else the platform's user dirs."""
+        home = home or os.environ.get(HOME_ENV)
+        if home:
+            root = Path(home).expanduser().resolve()
+            return cls(root / "config", root / "data", root / "cache")
+        import platformdirs
+
+        return cls(
+            Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)),
+            Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)),
+            Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False)),
+        )
+
+    @property
+    def settings_file(self) -> Path:
+        return self.config_dir / "settings.json"
+
+    @property
+    def corpora_dir(self) -> Path:
+        return self.data_dir / "corpora"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.data_dir / "models"
+
+    @property
+    def conversations_db(self) -> Path:
+        return self.data_dir / "conversations.db"
+
+    def ensure(self) -> "AppPaths":
+        for d in (self.config_dir, self.data_dir, self.cache_dir, self.corpora_dir, self.models_dir):
+            d.mkdir(parents=True, exist_ok=True)
+        return self
+
+
+@dataclass
+class RetrievalSettings:
+    embedder: str = "sentence-transformers/all-MiniLM-L6-v2"
+    retriever: str = "hybrid"  # dense | bm25 | hybrid; the default is the one that measured best
+    hnsw_m: int = 32
+    hnsw_ef_construction: int = 200
+    hnsw_ef_search: int = 128
+    batch_size: int = 64
+
+
+@dataclass
+class LLMSettings:
+    model_path: str = ""  # a GGUF file; empty until the user picks or downloads one
+    backend: str = "llama_cpp"  # llama_cpp | openai
+    server_url: str = ""  # for the OpenAI-compatible backend
+    n_gpu_layers: int = -1  # -1 = auto: all layers when the build can offload, else 0
+    n_ctx: int = 4096
+    n_threads: int = 0  # 0 = let llama.cpp choose
+    n_batch: int = 512
+    temperature: float = 0.0
+    seed: int = 0
+    max_tokens: int = 512
+    use_grammar: bool = True
+
+
+@dataclass
+class ReasoningSettings:
+    mode: str = "searchain"  # searchain | coq | direct | rag
+    reader: str = "auto"  # auto | dpr | llm
+    theta: float = 1.5  # reader confidence above which IR corrects the LLM (DPR relevance logit)
+    llm_reader_theta: float = 0.5  # the LLM reader's own threshold (probability scale)
+    alpha: float = 0.35  # ROUGE-L consistency threshold for long-form answers
+    r_max: int = 5
+    top_k: int = 1  # passages retrieved per node (1 = the paper's setting)
+    rerank: bool = False
+    duplicate_threshold: float = 0.9  # cosine above which two queries are the same
+
+
+@dataclass
+class Settings:
+    """Everything a user can set. Persisted as JSON; unknown keys are ignored on load."""
+
+    active_corpus: str = "demo"
+    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
+    llm: LLMSettings = field(default_factory=LLMSettings)
+    reasoning: ReasoningSettings = field(default_factory=ReasoningSettings)
+    ui: dict[str, Any] = field(default_factory=dict)  # window geometry etc., owned by desktop/
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Settings":
+        return _from_dict(cls, data, "settings")
+
+    @classmethod
+    def load(cls, paths: AppPaths) -> "Settings":
+        """Read settings; a missing file gives defaults, a broken one a clear ConfigError."""
+        path = paths.settings_file
+        if not path.exists():
+            return cls()
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(
+                f"Cannot read settings file {path}: {exc}",
+                hint="Fix the JSON by hand, or delete the file to go back to defaults.",
+            ) from exc
+        if not isinstance(data, dict):
+            raise ConfigError(f"Settings file {path} does not hold a JSON object.",
+                              hint="Delete it to go back to defaults.")
+        return cls.from_dict(data)
+
+    def save(self, paths: AppPaths) -> None:
+        """Write atomically (temp file + rename) so a crash never leaves half a settings file."""
+        paths.config_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(paths.settings_file, json.dumps(self.to_dict(), indent=2))
+
+
+def _from_dict(cls: type, data: dict[str, Any], where: str):
+    kwargs = {}
+    for f in fields(cls):
+        if f.name not in data:
+            continue
+        value = data[f.name]
+        default = getattr(cls(), f.name)
+        if is_dataclass(default):
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}.{f.name} must be an object, got {value!r}")
+            value = _from_dict(type(default), value, f"{where}.{f.name}")
+        elif isinstance(default, bool):
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}.{f.name} must be true or false, got {value!r}")
+        elif isinstance(default, (int, float)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ConfigError(f"{where}.{f.name} must be a number, got {value!r}")
+            value = type(default)(value)
+        elif isinstance(default, str) and not isinstance(value, str):
+            raise ConfigError(f"{where}.{f.name} must be a string, got {value!r}")
+        kwargs[f.name] = value
+    return cls(**kwargs)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temp file in the same folder, fsync, then rename."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def resources_dir() -> Path:
+    """The project's ``resources/`` folder (prompts, demo corpus, icons)."""
+    return Path(__file__).resolve().parent.parent / "resources"

@@ -1,0 +1,1 @@
+"""Corpora: sources, chunking and the passage store (SQLite + FTS5)."""

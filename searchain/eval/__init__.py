@@ -1,0 +1,1 @@
+"""Evaluation: datasets, metrics (cover-EM, token F1) and the eval runner."""

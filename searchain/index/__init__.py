@@ -1,0 +1,1 @@
+"""Embedding, HNSW index and retrievers (dense, BM25, hybrid)."""

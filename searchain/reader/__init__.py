@@ -1,0 +1,1 @@
+"""Readers: extract the answer span for a query from a passage, with a confidence."""

@@ -1,0 +1,1 @@
+"""SearChain reasoning: Chain-of-Query prompts and parsing, the IR loop, tracing, baselines."""

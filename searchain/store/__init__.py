@@ -1,0 +1,1 @@
+"""Saved conversations, with reasoning trees and cited passages (SQLite via sqlite-utils)."""
