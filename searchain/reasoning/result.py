@@ -1,0 +1,99 @@
+"""What one answered question produces: the tree of reasoning, the verified path, the traced answer.
+
+These types are the contract between the reasoning engine (which builds them), the conversation
+store (which saves and reloads them exactly) and the app (which draws them). They hold plain data
+only, so that they serialise with ``dataclasses.asdict`` and compare with ``==``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..types import Passage
+
+# How IR treated a node (the badge the app shows).
+DECISION_PASS = "verified"  # reader agreed, or was not confident enough to object
+DECISION_CORRECTED = "corrected"  # reader confident and disagreed: correction feedback
+DECISION_COMPLETED = "completed"  # [Unsolved Query] answered by IR: completion feedback
+DECISION_DUPLICATE = "duplicate"  # query already processed in an earlier round: skipped
+DECISION_UNCHECKED = "unchecked"  # after this round's feedback, or in modes without IR
+DECISIONS = (DECISION_PASS, DECISION_CORRECTED, DECISION_COMPLETED, DECISION_DUPLICATE, DECISION_UNCHECKED)
+
+# Where the knowledge of a node on the final path came from (paper Table 2).
+SOURCE_LLM = "llm"
+SOURCE_IR_CORRECTED = "ir_corrected"
+SOURCE_IR_COMPLETED = "ir_completed"
+SOURCES = (SOURCE_LLM, SOURCE_IR_CORRECTED, SOURCE_IR_COMPLETED)
+
+
+@dataclass
+class Node:
+    """One [Query]/[Answer] step of a Chain-of-Query, with what IR made of it."""
+
+    round: int  # 1-based round (= branch) that produced it
+    position: int  # 0-based index within its chain
+    query: str
+    llm_answer: str | None  # None for an [Unsolved Query]
+    unsolved: bool = False
+    reader_answer: str | None = None
+    confidence: float | None = None  # on the reader's own scale
+    decision: str = DECISION_UNCHECKED
+    source: str = SOURCE_LLM
+    passage: Passage | None = None  # the top-1 passage IR checked the node against
+    span: tuple[int, int] | None = None  # answering span in passage.text (character offsets)
+
+    @property
+    def answer(self) -> str | None:
+        """The answer the final path keeps: IR's when it corrected or completed, else the LLM's."""
+        if self.decision in (DECISION_CORRECTED, DECISION_COMPLETED):
+            return self.reader_answer
+        return self.llm_answer
+
+
+@dataclass
+class Branch:
+    """One round's Chain-of-Query: a branch of the Tree-of-Reasoning.
+
+    ``parent`` is (round, position) of the node that received feedback and that this branch grows
+    from; None for the first branch, which grows from the root (the question).
+    """
+
+    round: int
+    raw_text: str  # what the model wrote, verbatim
+    nodes: list[Node] = field(default_factory=list)
+    parent: tuple[int, int] | None = None
+    feedback: str | None = None  # the feedback prompt sent after this branch, if any
+    final_content: str | None = None  # the [Final Content] the model wrote in this round
+
+
+@dataclass
+class Reference:
+    """A ``[mark]`` in the final content, resolved to the passage that backs it."""
+
+    mark: int
+    passage: Passage
+    span: tuple[int, int] | None  # answering span within passage.text
+    query: str  # the node's query
+    answer: str  # the node's answer on the final path
+
+    @property
+    def span_text(self) -> str:
+        if self.span is None:
+            return ""
+        return self.passage.text[self.span[0] : self.span[1]]
+
+
+@dataclass
+class AnswerResult:
+    question: str
+    mode: str  # searchain | coq | direct | rag
+    final_content: str  # answer text with [n] marks; every mark resolves to a Reference
+    answer: str  # the short answer (final content without marks)
+    references: list[Reference] = field(default_factory=list)
+    path: list[Node] = field(default_factory=list)  # the correct reasoning path R, in order
+    branches: list[Branch] = field(default_factory=list)  # the Tree-of-Reasoning
+    rounds: int = 0
+    stop_reason: str = "finish"  # finish | r_max | repeated_chain | cancelled | no_ir
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
