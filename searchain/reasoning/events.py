@@ -1,0 +1,84 @@
+"""Typed events the reasoning engine emits while it answers one question.
+
+The CLI prints them as progress on stderr; the desktop app turns them into live updates (the
+tree growing, node badges, the final answer streaming in). Every event is a frozen dataclass of
+plain data; ``Done`` is always the last event of a successful run.
+
+Cancellation contract: when the ``CancelToken`` is triggered, the engine raises
+``searchain.errors.Cancelled`` at the next check point (between tokens, before each retrieval
+and reader call). No ``Done`` follows; partial results are discarded. ``Failed`` is emitted
+just before an unexpected error propagates, so that a UI listening only to events learns about it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from .result import AnswerResult, Branch, Node
+
+# TokenGenerated.phase values.
+PHASE_CHAIN = "chain"  # the model writing a Chain-of-Query (or a baseline's answer)
+PHASE_FINAL = "final"  # the model writing the traced [Final Content]
+
+# FeedbackGiven.kind values.
+FEEDBACK_CORRECTION = "correction"
+FEEDBACK_COMPLETION = "completion"
+
+
+@dataclass(frozen=True)
+class RoundStarted:
+    """Round ``round`` (1-based) of the SearChain loop begins: the LLM is about to write a CoQ."""
+
+    round: int
+
+
+@dataclass(frozen=True)
+class ChainGenerated:
+    """The LLM finished writing this round's Chain-of-Query, parsed into ``branch``."""
+
+    round: int
+    branch: Branch
+
+
+@dataclass(frozen=True)
+class NodeChecked:
+    """IR verified/completed ``node`` (see ``node.decision``), or skipped it as a duplicate."""
+
+    round: int
+    node: Node
+
+
+@dataclass(frozen=True)
+class FeedbackGiven:
+    """The loop sends ``text`` back to the LLM about ``node`` (``kind``: correction | completion)."""
+
+    round: int
+    kind: str
+    node: Node
+    text: str
+
+
+@dataclass(frozen=True)
+class TokenGenerated:
+    """A piece of model output as it is decoded (``phase``: "chain" | "final")."""
+
+    text: str
+    phase: str
+
+
+@dataclass(frozen=True)
+class Done:
+    """The answer is ready."""
+
+    result: AnswerResult
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The run failed with an error; the exception propagates right after this event."""
+
+    message: str
+
+
+ReasoningEvent = Union[RoundStarted, ChainGenerated, NodeChecked, FeedbackGiven, TokenGenerated, Done, Failed]

@@ -1,0 +1,215 @@
+"""The facade the CLI and the desktop app use: one object that owns the loaded parts.
+
+A ``Workspace`` holds the paths and settings and lazily loads, on first use, the corpus manager,
+retrievers (one per corpus), the shared embedder, the LLM, the reader and the conversation store.
+Every loader is guarded by its own lock so that two threads asking for the same part load it once,
+and a slow LLM load never blocks, say, listing saved conversations. Other subsystems are imported
+inside the methods so that creating a Workspace is instant and needs none of the heavy libraries.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from .config import AppPaths, Settings
+from .errors import ModelError
+from .events import CancelToken, EventCallback
+
+
+class Workspace:
+    """Lazily loaded, thread-safe access to everything one user session needs."""
+
+    def __init__(self, paths: AppPaths, settings: Settings):
+        self.paths = paths
+        self.settings = settings
+        self._corpora: Any = None
+        self._retrievers: dict[str, Any] = {}
+        self._embedder: Any = None
+        self._llm: Any = None
+        self._reader: Any = None
+        self._conversations: Any = None
+        self._corpora_lock = threading.Lock()
+        self._retriever_lock = threading.Lock()
+        self._embedder_lock = threading.Lock()
+        self._llm_lock = threading.Lock()
+        self._reader_lock = threading.Lock()
+        self._store_lock = threading.Lock()
+
+    # -- corpora and retrieval -------------------------------------------------------------
+
+    @property
+    def corpora(self):
+        """The ``CorpusManager`` for ``paths.corpora_dir``."""
+        with self._corpora_lock:
+            if self._corpora is None:
+                from .corpus.manager import CorpusManager
+
+                self._corpora = _construct(CorpusManager, self.paths, self.settings)
+            return self._corpora
+
+    def retriever(self, corpus: str | None = None):
+        """The retriever for ``corpus`` (default: the active corpus), opened once and cached.
+
+        The demo corpus is built on first use, so a fresh install can answer questions at once.
+        """
+        name = corpus or self.settings.active_corpus
+        with self._retriever_lock:
+            if name not in self._retrievers:
+                if name == "demo":
+                    from .corpus.demo import ensure_demo_corpus
+
+                    ensure_demo_corpus(self.paths, self.settings)
+                from .index.retrievers import open_retriever
+
+                self._retrievers[name] = open_retriever(self.paths, self.settings, name)
+            return self._retrievers[name]
+
+    def forget_retriever(self, corpus: str | None = None) -> None:
+        """Drop cached retrievers (all, or one corpus's), e.g. after a corpus was rebuilt."""
+        with self._retriever_lock:
+            if corpus is None:
+                self._retrievers.clear()
+            else:
+                self._retrievers.pop(corpus, None)
+
+    def embedder(self):
+        """The one sentence embedder shared by retrieval and duplicate-query detection."""
+        with self._embedder_lock:
+            if self._embedder is None:
+                from .index.embedder import Embedder
+
+                self._embedder = Embedder(self.settings.retrieval.embedder)
+            return self._embedder
+
+    # -- models ----------------------------------------------------------------------------
+
+    def llm(self, on_event: EventCallback | None = None):
+        """The LLM named by ``settings.llm``, loaded on first call (``on_event`` gets progress)."""
+        with self._llm_lock:
+            if self._llm is None:
+                llm_settings = self.settings.llm
+                if llm_settings.backend == "llama_cpp" and not llm_settings.model_path:
+                    raise ModelError(
+                        "No language model is configured.",
+                        hint="Download one with `searchain models pull ...`, or pass "
+                        "`--model PATH` with a GGUF file (in the app: Settings > Model).",
+                    )
+                if llm_settings.backend == "llama_cpp" and not Path(llm_settings.model_path).expanduser().is_file():
+                    raise ModelError(
+                        f"The model file {llm_settings.model_path} does not exist.",
+                        hint="Check the path, or download a model with `searchain models pull ...`.",
+                    )
+                from .llm.loader import load_llm
+
+                self._llm = _call_with_optional(load_llm, llm_settings, on_event=on_event)
+            return self._llm
+
+    def unload_llm(self) -> None:
+        """Close and forget the LLM (frees its memory); the next ``llm()`` loads it again."""
+        with self._llm_lock:
+            llm, self._llm = self._llm, None
+        with self._reader_lock:
+            # An LLM-backed reader holds the old model: rebuild it next time.
+            self._reader = None
+        if llm is not None:
+            llm.close()
+
+    def reader(self):
+        """The reader chosen by ``settings.reasoning.reader`` (auto | dpr | llm)."""
+        with self._reader_lock:
+            if self._reader is None:
+                from .reader.loader import load_reader
+
+                llm = None
+                if self.settings.reasoning.reader in ("llm", "auto"):
+                    # The LLM reader needs the model; "auto" may fall back to it.
+                    try:
+                        llm = self.llm()
+                    except ModelError:
+                        if self.settings.reasoning.reader == "llm":
+                            raise
+                self._reader = load_reader(self.paths, self.settings, llm=llm)
+            return self._reader
+
+    # -- conversations -----------------------------------------------------------------------
+
+    def conversations(self):
+        """The ``ConversationStore`` at ``paths.conversations_db``."""
+        with self._store_lock:
+            if self._conversations is None:
+                from .store.conversations import ConversationStore
+
+                self._conversations = ConversationStore(self.paths.conversations_db)
+            return self._conversations
+
+    # -- answering ---------------------------------------------------------------------------
+
+    def engine(self, *, mode: str | None = None, corpus: str | None = None):
+        """A ``SearChainEngine`` wired to this workspace's parts.
+
+        Modes without IR ("direct", "coq") do not open a retriever or load a reader.
+        """
+        from .reasoning.engine import SearChainEngine
+        from .reasoning.modes import needs_ir
+
+        reasoning = self.settings.reasoning
+        mode = mode or reasoning.mode
+        with_ir = needs_ir(mode)
+        return SearChainEngine(
+            self.llm(),
+            self.retriever(corpus) if with_ir else None,
+            self.reader() if mode == "searchain" else None,
+            settings=reasoning,
+            embedder=_LazyEmbedder(self.embedder) if with_ir else None,
+            use_grammar=self.settings.llm.use_grammar,
+        )
+
+    def answer(
+        self,
+        question: str,
+        *,
+        mode: str | None = None,
+        corpus: str | None = None,
+        on_event: EventCallback | None = None,
+        cancel: CancelToken | None = None,
+    ):
+        """Answer ``question``; returns an ``AnswerResult`` (raises ``Cancelled`` if cancelled)."""
+        engine = self.engine(mode=mode, corpus=corpus)
+        return engine.answer(question, mode=mode, on_event=on_event, cancel=cancel)
+
+    def close(self) -> None:
+        """Release the loaded model and stores (the app calls this on exit)."""
+        self.unload_llm()
+        with self._store_lock:
+            store, self._conversations = self._conversations, None
+        if store is not None and hasattr(store, "close"):
+            store.close()
+
+
+class _LazyEmbedder:
+    """Loads the shared embedder only when duplicate detection first needs a vector."""
+
+    def __init__(self, get: Callable[[], Any]):
+        self._get = get
+
+    def encode(self, texts):
+        return self._get().encode(texts)
+
+
+def _construct(cls, paths: AppPaths, settings: Settings):
+    """Build ``cls(paths, settings)`` or ``cls(paths)``, whichever its signature takes."""
+    params = inspect.signature(cls).parameters
+    if len(params) >= 2:
+        return cls(paths, settings)
+    return cls(paths)
+
+
+def _call_with_optional(func, *args, **optional):
+    """Call ``func(*args, **kw)`` passing only the optional keywords its signature accepts."""
+    params = inspect.signature(func).parameters
+    accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    kwargs = {k: v for k, v in optional.items() if accepts_any or k in params}
+    return func(*args, **kwargs)
