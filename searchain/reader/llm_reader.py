@@ -1,0 +1,137 @@
+"""A reader that uses the loaded chat model when no DPR reader is installed.
+
+The model is asked for the shortest span of the passage that answers the question (or to say
+the answer is not there). Its reply is then located in the passage: exactly, then ignoring case
+and spacing, then as the best-matching window of passage words, so that the returned answer is
+always ``passage_text[start:end]`` and a reference mark can point at it. Confidence is
+exp(mean token log-probability) of the reply, i.e. the geometric-mean token probability, and 0
+when the reply is not in the passage or the backend returned no log-probabilities (then this
+reader can still complete unsolved queries but never overrides the LLM's own answers).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+
+from ..llm.base import GenerationParams
+from .base import ReaderResult
+
+NOT_FOUND = "NOT FOUND"
+FUZZY_MIN_RATIO = 0.75  # below this the best window is a different text, not a sloppy copy
+
+_SYSTEM = (
+    "You read one passage and answer a question from it. Reply with the shortest span copied "
+    "word for word from the passage that answers the question, and nothing else. If the passage "
+    f"does not answer the question, reply exactly: {NOT_FOUND}"
+)
+_PREFIX = re.compile(r"^\s*(answer( span)?|span|reply)\s*[:\-]\s*", re.IGNORECASE)
+_QUOTES = "\"'“”‘’`"
+_NOT_FOUND_PATTERNS = re.compile(
+    r"^(not found|none|n/?a|unknown|no answer)\b|not (in|mentioned in|contained in) the passage"
+    r"|passage does not (answer|contain|mention)",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"\S+")
+_EDGE_PUNCTUATION = ".,;:!?\"'()[]“”‘’`"
+
+
+class LLMReader:
+    """``Reader`` backed by an ``LLM`` (the chat model the engine already loaded)."""
+
+    def __init__(self, llm, *, threshold: float = 0.5, max_tokens: int = 32):
+        self.llm = llm
+        self.name = f"llm:{getattr(llm, 'name', 'model')}"
+        self.threshold = float(threshold)
+        self.max_tokens = int(max_tokens)
+
+    def read(self, question: str, title: str, passage_text: str) -> ReaderResult:
+        messages = [
+            {"role": "system", "content": _SYSTEM},
+            {"role": "user", "content": f"Passage ({title}):\n{passage_text}\n\nQuestion: {question}\nAnswer span:"},
+        ]
+        params = GenerationParams(max_tokens=self.max_tokens, temperature=0.0, stop=("\n",), logprobs=True)
+        completion = self.llm.chat(messages, params)
+        return self.result_from_reply(completion.text, passage_text, completion.token_logprobs)
+
+    def read_many(self, question: str, passages: list[tuple[str, str]]) -> list[ReaderResult]:
+        # One call per passage: a chat model reads best one passage at a time.
+        return [self.read(question, title, text) for title, text in passages]
+
+    def result_from_reply(self, reply: str, passage_text: str, token_logprobs=()) -> ReaderResult:
+        """Turn the model's reply into a ReaderResult located in ``passage_text``."""
+        span = clean_reply(reply)
+        located = locate_span(span, passage_text) if span else None
+        if located is None:
+            return ReaderResult("", 0, 0, 0.0, self.threshold)
+        start, end = located
+        return ReaderResult(passage_text[start:end], start, end, confidence_from_logprobs(token_logprobs),
+                            self.threshold)
+
+
+def clean_reply(reply: str) -> str:
+    """The span the model meant: first line, no "Answer:" prefix, no quotes; "" for not-found."""
+    text = (reply or "").strip().split("\n", 1)[0].strip()
+    text = _PREFIX.sub("", text).strip().strip(_QUOTES).strip()
+    if not text or _NOT_FOUND_PATTERNS.search(text):
+        return ""
+    return text
+
+
+def confidence_from_logprobs(token_logprobs) -> float:
+    """exp(mean log-probability), in (0, 1]; 0.0 when there are none."""
+    values = [float(v) for v in token_logprobs or () if v is not None and math.isfinite(float(v))]
+    if not values:
+        return 0.0
+    return math.exp(sum(values) / len(values))
+
+
+def locate_span(span: str, passage: str) -> tuple[int, int] | None:
+    """Character offsets of ``span`` in ``passage``: exact, then case/spacing-insensitive, then
+    the best fuzzy window of passage words (ratio >= FUZZY_MIN_RATIO); None when not there."""
+    span = span.strip()
+    if not span or not passage:
+        return None
+    at = passage.find(span)
+    if at >= 0:
+        return at, at + len(span)
+    words = span.split()
+    loose = re.compile(r"\s+".join(re.escape(w) for w in words), re.IGNORECASE)
+    match = loose.search(passage)
+    if match is None and span[-1] in _EDGE_PUNCTUATION:
+        # "Stanley." when the passage says "Stanley,": retry without the trailing punctuation.
+        return locate_span(span.rstrip(_EDGE_PUNCTUATION), passage)
+    if match is not None:
+        return match.start(), match.end()
+    return _fuzzy_window(span, passage)
+
+
+def _fuzzy_window(span: str, passage: str) -> tuple[int, int] | None:
+    target = span.lower()
+    tokens = [(m.start(), m.end()) for m in _WORD.finditer(passage)]
+    n_words = len(span.split())
+    best: tuple[float, int, int] | None = None
+    for size in {max(1, n_words - 1), n_words, n_words + 1}:
+        for i in range(0, max(0, len(tokens) - size) + 1):
+            window = tokens[i : i + size]
+            if not window:
+                continue
+            start, end = _trim(passage, window[0][0], window[-1][1])
+            if start >= end:
+                continue
+            ratio = difflib.SequenceMatcher(None, target, passage[start:end].lower()).ratio()
+            if best is None or ratio > best[0]:
+                best = (ratio, start, end)
+    if best is None or best[0] < FUZZY_MIN_RATIO:
+        return None
+    return best[1], best[2]
+
+
+def _trim(passage: str, start: int, end: int) -> tuple[int, int]:
+    """Shrink [start, end) past punctuation at either edge (a window "(Stanley," -> "Stanley")."""
+    while start < end and passage[start] in _EDGE_PUNCTUATION:
+        start += 1
+    while end > start and passage[end - 1] in _EDGE_PUNCTUATION:
+        end -= 1
+    return start, end
