@@ -1,1 +1,17 @@
-"""Saved conversations, with reasoning trees and cited passages (SQLite via sqlite-utils)."""
+"""Saved conversations, with reasoning trees and cited passages (SQLite via sqlite-utils).
+
+``ConversationStore`` is the API; see ``searchain.store.conversations`` for how the engine and
+the app use it, and ``docs/store.md`` for the schema and its guarantees.
+"""
+
+from .conversations import ConversationStore
+from .records import (ROLE_ASSISTANT, ROLE_USER, SNIPPET_CLOSE, SNIPPET_OPEN, STATE_CANCELLED,
+                      STATE_COMPLETE, STATE_FAILED, STATE_STREAMING, STATES, Conversation,
+                      ConversationSummary, Message, RunInfo, SearchHit)
+from .schema import CURRENT_VERSION
+
+__all__ = [
+    "ConversationStore", "Conversation", "ConversationSummary", "Message", "RunInfo", "SearchHit",
+    "ROLE_USER", "ROLE_ASSISTANT", "STATES", "STATE_STREAMING", "STATE_COMPLETE", "STATE_FAILED",
+    "STATE_CANCELLED", "SNIPPET_OPEN", "SNIPPET_CLOSE", "CURRENT_VERSION",
+]

@@ -1,0 +1,355 @@
+"""``ConversationStore``: every conversation, its reasoning and the passages it cited, in SQLite.
+
+One store owns one connection (sqlite-utils ``Database`` over an autocommit ``sqlite3``
+connection) and serialises its use with a lock, so the app may call it from its UI thread and its
+worker thread alike. Every write is one ``BEGIN IMMEDIATE`` transaction: a message is durable once
+the call that wrote it returns. Streaming answers are checkpointed through ``CheckpointThrottle``.
+
+Typical use by the engine/app::
+
+    store = ConversationStore.open(paths.conversations_db)
+    chat = store.create_conversation()
+    store.add_user_message(chat, question)
+    mid = store.begin_answer(chat, RunInfo.from_settings(settings, reader="dpr"))
+    ... store.checkpoint_answer(mid, text_so_far)   # on every token
+    store.finish_answer(mid, result)                # or fail_answer / cancel_answer
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import sqlite3
+import threading
+from dataclasses import astuple
+from pathlib import Path
+from typing import Callable, TypeVar
+
+import sqlite_utils
+
+from ..errors import StoreError
+from ..reasoning.result import AnswerResult
+from . import connection as _conn
+from .checkpoints import CheckpointThrottle
+from .exchange import ExchangeMixin
+from .records import (ROLE_ASSISTANT, ROLE_USER, STATE_CANCELLED, STATE_COMPLETE, STATE_FAILED,
+                      STATE_STREAMING, Conversation, ConversationSummary, Message, RunInfo,
+                      SearchHit)
+from .result_rows import load_results, save_result
+from .schema import CURRENT_VERSION, migrate, user_version
+from .search import search_messages
+
+T = TypeVar("T")
+PREVIEW_CHARS = 120
+
+_SUMMARY_SQL = f"""
+    SELECT c.id, c.title, c.created_at, c.updated_at,
+        (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id),
+        coalesce((SELECT substr(m.content, 1, {PREVIEW_CHARS}) FROM messages m
+                  WHERE m.conversation_id = c.id AND m.role = 'user' ORDER BY m.id LIMIT 1), '')
+    FROM conversations c
+"""
+_MESSAGE_SQL = """
+    SELECT m.id, m.role, m.content, m.state, m.created_at, m.error, m.updated_at,
+           r.model, r.corpus, r.reader, r.mode, r.theta, r.alpha, r.r_max, r.top_k, r.retriever
+    FROM messages m LEFT JOIN runs r ON r.message_id = m.id
+"""
+
+
+def now_iso() -> str:
+    """UTC time with microseconds: sorts as text, and two quick writes still differ."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
+
+
+class ConversationStore(ExchangeMixin):
+    """Saved conversations. Open with ``ConversationStore.open(path)``; close when done."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, *, retries: int,
+                 checkpoint_interval: float):
+        self._conn = conn
+        self.db = sqlite_utils.Database(conn, recursive_triggers=False, execute_plugins=False)
+        self.path = path
+        self._retries = retries
+        self._lock = threading.RLock()
+        self._closed = False
+        self._throttle = CheckpointThrottle(self._write_checkpoint, self._lock,
+                                            checkpoint_interval)
+
+    # ---- opening and closing -------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | Path, *, busy_timeout: float = 5.0, retries: int = 3,
+             checkpoint_interval: float = 0.5, synchronous: str = "FULL") -> "ConversationStore":
+        """Open (creating and migrating as needed) the database at ``path``.
+
+        Raises ``StoreError`` when the file is damaged (after copying it aside), was written by
+        a newer SearChain, is locked by another program, or cannot be created.
+        """
+        path = Path(path)
+        conn = _conn.connect(path, busy_timeout)
+        try:
+            _conn.check_integrity(conn, path)
+            version = _conn.with_retry(lambda: user_version(conn), path, retries)
+            if version > CURRENT_VERSION:
+                raise StoreError(
+                    f"The conversation database {path} was written by a newer SearChain "
+                    f"(schema v{version}; this version knows up to v{CURRENT_VERSION}).",
+                    hint="Update SearChain, or point it at another home with --home.")
+
+            def setup() -> None:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA foreign_keys=ON")
+                conn.execute(f"PRAGMA synchronous={synchronous}")
+                migrate(conn)
+
+            _conn.with_retry(setup, path, retries)
+        except BaseException:
+            conn.close()
+            raise
+        return cls(conn, path, retries=retries, checkpoint_interval=checkpoint_interval)
+
+    def close(self) -> None:
+        """Write any held-back checkpoint, then close. Safe to call twice."""
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                self._throttle.flush_all()
+            finally:
+                self._closed = True
+                self._conn.close()
+
+    def __enter__(self) -> "ConversationStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def schema_version(self) -> int:
+        return self._read(lambda c: user_version(c))
+
+    # ---- plumbing --------------------------------------------------------------------------
+
+    def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        with self._lock:
+            self._check_open()
+            return _conn.with_retry(lambda: fn(self._conn), self.path, self._retries)
+
+    def _snapshot(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """A read of several queries that must see one consistent state of the database."""
+        def run() -> T:
+            self._conn.execute("BEGIN")
+            try:
+                return fn(self._conn)
+            finally:
+                self._conn.execute("COMMIT")
+        return self._read(lambda _c: run())
+
+    def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        def run() -> T:
+            with _conn.transaction(self._conn) as c:
+                return fn(c)
+        with self._lock:
+            self._check_open()
+            return _conn.with_retry(run, self.path, self._retries)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError(f"The conversation store {self.path} is closed.",
+                             hint="Open it again with ConversationStore.open().")
+
+    def _require_conversation(self, c: sqlite3.Connection, conversation_id: int) -> None:
+        if c.execute("SELECT 1 FROM conversations WHERE id = ?", (conversation_id,)).fetchone():
+            return
+        raise StoreError(f"There is no conversation with id {conversation_id}.",
+                         hint="`searchain chats list` shows the ids of saved conversations.")
+
+    def _touch(self, c: sqlite3.Connection, conversation_id: int, when: str) -> None:
+        c.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (when, conversation_id))
+
+    # ---- conversations ---------------------------------------------------------------------
+
+    def create_conversation(self, title: str = "New chat") -> int:
+        title = _clean_title(title)
+        now = now_iso()
+        return self._write(lambda c: c.execute(
+            "INSERT INTO conversations (title, created_at, updated_at) VALUES (?, ?, ?)",
+            (title, now, now)).lastrowid)
+
+    def list_conversations(self, limit: int | None = None, offset: int = 0
+                           ) -> list[ConversationSummary]:
+        """Newest (most recently updated) first."""
+        sql = _SUMMARY_SQL + " ORDER BY c.updated_at DESC, c.id DESC LIMIT ? OFFSET ?"
+        params = (-1 if limit is None else int(limit), int(offset))
+        return self._read(lambda c: [ConversationSummary(*row)
+                                     for row in c.execute(sql, params)])
+
+    def get_conversation(self, conversation_id: int) -> Conversation:
+        def load(c: sqlite3.Connection) -> Conversation:
+            row = c.execute(_SUMMARY_SQL + " WHERE c.id = ?", (conversation_id,)).fetchone()
+            if row is None:
+                self._require_conversation(c, conversation_id)
+            messages = self._messages(c, "conversation_id = ?", (conversation_id,))
+            return Conversation(*row, messages=messages)
+        return self._snapshot(load)
+
+    def get_message(self, message_id: int) -> Message:
+        def load(c: sqlite3.Connection) -> Message:
+            messages = self._messages(c, "id = ?", (message_id,))
+            if not messages:
+                raise StoreError(f"There is no message with id {message_id}.")
+            return messages[0]
+        return self._snapshot(load)
+
+    def _messages(self, c: sqlite3.Connection, where: str, params: tuple) -> list[Message]:
+        # ``where`` is one of this module's fixed conditions on ``messages``, never user text.
+        results = load_results(c, where, params)
+        rows = c.execute(f"{_MESSAGE_SQL} WHERE m.{where} ORDER BY m.id", params).fetchall()
+        return [
+            Message(id=r[0], role=r[1], content=r[2], state=r[3], created_at=r[4],
+                    run=RunInfo(*r[7:16]) if r[7] is not None else None,
+                    result=results.get(r[0]), error=r[5], updated_at=r[6])
+            for r in rows
+        ]
+
+    def rename(self, conversation_id: int, title: str) -> None:
+        title = _clean_title(title)
+
+        def run(c: sqlite3.Connection) -> None:
+            self._require_conversation(c, conversation_id)
+            c.execute("UPDATE conversations SET title = ? WHERE id = ?", (title, conversation_id))
+        self._write(run)
+
+    def delete(self, conversation_id: int) -> None:
+        """Remove the conversation and, by cascade, its messages, runs, reasoning and citations."""
+        def run(c: sqlite3.Connection) -> None:
+            self._require_conversation(c, conversation_id)
+            c.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
+        self._write(run)
+
+    def search(self, text: str, limit: int = 50) -> list[SearchHit]:
+        """Messages containing every word of ``text`` (any text is safe), best first."""
+        return self._read(lambda c: search_messages(c, text, limit))
+
+    # ---- messages --------------------------------------------------------------------------
+
+    def add_user_message(self, conversation_id: int, text: str) -> int:
+        if not isinstance(text, str) or not text.strip():
+            raise StoreError("A question cannot be empty.", hint="Type a question first.")
+        now = now_iso()
+
+        def run(c: sqlite3.Connection) -> int:
+            self._require_conversation(c, conversation_id)
+            mid = c.execute(
+                "INSERT INTO messages (conversation_id, role, content, state, created_at, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (conversation_id, ROLE_USER, text, STATE_COMPLETE, now, now)).lastrowid
+            self._touch(c, conversation_id, now)
+            return mid
+        return self._write(run)
+
+    def begin_answer(self, conversation_id: int, run: RunInfo) -> int:
+        """Create the assistant message an answer streams into (state ``streaming``)."""
+        now = now_iso()
+
+        def write(c: sqlite3.Connection) -> int:
+            self._require_conversation(c, conversation_id)
+            mid = c.execute(
+                "INSERT INTO messages (conversation_id, role, content, state, created_at, "
+                "updated_at) VALUES (?, ?, '', ?, ?, ?)",
+                (conversation_id, ROLE_ASSISTANT, STATE_STREAMING, now, now)).lastrowid
+            c.execute("INSERT INTO runs (message_id, model, corpus, reader, mode, theta, alpha, "
+                      "r_max, top_k, retriever) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                      (mid, *_run_values(run)))
+            self._touch(c, conversation_id, now)
+            return mid
+        with self._lock:
+            mid = self._write(write)
+            self._throttle.started(mid)
+        return mid
+
+    def checkpoint_answer(self, message_id: int, partial_text: str) -> bool:
+        """Note the text streamed so far; cheap enough for every token.
+
+        The database is written at most every ``checkpoint_interval`` (0.5 s) per message, and
+        held-back text is written by a timer when the interval ends. Returns True when this
+        call wrote to the database (then the text is durable).
+        """
+        with self._lock:
+            self._check_open()
+            return self._throttle.offer(message_id, partial_text)
+
+    def _write_checkpoint(self, message_id: int, text: str) -> None:
+        def run(c: sqlite3.Connection) -> None:
+            updated = c.execute(
+                "UPDATE messages SET content = ?, updated_at = ? WHERE id = ? AND state = ?",
+                (text, now_iso(), message_id, STATE_STREAMING)).rowcount
+            if not updated:
+                self._not_streaming(c, message_id)
+        self._write(run)
+
+    def _not_streaming(self, c: sqlite3.Connection, message_id: int):
+        row = c.execute("SELECT role, state FROM messages WHERE id = ?", (message_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"There is no message with id {message_id}.")
+        raise StoreError(
+            f"Message {message_id} is not an answer being generated (it is a {row[0]} message, "
+            f"state {row[1]}).", hint="Start an answer with begin_answer() first.")
+
+    def finish_answer(self, message_id: int, result: AnswerResult) -> None:
+        """Save the final answer with its reasoning and citations in one transaction."""
+        now = now_iso()
+
+        def run(c: sqlite3.Connection) -> None:
+            row = c.execute("SELECT conversation_id FROM messages WHERE id = ? AND state = ?",
+                            (message_id, STATE_STREAMING)).fetchone()
+            if row is None:
+                self._not_streaming(c, message_id)
+            c.execute("UPDATE messages SET content = ?, state = ?, error = NULL, updated_at = ? "
+                      "WHERE id = ?", (result.final_content, STATE_COMPLETE, now, message_id))
+            save_result(c, message_id, result)
+            self._touch(c, row[0], now)
+        with self._lock:
+            self._write(run)
+            self._throttle.forget(message_id)
+
+    def fail_answer(self, message_id: int, error_text: str, *,
+                    partial_text: str | None = None) -> None:
+        """The answer broke off: keep what streamed so far and why."""
+        self._end_answer(message_id, STATE_FAILED, error_text, partial_text)
+
+    def cancel_answer(self, message_id: int, partial_text: str | None = None) -> None:
+        """The user stopped the answer: keep what streamed so far."""
+        self._end_answer(message_id, STATE_CANCELLED, None, partial_text)
+
+    def _end_answer(self, message_id: int, state: str, error: str | None,
+                    partial_text: str | None) -> None:
+        now = now_iso()
+        with self._lock:
+            if partial_text is None:
+                partial_text = self._throttle.pending_text(message_id)
+
+            def run(c: sqlite3.Connection) -> None:
+                row = c.execute("SELECT conversation_id, content FROM messages "
+                                "WHERE id = ? AND state = ?",
+                                (message_id, STATE_STREAMING)).fetchone()
+                if row is None:
+                    self._not_streaming(c, message_id)
+                content = row[1] if partial_text is None else partial_text
+                c.execute("UPDATE messages SET content = ?, state = ?, error = ?, updated_at = ? "
+                          "WHERE id = ?", (content, state, error, now, message_id))
+                self._touch(c, row[0], now)
+            self._write(run)
+            self._throttle.forget(message_id)
+
+
+def _clean_title(title: str) -> str:
+    if not isinstance(title, str) or not title.strip():
+        raise StoreError("A conversation title cannot be empty.", hint="Give it a few words.")
+    return " ".join(title.split())
+
+
+def _run_values(run: RunInfo) -> tuple:
+    model, corpus, reader, mode, theta, alpha, r_max, top_k, retriever = astuple(run)
+    return (model, corpus, reader, mode, float(theta), float(alpha), int(r_max), int(top_k),
+            retriever)

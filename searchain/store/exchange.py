@@ -1,0 +1,129 @@
+"""Export conversations to Markdown and JSON, and import JSON back (part of ``ConversationStore``).
+
+Files are written atomically (temp file, fsync, rename): an export either appears whole or not at
+all, and a path that cannot be written becomes a ``StoreError`` naming it. Imports run in one
+transaction: a file with one bad field imports nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..config import atomic_write_text
+from ..errors import StoreError
+from .json_codec import FORMAT_NAME, FORMAT_VERSION, conversations_from_json, message_to_json
+from .markdown import conversation_markdown
+from .result_rows import save_result
+
+
+class ExchangeMixin:
+    """Export/import methods; relies on ``get_conversation``, ``_read`` and ``_write``."""
+
+    def _all_ids(self) -> list[int]:
+        return self._read(lambda c: [r[0] for r in c.execute(
+            "SELECT id FROM conversations ORDER BY id")])
+
+    def _ids(self, conversation_ids: Iterable[int] | None) -> list[int]:
+        return self._all_ids() if conversation_ids is None else list(conversation_ids)
+
+    def export_markdown(self, conversation_id: int) -> str:
+        """The conversation as Markdown: questions, answers, then numbered references."""
+        return conversation_markdown(self.get_conversation(conversation_id))
+
+    def export_markdown_many(self, conversation_ids: Iterable[int] | None = None) -> str:
+        """Several conversations (all when None) in one Markdown text, separated by rules."""
+        parts = [self.export_markdown(cid) for cid in self._ids(conversation_ids)]
+        return "\n---\n\n".join(parts)
+
+    def export_json(self, conversation_ids: Iterable[int] | None = None) -> dict[str, Any]:
+        """An export document with the given conversations (all when None), oldest first."""
+        conversations = []
+        for cid in self._ids(conversation_ids):
+            conv = self.get_conversation(cid)
+            conversations.append({
+                "id": conv.id, "title": conv.title, "created_at": conv.created_at,
+                "updated_at": conv.updated_at,
+                "messages": [message_to_json(m) for m in conv.messages],
+            })
+        return {
+            "format": FORMAT_NAME, "version": FORMAT_VERSION,
+            "exported_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "conversations": conversations,
+        }
+
+    def import_json(self, data: Any) -> list[int]:
+        """Add the conversations of an export document as new ones; returns their new ids."""
+        parsed = conversations_from_json(data)
+
+        def run(c: sqlite3.Connection) -> list[int]:
+            ids = []
+            for title, created_at, updated_at, messages in parsed:
+                cid = c.execute("INSERT INTO conversations (title, created_at, updated_at) "
+                                "VALUES (?, ?, ?)", (title, created_at, updated_at)).lastrowid
+                for m in messages:
+                    mid = c.execute(
+                        "INSERT INTO messages (conversation_id, role, content, state, error, "
+                        "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (cid, m.role, m.content, m.state, m.error, m.created_at,
+                         m.updated_at)).lastrowid
+                    if m.run is not None:
+                        r = m.run
+                        c.execute("INSERT INTO runs (message_id, model, corpus, reader, mode, "
+                                  "theta, alpha, r_max, top_k, retriever) "
+                                  "VALUES (?,?,?,?,?,?,?,?,?,?)",
+                                  (mid, r.model, r.corpus, r.reader, r.mode, r.theta, r.alpha,
+                                   r.r_max, r.top_k, r.retriever))
+                    if m.result is not None:
+                        save_result(c, mid, m.result)
+                ids.append(cid)
+            return ids
+        return self._write(run)
+
+    # ---- file variants ---------------------------------------------------------------------
+
+    def export_markdown_file(self, path: str | Path,
+                             conversation_ids: Iterable[int] | None = None) -> Path:
+        return _write_export(Path(path), self.export_markdown_many(conversation_ids))
+
+    def export_json_file(self, path: str | Path,
+                         conversation_ids: Iterable[int] | None = None) -> Path:
+        text = json.dumps(self.export_json(conversation_ids), ensure_ascii=False, indent=1)
+        return _write_export(Path(path), text + "\n")
+
+    def import_json_file(self, path: str | Path) -> list[int]:
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StoreError(f"Cannot read the import file {path}: {exc}",
+                             hint="Check the path; import files come from "
+                             "`searchain chats export --format json`.") from exc
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise StoreError(f"The import file {path} is not valid JSON: {exc}",
+                             hint="Export it again from SearChain, or fix it at that "
+                             "line and column.") from exc
+        try:
+            return self.import_json(data)
+        except StoreError as exc:
+            exc.message = f"{path}: {exc.message}"
+            exc.args = (exc.message,)
+            raise
+
+
+def _write_export(path: Path, text: str) -> Path:
+    if path.is_dir():
+        raise StoreError(f"Cannot write the export to {path}: it is a folder.",
+                         hint="Give a file name, e.g. chats.md or chats.json.")
+    try:
+        atomic_write_text(path, text)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise StoreError(f"Cannot write the export to {path}: {reason}.",
+                         hint="Choose a folder you can write to, with free space.") from exc
+    return path

@@ -1,0 +1,66 @@
+"""A conversation as Markdown: each question, each answer, then its numbered references.
+
+Each reference gives the passage's title, where it came from, and the full passage text with the
+cited span in bold, so the exported file stands on its own without the corpus.
+"""
+
+from __future__ import annotations
+
+from ..reasoning.result import Reference
+from .records import (ROLE_USER, STATE_CANCELLED, STATE_FAILED, STATE_STREAMING, Conversation,
+                      Message)
+
+_STATE_NOTES = {
+    STATE_STREAMING: "*(this answer was interrupted before it finished)*",
+    STATE_CANCELLED: "*(stopped before it finished)*",
+}
+
+
+def conversation_markdown(conversation: Conversation) -> str:
+    lines = [f"# {conversation.title}", "",
+             f"*Started {conversation.created_at}, last updated {conversation.updated_at}, "
+             f"{conversation.message_count} messages.*", ""]
+    for message in conversation.messages:
+        lines.extend(_message_lines(message))
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _message_lines(message: Message) -> list[str]:
+    if message.role == ROLE_USER:
+        return ["## Question", "", message.content, ""]
+    lines = ["## Answer", "", message.content or "*(no text)*", ""]
+    if message.state == STATE_FAILED:
+        lines += [f"*(failed: {message.error or 'unknown error'})*", ""]
+    elif message.state in _STATE_NOTES:
+        lines += [_STATE_NOTES[message.state], ""]
+    if message.run is not None:
+        run = message.run
+        lines += [f"*Mode {run.mode or '?'}, model {run.model or '?'}, corpus {run.corpus or '?'}, "
+                  f"reader {run.reader or '?'}.*", ""]
+    if message.result is not None and message.result.references:
+        lines += ["### References", ""]
+        for ref in message.result.references:
+            lines.extend(_reference_lines(ref))
+    return lines
+
+
+def _reference_lines(ref: Reference) -> list[str]:
+    p = ref.passage
+    origin = f"corpus `{p.corpus}`, passage `{p.pid}`"
+    if p.source:
+        origin += f", from {p.source}"
+    return [f"[{ref.mark}] **{p.title}** ({origin})", "", *_quoted(_with_span(ref)), ""]
+
+
+def _with_span(ref: Reference) -> str:
+    text = ref.passage.text
+    if ref.span is None:
+        return text
+    start, end = ref.span
+    if not (0 <= start < end <= len(text)):
+        return text  # an odd span must not garble the passage
+    return f"{text[:start]}**{text[start:end]}**{text[end:]}"
+
+
+def _quoted(text: str) -> list[str]:
+    return [f"> {line}" if line else ">" for line in text.splitlines() or [""]]

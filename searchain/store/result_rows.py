@@ -1,0 +1,176 @@
+"""Write an ``AnswerResult`` to the results/branches/nodes/citations tables and read it back.
+
+The round trip is exact: ``load_results(...)[id] == result``. Floats are stored as REAL (the same
+IEEE double), tuples come back as tuples, ``None`` stays ``None`` and list order is kept in
+``ordinal`` columns. Loading takes one query per table for any number of messages, which is what
+keeps reopening a long conversation fast.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+
+from ..reasoning.result import AnswerResult, Branch, Node, Reference
+from ..types import Passage
+
+_NODE_COLUMNS = (
+    "message_id, ordinal, branch_ordinal, path_index, round, position, query, llm_answer, "
+    "unsolved, reader_answer, confidence, decision, source, passage_corpus, passage_pid, "
+    "passage_title, passage_text, passage_source, passage_doc_id, passage_start, passage_end, "
+    "span_start, span_end"
+)
+_CITATION_COLUMNS = (
+    'message_id, ordinal, mark, corpus, pid, title, text, source, doc_id, start, "end", '
+    "span_start, span_end, query, answer"
+)
+_BRANCH_COLUMNS = (
+    "message_id, ordinal, round, raw_text, parent_round, parent_position, feedback, final_content"
+)
+_RESULT_COLUMNS = (
+    "message_id, question, mode, final_content, answer, rounds, stop_reason, prompt_tokens, "
+    "completion_tokens, seconds"
+)
+
+
+def _opt_float(value) -> float | None:
+    return None if value is None else float(value)
+
+
+def _span_columns(span) -> tuple[int | None, int | None]:
+    return (None, None) if span is None else (int(span[0]), int(span[1]))
+
+
+def _passage_columns(p: Passage | None) -> tuple:
+    if p is None:
+        return (None,) * 8
+    return (p.corpus, p.pid, p.title, p.text, p.source, p.doc_id, int(p.start), int(p.end))
+
+
+def _node_row(message_id: int, ordinal: int, node: Node, branch_ordinal, path_index) -> tuple:
+    return (
+        message_id, ordinal, branch_ordinal, path_index, int(node.round), int(node.position),
+        node.query, node.llm_answer, int(bool(node.unsolved)), node.reader_answer,
+        _opt_float(node.confidence), node.decision, node.source,
+        *_passage_columns(node.passage), *_span_columns(node.span),
+    )
+
+
+def save_result(conn: sqlite3.Connection, message_id: int, result: AnswerResult) -> None:
+    """Insert the rows of ``result`` for ``message_id`` (inside the caller's transaction)."""
+    conn.execute(
+        f"INSERT INTO results ({_RESULT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        (message_id, result.question, result.mode, result.final_content, result.answer,
+         int(result.rounds), result.stop_reason, int(result.prompt_tokens),
+         int(result.completion_tokens), float(result.seconds)),
+    )
+    conn.executemany(
+        f"INSERT INTO branches ({_BRANCH_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+        [
+            (message_id, i, int(b.round), b.raw_text,
+             *(_span_columns(b.parent)), b.feedback, b.final_content)
+            for i, b in enumerate(result.branches)
+        ],
+    )
+    node_rows: list[list] = []
+    branch_rows: list[list[int]] = []  # row index of each branch node, parallel to branch.nodes
+    for b_ord, branch in enumerate(result.branches):
+        branch_rows.append([])
+        for node in branch.nodes:
+            branch_rows[-1].append(len(node_rows))
+            node_rows.append(list(_node_row(message_id, len(node_rows), node, b_ord, None)))
+    for path_index, node in enumerate(result.path):
+        # A path node equal to a branch node of its round shares that node's row.
+        row = _find_branch_row(result.branches, branch_rows, node, node_rows)
+        if row is not None:
+            node_rows[row][3] = path_index
+        else:
+            node_rows.append(list(_node_row(message_id, len(node_rows), node, None, path_index)))
+    conn.executemany(
+        f"INSERT INTO nodes ({_NODE_COLUMNS}) VALUES ({','.join('?' * 23)})", node_rows
+    )
+    conn.executemany(
+        f"INSERT INTO citations ({_CITATION_COLUMNS}) VALUES ({','.join('?' * 15)})",
+        [
+            (message_id, i, int(r.mark), *_passage_columns(r.passage), *_span_columns(r.span),
+             r.query, r.answer)
+            for i, r in enumerate(result.references)
+        ],
+    )
+
+
+def _find_branch_row(branches, branch_rows, node, node_rows) -> int | None:
+    """The row of a branch node equal to ``node`` not yet claimed by another path entry."""
+    for branch, rows in zip(branches, branch_rows):
+        if branch.round != node.round:
+            continue
+        for candidate, row in zip(branch.nodes, rows):
+            if node_rows[row][3] is None and candidate == node:
+                return row
+    return None
+
+
+def _passage(row, offset: int) -> Passage | None:
+    corpus, pid, title, text, source, doc_id, start, end = row[offset:offset + 8]
+    if text is None:
+        return None
+    return Passage(corpus, pid, title, text, source, doc_id, start, end)
+
+
+def _span(start, end) -> tuple[int, int] | None:
+    return None if start is None else (start, end)
+
+
+def _node(row) -> Node:
+    return Node(
+        round=row[4], position=row[5], query=row[6], llm_answer=row[7], unsolved=bool(row[8]),
+        reader_answer=row[9], confidence=row[10], decision=row[11], source=row[12],
+        passage=_passage(row, 13), span=_span(row[21], row[22]),
+    )
+
+
+def load_results(conn: sqlite3.Connection, where: str, params: tuple) -> dict[int, AnswerResult]:
+    """Results of the messages selected by ``message_id IN (SELECT id FROM messages WHERE ...)``.
+
+    ``where`` is a fixed SQL condition on ``messages`` written by this package, never user text.
+    """
+    select_ids = f"message_id IN (SELECT id FROM messages WHERE {where})"
+    results: dict[int, AnswerResult] = {}
+    for row in conn.execute(f"SELECT {_RESULT_COLUMNS} FROM results WHERE {select_ids}", params):
+        results[row[0]] = AnswerResult(
+            question=row[1], mode=row[2], final_content=row[3], answer=row[4], rounds=row[5],
+            stop_reason=row[6], prompt_tokens=row[7], completion_tokens=row[8], seconds=row[9],
+        )
+    if not results:
+        return results
+    branches: dict[int, list[Branch]] = defaultdict(list)
+    for row in conn.execute(
+        f"SELECT {_BRANCH_COLUMNS} FROM branches WHERE {select_ids} ORDER BY message_id, ordinal",
+        params,
+    ):
+        branches[row[0]].append(Branch(round=row[2], raw_text=row[3],
+                                       parent=_span(row[4], row[5]), feedback=row[6],
+                                       final_content=row[7]))
+    paths: dict[int, list[tuple[int, Node]]] = defaultdict(list)
+    for row in conn.execute(
+        f"SELECT {_NODE_COLUMNS} FROM nodes WHERE {select_ids} ORDER BY message_id, ordinal",
+        params,
+    ):
+        node = _node(row)
+        if row[2] is not None:
+            branches[row[0]][row[2]].nodes.append(node)
+        if row[3] is not None:
+            paths[row[0]].append((row[3], node))
+    references: dict[int, list[Reference]] = defaultdict(list)
+    for row in conn.execute(
+        f"SELECT {_CITATION_COLUMNS} FROM citations WHERE {select_ids} ORDER BY message_id, ordinal",
+        params,
+    ):
+        references[row[0]].append(Reference(mark=row[2], passage=_passage(row, 3),
+                                            span=_span(row[11], row[12]), query=row[13],
+                                            answer=row[14]))
+    for message_id, result in results.items():
+        result.branches = branches.get(message_id, [])
+        result.path = [node for _, node in sorted(paths.get(message_id, []), key=lambda p: p[0])]
+        result.references = references.get(message_id, [])
+    return results

@@ -1,0 +1,153 @@
+"""The conversation database schema, as a list of forward migrations.
+
+``PRAGMA user_version`` holds the number of steps applied. Opening a database applies the missing
+steps in order, each in its own transaction together with its version bump, so a crash mid-way
+leaves the database at the last complete version. Steps are never edited once released: a change
+is a new step appended to ``MIGRATIONS``.
+
+Rows that reproduce an ``AnswerResult`` keep their list order in an ``ordinal`` column, and every
+passage a node or citation refers to is stored in full (text, span, source offsets), so a chat
+reopens exactly even after its corpus changed or was deleted.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Callable
+
+_V1_CORE = [
+    """CREATE TABLE conversations (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        title TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    )""",
+    """CREATE TABLE messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+        role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+        content TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('streaming', 'complete', 'failed', 'cancelled')),
+        error TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    )""",
+    # Cascading deletes and "messages of a conversation, in order" both need this one.
+    "CREATE INDEX messages_by_conversation ON messages(conversation_id, id)",
+    """CREATE TABLE runs (
+        message_id INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
+        model TEXT NOT NULL, corpus TEXT NOT NULL, reader TEXT NOT NULL, mode TEXT NOT NULL,
+        theta REAL NOT NULL, alpha REAL NOT NULL, r_max INTEGER NOT NULL, top_k INTEGER NOT NULL,
+        retriever TEXT NOT NULL
+    )""",
+    """CREATE TABLE results (
+        message_id INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
+        question TEXT NOT NULL, mode TEXT NOT NULL, final_content TEXT NOT NULL,
+        answer TEXT NOT NULL, rounds INTEGER NOT NULL, stop_reason TEXT NOT NULL,
+        prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, seconds REAL NOT NULL
+    )""",
+    """CREATE TABLE branches (
+        message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+        ordinal INTEGER NOT NULL,
+        round INTEGER NOT NULL, raw_text TEXT NOT NULL,
+        parent_round INTEGER, parent_position INTEGER,
+        feedback TEXT, final_content TEXT,
+        PRIMARY KEY (message_id, ordinal)
+    ) WITHOUT ROWID""",
+    # A node is a row once: in a branch (branch_ordinal), on the final path (path_index), or
+    # both when the path holds the very node of that branch.
+    """CREATE TABLE nodes (
+        message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+        ordinal INTEGER NOT NULL,
+        branch_ordinal INTEGER, path_index INTEGER,
+        round INTEGER NOT NULL, position INTEGER NOT NULL,
+        query TEXT NOT NULL, llm_answer TEXT, unsolved INTEGER NOT NULL,
+        reader_answer TEXT, confidence REAL, decision TEXT NOT NULL, source TEXT NOT NULL,
+        passage_corpus TEXT, passage_pid TEXT, passage_title TEXT, passage_text TEXT,
+        passage_source TEXT, passage_doc_id TEXT, passage_start INTEGER, passage_end INTEGER,
+        span_start INTEGER, span_end INTEGER,
+        PRIMARY KEY (message_id, ordinal)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE citations (
+        message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+        ordinal INTEGER NOT NULL,
+        mark INTEGER NOT NULL,
+        corpus TEXT NOT NULL, pid TEXT NOT NULL, title TEXT NOT NULL, text TEXT NOT NULL,
+        source TEXT NOT NULL, doc_id TEXT NOT NULL, start INTEGER NOT NULL, "end" INTEGER NOT NULL,
+        span_start INTEGER, span_end INTEGER,
+        query TEXT NOT NULL, answer TEXT NOT NULL,
+        PRIMARY KEY (message_id, ordinal)
+    ) WITHOUT ROWID""",
+]
+
+# v2: full-text search over message contents. An external-content FTS5 table kept in step by
+# triggers, so the text is stored once; the final 'rebuild' indexes messages saved under v1.
+_V2_SEARCH = [
+    """CREATE VIRTUAL TABLE messages_fts USING fts5(
+        content, content='messages', content_rowid='id',
+        tokenize='unicode61 remove_diacritics 2'
+    )""",
+    """CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+        INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+    END""",
+    """CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+        INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+    END""",
+    """CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+        INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+        INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+    END""",
+    "INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')",
+]
+
+# v3: the conversation list is ordered newest first; without this index listing 10,000 chats
+# sorts the whole table on every call.
+_V3_LIST_ORDER = [
+    "CREATE INDEX conversations_by_update ON conversations(updated_at DESC, id DESC)",
+]
+
+
+def _statements(statements: list[str]) -> Callable[[sqlite3.Connection], None]:
+    def step(conn: sqlite3.Connection) -> None:
+        for sql in statements:
+            conn.execute(sql)
+
+    return step
+
+
+# MIGRATIONS[i] takes a database from version i to version i + 1.
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    _statements(_V1_CORE),
+    _statements(_V2_SEARCH),
+    _statements(_V3_LIST_ORDER),
+]
+CURRENT_VERSION = len(MIGRATIONS)
+
+
+def user_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(conn: sqlite3.Connection, target: int = CURRENT_VERSION) -> list[int]:
+    """Apply the steps that take the database up to ``target``; returns the versions reached.
+
+    ``conn`` must be in autocommit mode (``isolation_level=None``): each step runs in its own
+    ``BEGIN IMMEDIATE`` transaction, so two processes opening a fresh file cannot both migrate.
+    Tests pass a lower ``target`` to build databases as earlier releases left them.
+    """
+    reached = []
+    while True:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = user_version(conn)  # re-read under the write lock
+            if version >= target:
+                conn.execute("ROLLBACK")
+                return reached
+            MIGRATIONS[version](conn)
+            conn.execute(f"PRAGMA user_version = {version + 1}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        reached.append(version + 1)
