@@ -1,0 +1,180 @@
+"""``SearChainEngine``: one object that answers questions in any mode and reports as it goes.
+
+Modes (see ``modes.py``): ``searchain`` (Algorithm 1 + tracing), ``coq`` (the chain without IR),
+``direct`` and ``rag`` (baselines). ``answer`` blocks and returns an ``AnswerResult``;
+``iter_answer`` runs the same work on a worker thread and yields the events as they happen, the
+last one being ``Done(result)``.
+
+Cancellation: triggering the ``CancelToken`` makes the engine raise ``searchain.errors.Cancelled``
+at the next check point (between tokens, and around every retrieval and reader call). Nothing
+partial is returned. Closing an ``iter_answer`` generator early cancels its run.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from typing import Any, Iterator
+
+from ..config import ReasoningSettings
+from ..errors import Cancelled, ConfigError, SearchainError
+from ..events import CancelToken, EventCallback, emit
+from ..llm.base import GenerationParams
+from .baselines import answer_direct, answer_rag
+from .duplicates import DuplicateDetector
+from .events import Done, Failed
+from .grammar import DEFAULT_MAX_NODES, coq_grammar, final_content_grammar
+from .loop import Generator, ReasoningRun
+from .modes import MODE_COQ, MODE_DIRECT, MODE_RAG, MODE_SEARCHAIN, check_mode
+from .parser import short_answer, strip_marks
+from .prompts import TASKS, PromptBook, detect_task
+from .result import AnswerResult
+from .tracing import compose_from_path, extract_final_content, finalize
+
+# Without a grammar, stop the model when it starts inventing a new few-shot example.
+_CHAIN_STOPS = ("\n[Question]",)
+
+
+class SearChainEngine:
+    """Answers questions with an LLM, a retriever and a reader (the last two optional per mode)."""
+
+    def __init__(self, llm: Any, retriever: Any, reader: Any, *, settings: ReasoningSettings,
+                 embedder: Any = None, use_grammar: bool = True,
+                 generation: GenerationParams | None = None, prompts: PromptBook | None = None,
+                 max_nodes: int = DEFAULT_MAX_NODES):
+        self.llm = llm
+        self.retriever = retriever
+        self.reader = reader
+        self.settings = settings
+        self.embedder = embedder
+        self.use_grammar = use_grammar
+        self.generation = generation or GenerationParams()
+        self.prompts = prompts or PromptBook()
+        self.max_nodes = max_nodes
+
+    # -- public API ----------------------------------------------------------------------------
+
+    def answer(self, question: str, *, mode: str | None = None, task: str | None = None,
+               on_event: EventCallback | None = None, cancel: CancelToken | None = None) -> AnswerResult:
+        """Answer ``question``; emits events to ``on_event``; raises ``Cancelled`` if cancelled."""
+        try:
+            result = self._answer(question, mode or self.settings.mode, task, on_event, cancel)
+        except Cancelled:
+            raise
+        except Exception as exc:
+            emit(on_event, Failed(str(exc)))
+            raise
+        emit(on_event, Done(result))
+        return result
+
+    def iter_answer(self, question: str, *, mode: str | None = None, task: str | None = None,
+                    cancel: CancelToken | None = None) -> Iterator[Any]:
+        """Yield events while answering; the last is ``Done(result)``. Errors re-raise here."""
+        token = _LinkedToken(cancel)
+        events: queue.Queue = queue.Queue()
+        finished = object()
+        failure: list[BaseException] = []
+
+        def work() -> None:
+            try:
+                self.answer(question, mode=mode, task=task, on_event=events.put, cancel=token)
+            except BaseException as exc:  # handed to the consumer thread below
+                failure.append(exc)
+            finally:
+                events.put(finished)
+
+        worker = threading.Thread(target=work, name="searchain-answer", daemon=True)
+        worker.start()
+        try:
+            while True:
+                event = events.get()
+                if event is finished:
+                    break
+                yield event
+        finally:
+            token.cancel()  # no-op after a normal finish; stops the worker if the consumer left
+            worker.join()
+        if failure:
+            raise failure[0]
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _answer(self, question: str, mode: str, task: str | None, on_event, cancel) -> AnswerResult:
+        started = time.perf_counter()
+        if not isinstance(question, str) or not question.strip():
+            raise SearchainError("The question is empty.", hint="Type a question to answer.")
+        check_mode(mode)
+        task = task or getattr(self.settings, "task", "auto")
+        task = detect_task(question) if task == "auto" else task
+        if task not in TASKS:
+            raise ConfigError(f"Unknown task variant {task!r}.", hint=f"Use auto or one of: {', '.join(TASKS)}.")
+        self._require(mode)
+        gen = Generator(self.llm, self.generation, self.use_grammar, on_event, cancel, stop=_CHAIN_STOPS)
+        result = AnswerResult(question=question, mode=mode, final_content="", answer="")
+        if mode == MODE_DIRECT:
+            result.final_content, result.references = answer_direct(question, generator=gen, prompts=self.prompts)
+            result.stop_reason = "finish"
+        elif mode == MODE_RAG:
+            result.final_content, result.references = answer_rag(
+                question, generator=gen, prompts=self.prompts, retriever=self.retriever,
+                top_k=self.settings.top_k)
+            result.stop_reason = "finish"
+        else:
+            self._chain(question, task, mode, gen, result)
+        result.answer = short_answer(result.final_content)
+        result.prompt_tokens, result.completion_tokens = gen.prompt_tokens, gen.completion_tokens
+        result.seconds = time.perf_counter() - started
+        return result
+
+    def _require(self, mode: str) -> None:
+        if mode in (MODE_SEARCHAIN, MODE_RAG) and self.retriever is None:
+            raise ConfigError(f"Mode {mode!r} needs a corpus to search, but no retriever was given.",
+                              hint="Build a corpus index (`searchain corpus ...`) or use --mode coq/direct.")
+        if mode == MODE_SEARCHAIN and self.reader is None:
+            raise ConfigError("Mode 'searchain' needs a reader to verify answers, but none was given.",
+                              hint="Set reasoning.reader to auto, dpr or llm.")
+
+    def _chain(self, question: str, task: str, mode: str, gen: Generator, result: AnswerResult) -> None:
+        with_ir = mode == MODE_SEARCHAIN
+        detector = DuplicateDetector(self.settings.duplicate_threshold, self.embedder if with_ir else None)
+        run = ReasoningRun(question, task, generator=gen, prompts=self.prompts, settings=self.settings,
+                           retriever=self.retriever, reader=self.reader, detector=detector,
+                           grammar=coq_grammar(self.max_nodes))
+        outcome = run.run(with_ir=with_ir)
+        result.branches, result.rounds, result.stop_reason = outcome.branches, outcome.rounds, outcome.stop_reason
+        if not with_ir:
+            # CoQ without IR: the chain is the path; no passages, so no marks can be kept.
+            last = outcome.branches[-1]
+            result.path = list(last.nodes)
+            content = strip_marks(last.final_content or "")
+            result.final_content = content or strip_marks(compose_from_path(result.path))
+            return
+        result.path = outcome.path
+        model_text = None
+        if outcome.path:
+            pairs = [(n.query, n.answer or "") for n in outcome.path]
+            messages = [{"role": "user", "content": self.prompts.tracing(question, pairs)}]
+            grammar = final_content_grammar(min(9, len(pairs)))
+            model_text = gen.chat(messages, "final", grammar).text
+        else:
+            # Nothing verified: fall back on what the model itself concluded last.
+            model_text = extract_final_content(outcome.branches[-1].raw_text) if outcome.branches else ""
+        result.final_content, result.references = finalize(model_text, outcome.path)
+
+
+class _LinkedToken(CancelToken):
+    """A token cancelled by itself or by the caller's token (so closing a generator never
+    cancels the caller's token, yet the caller can still cancel the run)."""
+
+    def __init__(self, outer: CancelToken | None):
+        super().__init__()
+        self._outer = outer
+
+    @property
+    def cancelled(self) -> bool:
+        return super().cancelled or (self._outer is not None and self._outer.cancelled)
+
+    def raise_if_cancelled(self) -> None:
+        if self.cancelled:
+            raise Cancelled()

@@ -1,0 +1,230 @@
+"""Algorithm 1 of SearChain: rounds of Chain-of-Query, each verified and completed by IR.
+
+One ``ReasoningRun`` answers one question. Each round the LLM writes a full CoQ (a new branch of
+the Tree-of-Reasoning, growing from the node that received the last feedback); the IR side then
+walks the chain node by node: duplicates of processed queries are skipped, an ``[Unsolved
+Query]`` is always completed from the top passage, an answer the reader confidently contradicts is
+corrected, anything else passes. The first node that needs feedback ends the round (one feedback
+per round). The loop stops when a chain passes completely, after ``r_max`` rounds, or when the
+model repeats an identical chain and would get identical feedback again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Protocol
+
+from ..config import ReasoningSettings
+from ..errors import Cancelled
+from ..eval.metrics import normalize_answer, not_equal, rouge_l
+from ..events import CancelToken, EventCallback, check, emit
+from ..llm.base import ChatMessage, Completion, GenerationParams
+from ..types import Hit, Passage
+from .duplicates import DuplicateDetector
+from .events import (
+    FEEDBACK_COMPLETION, FEEDBACK_CORRECTION, ChainGenerated, FeedbackGiven, NodeChecked,
+    RoundStarted, TokenGenerated,
+)
+from .parser import ParsedChain, parse_chain
+from .prompts import TASK_LONGFORM, PromptBook
+from .result import (
+    DECISION_COMPLETED, DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_PASS, SOURCE_IR_COMPLETED,
+    SOURCE_IR_CORRECTED, SOURCE_LLM, Branch, Node,
+)
+
+
+class Retriever(Protocol):
+    def search(self, query: str, k: int) -> list[Hit]: ...
+
+
+@dataclass
+class Feedback:
+    node: Node
+    kind: str  # correction | completion
+    text: str
+
+
+@dataclass
+class LoopOutcome:
+    branches: list[Branch]
+    path: list[Node]
+    stop_reason: str  # finish | r_max | repeated_chain | no_ir
+    rounds: int
+
+
+@dataclass
+class Generator:
+    """Calls the LLM with streaming, cancellation and token accounting (shared by all phases)."""
+
+    llm: Any
+    params: GenerationParams
+    use_grammar: bool
+    on_event: EventCallback | None
+    cancel: CancelToken | None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    stop: tuple[str, ...] = field(default=())
+
+    def chat(self, messages: list[ChatMessage], phase: str, grammar: str | None) -> Completion:
+        check(self.cancel)
+        with_grammar = self.use_grammar and grammar is not None and getattr(self.llm, "supports_grammar", False)
+        params = replace(self.params, grammar=grammar if with_grammar else None,
+                         stop=self.params.stop if with_grammar else self.params.stop + self.stop)
+        on_token: Callable[[str], None] | None = None
+        if self.on_event is not None:
+            on_token = lambda piece: self.on_event(TokenGenerated(piece, phase))  # noqa: E731
+        completion = self.llm.chat(messages, params, on_token=on_token, cancel=self.cancel)
+        self.prompt_tokens += completion.usage.prompt_tokens
+        self.completion_tokens += completion.usage.completion_tokens
+        if completion.finish_reason == "cancelled":
+            raise Cancelled()
+        check(self.cancel)
+        return completion
+
+
+def to_branch(round_: int, raw_text: str, chain: ParsedChain, parent: tuple[int, int] | None) -> Branch:
+    nodes = [
+        Node(round=round_, position=i, query=s.query, llm_answer=s.answer, unsolved=s.unsolved)
+        for i, s in enumerate(chain.steps)
+    ]
+    return Branch(round=round_, raw_text=raw_text, nodes=nodes, parent=parent,
+                  final_content=chain.final_content)
+
+
+def chain_key(branch: Branch) -> tuple:
+    """What makes two chains "identical": the same queries with the same answers."""
+    return tuple((normalize_answer(n.query), normalize_answer(n.llm_answer or ""), n.unsolved)
+                 for n in branch.nodes)
+
+
+def locate(answer: str | None, text: str) -> tuple[int, int] | None:
+    """Character span of ``answer`` in ``text`` (case-insensitive), or None."""
+    if not answer:
+        return None
+    needle = answer.strip().rstrip(".").strip()
+    if not needle:
+        return None
+    i = text.lower().find(needle.lower())
+    return (i, i + len(needle)) if i >= 0 else None
+
+
+class ReasoningRun:
+    """State of Algorithm 1 for one question: M (detector), R (path), T (branches)."""
+
+    def __init__(self, question: str, task: str, *, generator: Generator, prompts: PromptBook,
+                 settings: ReasoningSettings, retriever: Retriever | None, reader: Any,
+                 detector: DuplicateDetector, grammar: str | None):
+        self.question = question
+        self.task = task
+        self.gen = generator
+        self.prompts = prompts
+        self.settings = settings
+        self.retriever = retriever
+        self.reader = reader
+        self.detector = detector
+        self.grammar = grammar
+        self.branches: list[Branch] = []
+        self.path: list[Node] = []
+
+    @property
+    def _on_event(self) -> EventCallback | None:
+        return self.gen.on_event
+
+    def run(self, *, with_ir: bool = True) -> LoopOutcome:
+        messages: list[ChatMessage] = [{"role": "user", "content": self.prompts.coq(self.question, self.task)}]
+        parent: tuple[int, int] | None = None
+        previous: tuple | None = None  # (chain, feedback) of the last round
+        r_max = max(1, int(self.settings.r_max))
+        stop_reason = "r_max"
+        for round_ in range(1, r_max + 1):
+            emit(self._on_event, RoundStarted(round_))
+            completion = self.gen.chat(messages, "chain", self.grammar)
+            branch = to_branch(round_, completion.text, parse_chain(completion.text), parent)
+            self.branches.append(branch)
+            emit(self._on_event, ChainGenerated(round_, branch))
+            if not with_ir:
+                stop_reason = "no_ir"
+                break
+            feedback = self._traverse(branch)
+            if feedback is None:
+                stop_reason = "finish"
+                break
+            branch.feedback = feedback.text
+            emit(self._on_event, FeedbackGiven(round_, feedback.kind, feedback.node, feedback.text))
+            current = (chain_key(branch), feedback.text)
+            if current == previous:
+                # Same chain, same feedback as last round: the model ignores it; asking again
+                # would replay the same exchange until r_max.
+                stop_reason = "repeated_chain"
+                break
+            previous = current
+            messages += [{"role": "assistant", "content": completion.text},
+                         {"role": "user", "content": feedback.text}]
+            parent = (round_, feedback.node.position)
+        return LoopOutcome(self.branches, self.path, stop_reason, len(self.branches))
+
+    def _traverse(self, branch: Branch) -> Feedback | None:
+        """Check the chain's nodes in order; return the first feedback, or None (FINISH)."""
+        for node in branch.nodes:
+            check(self.gen.cancel)
+            if self.detector.is_duplicate(node.query):
+                node.decision = DECISION_DUPLICATE
+                emit(self._on_event, NodeChecked(branch.round, node))
+                continue
+            feedback = self._check_node(node)
+            self.detector.add(node.query)
+            emit(self._on_event, NodeChecked(branch.round, node))
+            if feedback is not None:
+                return feedback
+        return None
+
+    def _top_passage(self, query: str):
+        """The passage IR checks a node against, and the reader's result on it (None if no hit)."""
+        k = max(1, int(self.settings.top_k))
+        hits = self.retriever.search(query, k=k)
+        check(self.gen.cancel)
+        if not hits:
+            return None, None
+        if len(hits) == 1:
+            p = hits[0].passage
+            return p, self.reader.read(query, p.title, p.text)
+        # top_k > 1: read each and keep the passage the reader is most confident about.
+        results = self.reader.read_many(query, [(h.passage.title, h.passage.text) for h in hits])
+        best = max(range(len(hits)), key=lambda i: results[i].confidence)
+        return hits[best].passage, results[best]
+
+    def _disagrees(self, reader_answer: str, llm_answer: str | None, passage: Passage) -> bool:
+        if self.task == TASK_LONGFORM:
+            return rouge_l(llm_answer or "", passage.text) <= self.settings.alpha
+        return not_equal(reader_answer, llm_answer)
+
+    def _check_node(self, node: Node) -> Feedback | None:
+        """IR(q_i, a_i) of Algorithm 1: completion, correction, or pass."""
+        passage, result = self._top_passage(node.query)
+        check(self.gen.cancel)
+        if passage is None:
+            return None  # nothing to check against: the node stays unchecked, off the path
+        node.passage = passage
+        node.reader_answer = result.answer
+        node.confidence = float(result.confidence)
+        reader_span = (result.start, result.end) if result.answer else None
+        if node.unsolved:
+            if not result.answer.strip():
+                return None  # IR found no answer either; the node stays unsolved, off the path
+            node.decision, node.source, node.span = DECISION_COMPLETED, SOURCE_IR_COMPLETED, reader_span
+            self.path.append(node)
+            return self._feedback(node, FEEDBACK_COMPLETION, passage)
+        if result.confidence > result.threshold and self._disagrees(result.answer, node.llm_answer, passage):
+            node.decision, node.source, node.span = DECISION_CORRECTED, SOURCE_IR_CORRECTED, reader_span
+            self.path.append(node)
+            return self._feedback(node, FEEDBACK_CORRECTION, passage)
+        node.decision, node.source = DECISION_PASS, SOURCE_LLM
+        # The evidence span: where the passage states the LLM's answer, else the reader's span.
+        node.span = locate(node.llm_answer, passage.text) or reader_span
+        self.path.append(node)
+        return None
+
+    def _feedback(self, node: Node, kind: str, passage: Passage) -> Feedback:
+        text = self.prompts.feedback(kind, question=self.question, query=node.query,
+                                     answer=node.reader_answer or "", passage=passage)
+        return Feedback(node, kind, text)
