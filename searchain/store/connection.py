@@ -163,3 +163,27 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
             except sqlite3.Error:
                 pass  # SQLite may already have rolled back (e.g. on SQLITE_FULL)
         raise
+
+
+def set_aside(path: Path) -> Path:
+    """Rename ``path`` (with its -wal/-shm files) to ``<name>.old-<timestamp>`` to start fresh.
+
+    Nothing is deleted: the old file stays next to the new one for the user to recover from.
+    Returns the new name of the old database.
+    """
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.old-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.old-{stamp}-{n}")
+    try:
+        for suffix in ("-wal", "-shm"):
+            side = path.with_name(path.name + suffix)
+            if side.exists():
+                side.replace(target.with_name(target.name + suffix))
+        path.replace(target)
+    except OSError as exc:
+        raise StoreError(f"Cannot move the conversation database {path} aside: {exc}",
+                         hint="Close every SearChain window and command, then try again.") from exc
+    return target
