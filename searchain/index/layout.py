@@ -1,0 +1,93 @@
+"""Where a corpus's index lives on disk, and its ``meta.json`` record.
+
+::
+
+    <corpus dir>/index/
+        meta.json          IndexMeta: embedder, dimension, counts, hnsw params, checksum
+        vectors.hnsw       the hnswlib graph (labels = passage ids)
+        shards/            embedding checkpoints: shard-000001.npz (ids + float32 vectors)
+        shards/owner.json  which embedder/text format produced the shards
+
+Shards are the source of truth for vectors: a killed build resumes from the last complete
+shard, and a damaged ``vectors.hnsw`` can be rebuilt from them without re-embedding.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from ..config import atomic_write_text
+from ..errors import IndexError_
+
+FORMAT_VERSION = 1
+# How a passage becomes embedding input; bump when it changes so old indexes read as stale.
+DOC_FORMAT = "title-newline-text-v1"
+
+
+def rebuild_hint(corpus_name: str) -> str:
+    return f"Rebuild it with: searchain corpus rebuild {corpus_name}"
+
+
+@dataclass(frozen=True)
+class IndexLayout:
+    root: Path  # <corpus dir>/index
+
+    @property
+    def meta_file(self) -> Path:
+        return self.root / "meta.json"
+
+    @property
+    def hnsw_file(self) -> Path:
+        return self.root / "vectors.hnsw"
+
+    @property
+    def shards_dir(self) -> Path:
+        return self.root / "shards"
+
+    @property
+    def owner_file(self) -> Path:
+        return self.shards_dir / "owner.json"
+
+    def shard_file(self, seq: int) -> Path:
+        return self.shards_dir / f"shard-{seq:06d}.npz"
+
+    def shard_files(self) -> list[Path]:
+        """Complete shards in write order (temp files from a killed write are skipped)."""
+        if not self.shards_dir.is_dir():
+            return []
+        return sorted(self.shards_dir.glob("shard-*.npz"))
+
+
+@dataclass(frozen=True)
+class IndexMeta:
+    """What ``meta.json`` records about a built index."""
+
+    embedder: str  # Embedder.model_id
+    dim: int
+    normalized: bool
+    count: int  # vectors in vectors.hnsw
+    max_id: int  # highest passage id indexed: the incremental build continues after it
+    checksum: str  # sha256 of vectors.hnsw
+    hnsw_m: int
+    hnsw_ef_construction: int
+    doc_format: str = DOC_FORMAT
+    space: str = "ip"
+    format_version: int = FORMAT_VERSION
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2)
+
+    @classmethod
+    def read(cls, path: Path, corpus_name: str) -> "IndexMeta":
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            known = {f.name for f in fields(cls)}
+            return cls(**{k: v for k, v in data.items() if k in known})
+        except (OSError, ValueError, TypeError) as exc:
+            raise IndexError_(f"The index metadata {path} of corpus '{corpus_name}' is damaged: {exc}",
+                              hint=rebuild_hint(corpus_name)) from exc
+
+    def write(self, path: Path) -> None:
+        atomic_write_text(path, self.to_json())
