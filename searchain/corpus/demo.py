@@ -1,0 +1,77 @@
+"""The demo corpus shipped in ``resources/demo_corpus/``: indexed on first run.
+
+``articles/`` holds original Markdown articles (one entity each, written for this project);
+``questions.jsonl`` holds 2-3 hop questions over them for end-to-end tests. The store records
+a fingerprint of the articles, so a changed demo (a new app version) is re-ingested.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from ..config import AppPaths, Settings, resources_dir
+from ..events import CancelToken, EventCallback
+from .manager import READY, CorpusInfo, CorpusManager
+
+DEMO_NAME = "demo"
+FINGERPRINT_KEY = "demo_fingerprint"
+
+
+def demo_articles_dir() -> Path:
+    return resources_dir() / "demo_corpus" / "articles"
+
+
+def demo_questions_file() -> Path:
+    return resources_dir() / "demo_corpus" / "questions.jsonl"
+
+
+def articles_fingerprint(folder: Path | None = None) -> str:
+    """SHA-256 over the articles' relative paths and bytes (changes when any article does)."""
+    folder = folder or demo_articles_dir()
+    digest = hashlib.sha256()
+    for file in sorted(folder.rglob("*.md")):
+        digest.update(file.relative_to(folder).as_posix().encode() + b"\0" + file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def ensure_demo_corpus(paths: AppPaths, settings: Settings, *, on_event: EventCallback | None = None,
+                       cancel: CancelToken | None = None, index: bool = True) -> CorpusInfo:
+    """Make sure corpus "demo" exists, is complete and current, and (``index``) is indexed.
+
+    Missing or incomplete: ingest (continuing where a killed run stopped). Outdated articles:
+    rebuild. Then build the vector index unless it already covers every passage.
+    """
+    manager = CorpusManager(paths, settings)
+    articles = demo_articles_dir()
+    fingerprint = articles_fingerprint(articles)
+    if not manager.exists(DEMO_NAME) or manager.info(DEMO_NAME).state != READY:
+        manager.add(DEMO_NAME, articles, "folder", on_event=on_event, cancel=cancel)
+        _set_fingerprint(manager, fingerprint)
+    elif _fingerprint(manager) != fingerprint:
+        # Old articles may have vanished, and their pids (path#k) now name other text.
+        # Remove (index included) and add again, keeping "demo" active if it was.
+        was_active = manager.active == DEMO_NAME
+        manager.remove(DEMO_NAME)
+        manager.add(DEMO_NAME, articles, "folder", on_event=on_event, cancel=cancel)
+        _set_fingerprint(manager, fingerprint)
+        if was_active:
+            manager.set_active(DEMO_NAME)
+    info = manager.info(DEMO_NAME)
+    if index and info.indexed != info.passages:
+        from ..index.builder import build_index  # lazy: pulls in the embedding stack
+
+        build_index(paths, settings, DEMO_NAME, on_event=on_event, cancel=cancel)
+        info = manager.info(DEMO_NAME)
+    return info
+
+
+def _fingerprint(manager: CorpusManager) -> str | None:
+    with manager.open_store(DEMO_NAME) as store:
+        return store.meta_get(FINGERPRINT_KEY)
+
+
+def _set_fingerprint(manager: CorpusManager, value: str) -> None:
+    with manager.open_store(DEMO_NAME) as store:
+        store.meta_set(FINGERPRINT_KEY, value)
+

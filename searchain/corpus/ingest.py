@@ -1,0 +1,79 @@
+"""Run one source into a passage store: batched commits, progress events, cancellation."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Iterator
+
+from ..events import CancelToken, EventCallback, Progress, check, emit
+from ..errors import CorpusError
+from ..types import Passage
+from .problems import Problem, ProblemLog
+from .sources import open_source
+from .store import DEFAULT_BATCH, PassageStore
+
+STAGE = "ingest"
+
+
+@dataclass
+class IngestReport:
+    """What one ``add`` or ``rebuild`` did. ``problems`` describe (up to 1000) skipped records."""
+
+    added: int = 0
+    duplicates: int = 0  # already stored (or repeated in the source): not stored twice
+    skipped: int = 0  # malformed records, each described in problems (up to the cap)
+    problems: list[Problem] = field(default_factory=list)
+    seconds: float = 0.0
+    ignored: int = 0  # left out on purpose: redirects, other namespaces, non-text files
+
+    def merge(self, other: "IngestReport") -> None:
+        self.added += other.added
+        self.duplicates += other.duplicates
+        self.skipped += other.skipped
+        self.ignored += other.ignored
+        self.problems += other.problems
+        self.seconds += other.seconds
+
+    def to_dict(self) -> dict:
+        return {"added": self.added, "duplicates": self.duplicates, "skipped": self.skipped,
+                "ignored": self.ignored, "seconds": round(self.seconds, 3),
+                "problems": [list(p) for p in self.problems]}
+
+
+def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFAULT_BATCH,
+                  ids_from: PassageStore | None = None, on_event: EventCallback | None = None,
+                  cancel: CancelToken | None = None) -> IngestReport:
+    """Read ``path`` as ``fmt`` into ``store``, committing every ``batch_size`` passages.
+
+    Cancellation is checked between batches, so what was read before it is committed.
+    A source that yields nothing at all (empty, or every record malformed) is a CorpusError.
+    """
+    started = time.monotonic()
+    problems = ProblemLog()
+    source = open_source(path, fmt, store.corpus, problems)
+    report = IngestReport()
+    stream: Iterator[Passage] = iter(source.passages())
+    emit(on_event, Progress(STAGE, 0, None, f"reading {path}", started))
+    while True:
+        check(cancel)
+        batch = list(islice(stream, batch_size))
+        if not batch:
+            break
+        result = store.add(batch, batch_size=batch_size, ids_from=ids_from)
+        report.added += result.added
+        report.duplicates += result.duplicates
+        emit(on_event, Progress(STAGE, source.bytes_done, source.bytes_total or None,
+                                f"{report.added:,} passages added", started))
+    report.skipped, report.problems, report.ignored = problems.skipped, problems.problems, source.ignored
+    report.seconds = time.monotonic() - started
+    if report.added + report.duplicates == 0:
+        detail = "".join(f"\n  {p}" for p in report.problems[:5])
+        raise CorpusError(
+            f"No passages found in {path} (format {fmt}); {report.skipped} records were malformed, "
+            f"{report.ignored} left out.{detail}",
+            hint="Check the file and the --format; see the lines above for what was wrong.")
+    emit(on_event, Progress(STAGE, source.bytes_total or 1, source.bytes_total or 1,
+                            f"{report.added:,} passages added", started))
+    return report

@@ -1,0 +1,34 @@
+"""Corpus sources: each turns one input format into ``Passage``s, reporting bad records.
+
+``open_source(path, fmt, corpus, problems)`` returns a ``Source`` for a format name; see
+``detect.detect_format`` for guessing the name from the path and its first bytes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...errors import CorpusError
+from ..problems import ProblemLog
+from .base import Source
+
+FORMATS = ("tsv", "jsonl", "hotpotqa", "musique", "mediawiki", "folder")
+
+
+def open_source(path: Path, fmt: str, corpus: str, problems: ProblemLog) -> Source:
+    """A reader for ``path`` in format ``fmt`` (one of FORMATS)."""
+    if fmt == "tsv":
+        from .tsv import TsvSource as cls
+    elif fmt == "jsonl":
+        from .jsonl import JsonlSource as cls
+    elif fmt in ("hotpotqa", "musique"):
+        from .multihop import HotpotQASource, MuSiQueSource
+        cls = HotpotQASource if fmt == "hotpotqa" else MuSiQueSource
+    elif fmt == "mediawiki":
+        from .mediawiki import MediaWikiSource as cls
+    elif fmt == "folder":
+        from .folder import FolderSource as cls
+    else:
+        raise CorpusError(f"Unknown corpus format {fmt!r}.",
+                          hint=f"Use one of: {', '.join(FORMATS)}.")
+    return cls(Path(path), corpus, problems)

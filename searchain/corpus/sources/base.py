@@ -1,0 +1,89 @@
+"""What every source shares: progress in bytes, the problem log, line-by-line file reading."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+from ...errors import CorpusError
+from ...types import Passage
+from ..chunking import chunk_spans
+from ..problems import ProblemLog
+
+LONG_RECORD_WORDS = 200  # a record longer than this is a document and gets chunked
+
+
+class Source:
+    """Base class. Subclasses implement ``passages()``; ``bytes_done/bytes_total`` drive progress.
+
+    ``ignored`` counts records left out on purpose (redirects, other namespaces, non-text
+    files): not errors, but reported so nothing disappears unexplained.
+    """
+
+    format = ""
+
+    def __init__(self, path: Path, corpus: str, problems: ProblemLog):
+        self.path = Path(path)
+        self.corpus = corpus
+        self.problems = problems
+        self.bytes_done = 0
+        self.bytes_total = 0
+        self.ignored = 0
+
+    def passages(self) -> Iterator[Passage]:
+        raise NotImplementedError
+
+    def record_passages(self, pid: str, title: str, text: str, source: str) -> list[Passage]:
+        """A passage-level record as passages: kept whole, or chunked when document-sized.
+
+        A chunked record's pieces get pids ``"<pid>#<k>"`` and offsets into the record's text.
+        """
+        if len(text.split()) <= LONG_RECORD_WORDS:
+            return [Passage(self.corpus, pid, title, text, source, pid, 0, len(text))]
+        return [Passage(self.corpus, f"{pid}#{k}", title, text[s:e], source, pid, s, e)
+                for k, (s, e) in enumerate(chunk_spans(text))]
+
+    def iter_lines(self) -> Iterator[tuple[int, str]]:
+        """``(line_number, line)`` over a UTF-8 text file, tracking bytes for progress.
+
+        An undecodable line is logged as a problem and skipped, not fatal.
+        """
+        try:
+            raw = open(self.path, "rb")
+        except OSError as exc:
+            raise CorpusError(f"Cannot read {self.path}: {exc.strerror or exc}",
+                              hint="Check the path and its permissions.") from exc
+        with raw:
+            self.bytes_total = _size(self.path)
+            for number, data in enumerate(raw, start=1):
+                self.bytes_done += len(data)
+                if number == 1 and data.startswith(b"\xef\xbb\xbf"):
+                    data = data[3:]
+                try:
+                    line = data.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    self.problems.skip(self.path, number, f"not valid UTF-8 ({exc.reason} at byte {exc.start})")
+                    continue
+                yield number, line.rstrip("\r\n")
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def read_text_file(path: Path, problems: ProblemLog) -> str | None:
+    """Whole file as text (UTF-8, BOM dropped); None after logging a problem if it cannot be read."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        problems.skip(path, None, f"cannot read: {exc.strerror or exc}")
+        return None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        problems.skip(path, line, f"not valid UTF-8 ({exc.reason}); the file was skipped")
+        return None

@@ -1,0 +1,317 @@
+"""The passage store: one SQLite file per corpus, with an FTS5 table for BM25.
+
+Schema (``<data>/corpora/<name>/passages.db``, WAL mode)::
+
+    passages(id INTEGER PRIMARY KEY AUTOINCREMENT, pid TEXT UNIQUE, title, text,
+             source, doc_id, start, end)
+    passages_fts  FTS5(title, text), external content = passages, content_rowid = id,
+                  tokenize 'porter unicode61 remove_diacritics 2', kept in sync by triggers
+    meta(key TEXT PRIMARY KEY, value TEXT)   JSON values: corpus facts (state, sources, ...)
+
+``id`` is the label the vector index stores, so it is never reused or renumbered:
+AUTOINCREMENT guarantees a deleted id is not handed out again, and a rebuild copies the
+old ids across (see ``add(..., ids_from=...)``).
+
+BM25 query example (lower is better in SQLite's sign convention)::
+
+    SELECT rowid, bm25(passages_fts, 0.5, 1.0) AS score FROM passages_fts
+    WHERE passages_fts MATCH ? ORDER BY score LIMIT 10
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from ..errors import CorpusError
+from ..types import Passage
+
+DB_NAME = "passages.db"
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+DEFAULT_BATCH = 500
+_COLUMNS = "pid, title, text, source, doc_id, start, \"end\""
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS passages (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    pid TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL DEFAULT '',
+    text TEXT NOT NULL,
+    source TEXT NOT NULL DEFAULT '',
+    doc_id TEXT NOT NULL DEFAULT '',
+    start INTEGER NOT NULL DEFAULT 0,
+    "end" INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS passages_doc ON passages(doc_id, start);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(
+    title, text, content='passages', content_rowid='id', tokenize='{FTS_TOKENIZER}'
+);
+CREATE TRIGGER IF NOT EXISTS passages_ai AFTER INSERT ON passages BEGIN
+    INSERT INTO passages_fts(rowid, title, text) VALUES (new.id, new.title, new.text);
+END;
+CREATE TRIGGER IF NOT EXISTS passages_ad AFTER DELETE ON passages BEGIN
+    INSERT INTO passages_fts(passages_fts, rowid, title, text)
+        VALUES ('delete', old.id, old.title, old.text);
+END;
+CREATE TRIGGER IF NOT EXISTS passages_au AFTER UPDATE ON passages BEGIN
+    INSERT INTO passages_fts(passages_fts, rowid, title, text)
+        VALUES ('delete', old.id, old.title, old.text);
+    INSERT INTO passages_fts(rowid, title, text) VALUES (new.id, new.title, new.text);
+END;
+"""
+
+
+@dataclass(frozen=True)
+class AddResult:
+    added: int
+    duplicates: int  # passages whose pid was already stored (or repeated in the input)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """True for SQLite's SQLITE_FULL ("database or disk is full") and the OS's ENOSPC."""
+    text = str(exc).lower()
+    return "disk is full" in text or "no space left" in text or getattr(exc, "errno", None) == 28
+
+
+class PassageStore:
+    """Passages of one corpus. Not thread-safe: use it from one thread at a time."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, corpus: str):
+        import sqlite_utils
+
+        self.path = path
+        self.corpus = corpus
+        self.db = sqlite_utils.Database(conn)
+
+    # -- opening ---------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | Path, create: bool = False, *, corpus: str | None = None) -> "PassageStore":
+        """Open ``path`` (a passages.db file); ``create`` makes it (and its folder) if missing.
+
+        ``corpus`` defaults to the name of the folder holding the file.
+        """
+        path = Path(path)
+        name = corpus or path.parent.name
+        if not path.exists():
+            if not create:
+                raise CorpusError(f"No passage store at {path}.",
+                                  hint="Add the corpus first: searchain corpus add NAME SOURCE")
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise CorpusError(f"Cannot create folder {path.parent}: {exc}") from exc
+        try:
+            conn = sqlite3.connect(str(path), check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=10000")
+            has_table = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE name='passages'").fetchone()
+            if not has_table:
+                if not create:
+                    conn.close()
+                    raise CorpusError(f"{path} is not a SearChain passage store (no passages table).",
+                                      hint="Remove the corpus and add it again.")
+                conn.executescript(_SCHEMA)
+                conn.commit()
+        except sqlite3.DatabaseError as exc:
+            if is_disk_full(exc):
+                raise CorpusError(f"Disk full: cannot create {path}.",
+                                  hint="Free some disk space and try again.") from exc
+            raise CorpusError(f"Cannot open passage store {path}: {exc}",
+                              hint="The file may be damaged: run `searchain corpus rebuild NAME`, "
+                              "or remove the corpus and add it again.") from exc
+        return cls(conn, path, name)
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return self.db.conn
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+    def __enter__(self) -> "PassageStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def add(self, passages: Iterable[Passage], *, batch_size: int = DEFAULT_BATCH,
+            ids_from: "PassageStore | None" = None) -> AddResult:
+        """Insert passages, one transaction per ``batch_size``; a known pid counts as duplicate.
+
+        ``ids_from``: give each passage the id its pid has in that store (a rebuild keeps the
+        vector index's labels valid); new pids get ids above that store's largest id.
+        A full disk raises CorpusError; batches committed before it stay.
+        """
+        added = duplicates = 0
+        if ids_from is not None:
+            self._reserve_ids_above(ids_from.max_id())
+        batch: list[Passage] = []
+        for passage in passages:
+            batch.append(passage)
+            if len(batch) >= batch_size:
+                a, d = self._insert_batch(batch, ids_from)
+                added, duplicates, batch = added + a, duplicates + d, []
+        if batch:
+            a, d = self._insert_batch(batch, ids_from)
+            added, duplicates = added + a, duplicates + d
+        return AddResult(added, duplicates)
+
+    def _insert_batch(self, batch: list[Passage], ids_from: "PassageStore | None") -> tuple[int, int]:
+        rows = [(p.pid, p.title, p.text, p.source, p.doc_id, p.start, p.end) for p in batch]
+        conn = self.conn
+        try:
+            with conn:
+                # rowcount sums sqlite3_changes(), which leaves out the FTS trigger's writes
+                # and rows skipped by OR IGNORE: exactly the passages inserted.
+                if ids_from is None:
+                    cur = conn.executemany(
+                        f"INSERT OR IGNORE INTO passages ({_COLUMNS}) VALUES (?,?,?,?,?,?,?)", rows)
+                else:
+                    old = ids_from.ids_of([r[0] for r in rows])
+                    cur = conn.executemany(
+                        f"INSERT OR IGNORE INTO passages (id, {_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+                        [(old.get(r[0]),) + r for r in rows])
+                inserted = cur.rowcount
+        except sqlite3.DatabaseError as exc:
+            raise self._write_error(exc) from exc
+        return inserted, len(rows) - inserted
+
+    def _reserve_ids_above(self, max_id: int) -> None:
+        """Make AUTOINCREMENT hand out ids above ``max_id`` (ids of a replaced store)."""
+        with self.conn:
+            row = self.conn.execute("SELECT seq FROM sqlite_sequence WHERE name='passages'").fetchone()
+            if row is None:
+                self.conn.execute("INSERT INTO sqlite_sequence(name, seq) VALUES ('passages', ?)",
+                                  (max_id,))
+            elif row[0] < max_id:
+                self.conn.execute("UPDATE sqlite_sequence SET seq=? WHERE name='passages'", (max_id,))
+
+    def delete(self, pids: Iterable[str]) -> int:
+        """Delete passages by pid (FTS follows through the trigger); returns how many."""
+        pids = list(pids)
+        try:
+            with self.conn:
+                cur = self.conn.executemany("DELETE FROM passages WHERE pid=?", [(p,) for p in pids])
+                return cur.rowcount
+        except sqlite3.DatabaseError as exc:
+            raise self._write_error(exc) from exc
+
+    def _write_error(self, exc: sqlite3.DatabaseError) -> CorpusError:
+        if is_disk_full(exc):
+            return CorpusError(
+                f"Disk full while writing {self.path}; the {self.count()} passages stored "
+                "before this batch are kept.",
+                hint="Free some disk space, then run the same command again: it continues "
+                "where it stopped (stored passages are skipped).")
+        return CorpusError(f"Cannot write to passage store {self.path}: {exc}",
+                           hint="Check that the file is writable and not damaged; "
+                           "`searchain corpus rebuild NAME` re-creates it from its sources.")
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def count(self) -> int:
+        return self.conn.execute("SELECT count(*) FROM passages").fetchone()[0]
+
+    def max_id(self) -> int:
+        """Largest id ever handed out (0 for an empty store), deleted ones included."""
+        row = self.conn.execute("SELECT seq FROM sqlite_sequence WHERE name='passages'").fetchone()
+        top = self.conn.execute("SELECT max(id) FROM passages").fetchone()[0] or 0
+        return max(top, row[0] if row else 0)
+
+    def get(self, pid: str) -> Passage:
+        """The passage with stable id ``pid``; CorpusError if there is none."""
+        row = self.conn.execute(f"SELECT id, {_COLUMNS} FROM passages WHERE pid=?", (pid,)).fetchone()
+        if row is None:
+            raise CorpusError(f"Corpus {self.corpus!r} has no passage {pid!r}.")
+        return self._passage(row)
+
+    def id_of(self, pid: str) -> int | None:
+        """The integer id (vector-index label) of ``pid``, or None if it is not stored."""
+        row = self.conn.execute("SELECT id FROM passages WHERE pid=?", (pid,)).fetchone()
+        return row[0] if row else None
+
+    def ids_of(self, pids: list[str]) -> dict[str, int]:
+        """``{pid: id}`` for the pids that are stored (missing ones are left out)."""
+        found: dict[str, int] = {}
+        for i in range(0, len(pids), 500):  # stay under SQLite's bound-variable limit
+            chunk = pids[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(self.conn.execute(
+                f"SELECT pid, id FROM passages WHERE pid IN ({marks})", chunk).fetchall())
+        return found
+
+    def get_by_ids(self, ids: list[int]) -> list[Passage]:
+        """Passages for integer ids, in the order given; CorpusError names any missing id."""
+        by_id: dict[int, Passage] = {}
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        for i in range(0, len(unique), 500):
+            chunk = unique[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute(
+                    f"SELECT id, {_COLUMNS} FROM passages WHERE id IN ({marks})", chunk):
+                by_id[row[0]] = self._passage(row)
+        missing = [i for i in unique if i not in by_id]
+        if missing:
+            raise CorpusError(
+                f"Corpus {self.corpus!r} has no passages with ids {missing[:10]}"
+                f"{' ...' if len(missing) > 10 else ''}.",
+                hint="The search index is out of date: rebuild it (searchain corpus rebuild NAME).")
+        return [by_id[int(i)] for i in ids]
+
+    def iter_batches(self, after_id: int = 0, batch_size: int = 256) -> Iterator[list[tuple[int, Passage]]]:
+        """``[(id, passage), ...]`` batches in ascending id, starting after ``after_id``."""
+        last = after_id
+        while True:
+            rows = self.conn.execute(
+                f"SELECT id, {_COLUMNS} FROM passages WHERE id > ? ORDER BY id LIMIT ?",
+                (last, batch_size)).fetchall()
+            if not rows:
+                return
+            yield [(row[0], self._passage(row)) for row in rows]
+            last = rows[-1][0]
+
+    def document(self, doc_id: str) -> list[Passage]:
+        """Every passage of source document ``doc_id``, in document order."""
+        rows = self.conn.execute(
+            f"SELECT id, {_COLUMNS} FROM passages WHERE doc_id=? ORDER BY start, id", (doc_id,))
+        return [self._passage(row) for row in rows]
+
+    def _passage(self, row: tuple) -> Passage:
+        _, pid, title, text, source, doc_id, start, end = row
+        return Passage(self.corpus, pid, title, text, source, doc_id, start, end)
+
+    # -- corpus facts ----------------------------------------------------------------------
+
+    def meta_get(self, key: str, default: Any = None) -> Any:
+        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return default if row is None else json.loads(row[0])
+
+    def meta_set(self, key: str, value: Any) -> None:
+        try:
+            with self.conn:
+                self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                                  (key, json.dumps(value)))
+        except sqlite3.DatabaseError as exc:
+            raise self._write_error(exc) from exc
+
+    def fts_integrity_ok(self) -> bool:
+        """True when the FTS index matches the passages table (FTS5 'integrity-check')."""
+        try:
+            self.conn.execute("INSERT INTO passages_fts(passages_fts, rank) VALUES ('integrity-check', 1)")
+            return True
+        except sqlite3.DatabaseError:
+            return False
+
+    def checkpoint_and_detach_wal(self) -> None:
+        """Fold the WAL into the main file and leave rollback-journal mode (one file on disk)."""
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self.conn.execute("PRAGMA journal_mode=DELETE")
