@@ -1,0 +1,139 @@
+"""Saved conversations: list/search them in the sidebar, open, rename, delete and export them.
+
+All store calls happen on the UI thread (they are small SQLite reads and writes, and the store's
+connection belongs to the thread that opened it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, Signal
+
+from .context import AppContext
+from .views.chat import ChatEntry, ChatView
+from .views.message_bar import MessageBar
+from .views.reasoning import ReasoningPanel
+from .views.sidebar import Sidebar
+
+
+class ConversationFlow(QObject):
+    current_changed = Signal(object)
+
+    def __init__(self, ctx: AppContext, sidebar: Sidebar, chat: ChatView, reasoning: ReasoningPanel,
+                 message_bar: MessageBar, parent: QObject | None = None):
+        super().__init__(parent)
+        self.ctx = ctx
+        self.sidebar = sidebar
+        self.chat = chat
+        self.reasoning = reasoning
+        self.message_bar = message_bar
+        self.current_id: Any = None
+        self.is_busy: Callable[[], bool] = lambda: False
+        sidebar.conversation_selected.connect(self.open)
+        sidebar.new_requested.connect(self.new)
+        sidebar.rename_requested.connect(self.rename)
+        sidebar.search_changed.connect(lambda _text: self.refresh())
+
+    def store(self):
+        return self.ctx.workspace().conversations()
+
+    def refresh(self) -> None:
+        query = self.sidebar.search.text().strip()
+        try:
+            store = self.store()
+            if query:
+                hits = store.search(query)
+                seen: dict[Any, Any] = {}
+                for hit in hits:
+                    seen.setdefault(hit.conversation_id, None)
+                items = [s for s in store.list() if s.id in seen]
+            else:
+                items = store.list()
+        except Exception as exc:  # noqa: BLE001
+            self.message_bar.show_error(exc, "Could not read saved conversations")
+            return
+        self.sidebar.set_conversations(items, selected=self.current_id)
+
+    def new(self) -> None:
+        if self.is_busy():
+            return
+        self.current_id = None
+        self.sidebar.select(None)
+        self.chat.set_entries([])
+        self.reasoning.clear()
+        self.chat.input.setFocus()
+        self.current_changed.emit(None)
+
+    def ensure_current(self, first_question: str) -> Any:
+        """The current conversation's id, creating one titled after ``first_question`` if needed."""
+        if self.current_id is None:
+            title = " ".join(first_question.split())[:60]
+            self.current_id = self.store().create(title=title)
+            self.refresh()
+            self.current_changed.emit(self.current_id)
+        return self.current_id
+
+    def open(self, conversation_id: Any) -> bool:
+        if self.is_busy() or conversation_id is None:
+            self.sidebar.select(self.current_id)
+            return False
+        try:
+            conversation = self.store().get(conversation_id)
+        except Exception as exc:  # noqa: BLE001
+            self.message_bar.show_error(exc, "Could not open the conversation")
+            return False
+        self.current_id = conversation.id
+        entries = [
+            ChatEntry(
+                role=m.role, text=m.content, key=str(m.id), result=m.result,
+                status={"complete": "done"}.get(m.state, m.state), error=m.error or "",
+            )
+            for m in conversation.messages
+        ]
+        self.chat.set_entries(entries)
+        last = self.chat.last_result()
+        if last is not None:
+            self.reasoning.show_result(last)
+        else:
+            self.reasoning.clear()
+        self.sidebar.select(conversation.id)
+        self.current_changed.emit(conversation.id)
+        return True
+
+    def rename(self, conversation_id: Any, title: str) -> None:
+        try:
+            self.store().rename(conversation_id, title)
+        except Exception as exc:  # noqa: BLE001
+            self.message_bar.show_error(exc, "Could not rename the conversation")
+        self.refresh()
+
+    def delete(self, conversation_id: Any) -> None:
+        if self.is_busy() and conversation_id == self.current_id:
+            self.message_bar.show_message("Stop the answer before deleting this conversation.", kind="error")
+            return
+        try:
+            self.store().delete(conversation_id)
+        except Exception as exc:  # noqa: BLE001
+            self.message_bar.show_error(exc, "Could not delete the conversation")
+            return
+        if conversation_id == self.current_id:
+            self.current_id = None
+            self.chat.set_entries([])
+            self.reasoning.clear()
+        self.refresh()
+
+    def export(self, conversation_id: Any, fmt: str, path: str | Path) -> Path | None:
+        """Write the conversation as Markdown or JSON to ``path``; returns the path written."""
+        from searchain.config import atomic_write_text
+
+        try:
+            store = self.store()
+            text = store.export_markdown(conversation_id) if fmt == "markdown" else store.export_json(conversation_id)
+            atomic_write_text(Path(path), text)
+        except Exception as exc:  # noqa: BLE001
+            self.message_bar.show_error(exc, f"Could not export to {path}")
+            return None
+        self.message_bar.show_message(f"Exported to {path}", kind="info")
+        return Path(path)

@@ -1,0 +1,318 @@
+"""The main window: sidebar | chat | reasoning + passage, menus, shortcuts, status bar.
+
+It wires views to flows and owns window state (geometry, splitter sizes, last conversation),
+which it keeps in ``settings.ui``. Nothing here imports torch or llama.cpp: the engine is opened
+lazily by ``AppContext.workspace()`` and anything slow runs through the ``JobRunner``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from searchain.config import resources_dir
+
+from .answer_flow import AnswerFlow
+from .context import AppContext
+from .conversation_flow import ConversationFlow
+from .views.chat import ChatView
+from .views.message_bar import MessageBar
+from .views.passage import DocumentDialog, PassageViewer
+from .views.reasoning import ReasoningPanel
+from .views.sidebar import Sidebar
+from .workers import JobRunner
+
+DEFAULT_SIZE = (1280, 800)
+DEFAULT_SPLITTER = [240, 620, 420]
+
+
+def app_icon() -> QIcon:
+    return QIcon(str(resources_dir() / "icons" / "searchain.svg"))
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, ctx: AppContext, *, restore: bool = True):
+        super().__init__()
+        self.ctx = ctx
+        self.setWindowTitle("SearChain")
+        self.setWindowIcon(app_icon())
+        self.runner = JobRunner(self)
+        self.confirm_destructive = True  # tests switch the confirmation dialogs off
+
+        self.sidebar = Sidebar(self)
+        self.chat = ChatView(self)
+        self.reasoning = ReasoningPanel(self)
+        self.passage = PassageViewer(self)
+        self.message_bar = MessageBar(self)
+        self.side_tabs = QTabWidget(self)
+        self.side_tabs.setObjectName("sideTabs")
+        self.side_tabs.addTab(self.reasoning, "Reasoning")
+        self.side_tabs.addTab(self.passage, "Passage")
+
+        centre = QWidget(self)
+        centre_layout = QVBoxLayout(centre)
+        centre_layout.setContentsMargins(0, 0, 0, 0)
+        centre_layout.addWidget(self.message_bar)
+        centre_layout.addWidget(self.chat, 1)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.splitter.setObjectName("mainSplitter")
+        self.splitter.addWidget(self.sidebar)
+        self.splitter.addWidget(centre)
+        self.splitter.addWidget(self.side_tabs)
+        self.splitter.setChildrenCollapsible(True)
+        self.splitter.setStretchFactor(1, 1)
+        self.setCentralWidget(self.splitter)
+
+        self.conversations = ConversationFlow(ctx, self.sidebar, self.chat, self.reasoning, self.message_bar, self)
+        self.answers = AnswerFlow(ctx, self.runner, self.chat, self.reasoning, self.conversations,
+                                  self.message_bar, self)
+        self.conversations.is_busy = lambda: self.answers.busy
+        self.chat.send_requested.connect(self.answers.ask)
+        self.chat.stop_requested.connect(self.answers.stop)
+        self.chat.reference_clicked.connect(self.show_reference)
+        self.reasoning.node_activated.connect(self.show_node)
+        self.passage.document_requested.connect(self.open_document)
+        self.sidebar.delete_requested.connect(self.delete_conversation)
+        self.sidebar.export_requested.connect(self.export_conversation)
+        self.message_bar.action_triggered.connect(self._on_banner_action)
+        self.answers.busy_changed.connect(self._on_busy)
+
+        self._build_status_bar()
+        self._build_menus()
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.answers.stop)
+        self.resize(*DEFAULT_SIZE)
+        self.splitter.setSizes(DEFAULT_SPLITTER)
+        if restore:
+            self.restore_state()
+        self.update_status()
+
+    # -- menus and status --------------------------------------------------------------------
+    def _action(self, menu, text: str, slot, shortcut: Any = None) -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(slot)
+        menu.addAction(action)
+        return action
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file = bar.addMenu("&File")
+        self.new_action = self._action(file, "&New chat", self.conversations.new, QKeySequence.StandardKey.New)
+        self._action(file, "Export as &Markdown…", lambda: self.export_conversation(None, "markdown"))
+        self._action(file, "Export as &JSON…", lambda: self.export_conversation(None, "json"))
+        file.addSeparator()
+        self._action(file, "Open &GGUF file…", self.open_gguf_file)
+        file.addSeparator()
+        self._action(file, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        corpus = bar.addMenu("&Corpus")
+        self._action(corpus, "&Manage corpora…", self.open_corpus_manager, "Ctrl+Shift+C")
+        self._action(corpus, "&Search the corpus…", self.open_search, "Ctrl+Shift+F")
+        settings = bar.addMenu("&Settings")
+        self._action(settings, "&Model and reasoning…", self.open_settings, QKeySequence.StandardKey.Preferences)
+        self._action(settings, "Model &catalogue…", self.open_model_catalogue)
+        view = bar.addMenu("&View")
+        self.toggle_reasoning = self._action(view, "&Reasoning panel", self._toggle_side, "Ctrl+R")
+        self.toggle_reasoning.setCheckable(True)
+        self.toggle_reasoning.setChecked(True)
+        self._action(view, "&Collapse reasoning tree", lambda: self.reasoning.set_collapsed(True))
+        self._action(view, "&Expand reasoning tree", lambda: self.reasoning.set_collapsed(False))
+        help_menu = bar.addMenu("&Help")
+        self._action(help_menu, "&About SearChain", self._about)
+
+    def _build_status_bar(self) -> None:
+        self.model_label = QLabel(self)
+        self.corpus_label = QLabel(self)
+        self.gpu_label = QLabel("GPU offload: not checked yet", self)
+        for label in (self.model_label, self.corpus_label, self.gpu_label):
+            label.setTextFormat(Qt.TextFormat.PlainText)
+            self.statusBar().addPermanentWidget(label)
+
+    def update_status(self) -> None:
+        model = self.ctx.settings.llm.model_path
+        self.model_label.setText(f"Model: {Path(model).name}" if model else "Model: none installed")
+        self.corpus_label.setText(f"Corpus: {self.ctx.settings.active_corpus}")
+
+    def set_gpu_status(self, supported: bool | None) -> None:
+        text = {True: "GPU offload: available", False: "GPU offload: not available (CPU only)"}
+        self.gpu_label.setText(text.get(supported, "GPU offload: unknown"))
+
+    def _toggle_side(self) -> None:
+        self.side_tabs.setVisible(self.toggle_reasoning.isChecked())
+
+    def _on_busy(self, busy: bool) -> None:
+        self.new_action.setEnabled(not busy)
+        self.statusBar().showMessage("Answering…" if busy else "Ready", 0 if busy else 3000)
+
+    # -- first run ---------------------------------------------------------------------------
+    def show_first_run_guidance(self) -> None:
+        """No model configured: say so and offer the catalogue, a GGUF file, or corpus search."""
+        self.message_bar.show_message(
+            "No language model is installed yet.",
+            "Download one from the catalogue or open a GGUF file you already have. "
+            f"Meanwhile the '{self.ctx.settings.active_corpus}' corpus is ready to search.",
+            kind="info",
+            actions=[("catalogue", "Model catalogue…"), ("open_gguf", "Open GGUF file…"),
+                     ("search", "Search the corpus…")],
+        )
+
+    def _on_banner_action(self, action: str) -> None:
+        {"catalogue": self.open_model_catalogue, "open_gguf": self.open_gguf_file,
+         "search": self.open_search}.get(action, lambda: None)()
+
+    # -- passages ----------------------------------------------------------------------------
+    def show_reference(self, reference) -> None:
+        self.passage.show_reference(reference)
+        self.side_tabs.setVisible(True)
+        self.toggle_reasoning.setChecked(True)
+        self.side_tabs.setCurrentWidget(self.passage)
+
+    def show_node(self, node) -> None:
+        self.passage.show_passage(node.passage, node.span, f"{node.query} → {node.answer or ''}")
+        self.side_tabs.setCurrentWidget(self.passage)
+
+    def open_document(self, passage) -> None:
+        ctx = self.ctx
+
+        def work(_on_event, _cancel):
+            return ctx.workspace().corpora.document(passage.corpus, passage.doc_id)
+
+        def show(doc) -> None:
+            from .document import document_text
+
+            text, span = document_text(doc, passage)
+            self.document_dialog = DocumentDialog(passage.title, text, span, self)
+            self.document_dialog.show()
+
+        self.runner.start("document", work, on_done=show,
+                          on_error=lambda exc: self.message_bar.show_error(exc, "Could not open the document"))
+
+    # -- conversations -----------------------------------------------------------------------
+    def delete_conversation(self, conversation_id: Any) -> None:
+        if self.confirm_destructive:
+            answer = QMessageBox.question(self, "Delete conversation",
+                                          "Delete this conversation? This cannot be undone.")
+            if answer != QMessageBox.StandardButton.Yes:
+                return
+        self.conversations.delete(conversation_id)
+
+    def export_conversation(self, conversation_id: Any, fmt: str, path: str | None = None) -> Path | None:
+        conversation_id = conversation_id if conversation_id is not None else self.conversations.current_id
+        if conversation_id is None:
+            self.message_bar.show_message("Open a conversation to export it.", kind="error")
+            return None
+        if path is None:
+            suffix, filt = (".md", "Markdown (*.md)") if fmt == "markdown" else (".json", "JSON (*.json)")
+            path, _ = QFileDialog.getSaveFileName(self, "Export conversation", f"conversation{suffix}", filt)
+            if not path:
+                return None
+        return self.conversations.export(conversation_id, fmt, path)
+
+    # -- dialogs -----------------------------------------------------------------------------
+    def open_corpus_manager(self) -> None:
+        from .views.corpus_manager import CorpusManagerDialog
+
+        self.corpus_dialog = CorpusManagerDialog(self.ctx, self.runner, self)
+        self.corpus_dialog.active_changed.connect(lambda _name: self.update_status())
+        self.corpus_dialog.show()
+
+    def open_search(self) -> None:
+        from .views.search import SearchDialog
+
+        self.search_dialog = SearchDialog(self.ctx, self.runner, self)
+        self.search_dialog.passage_opened.connect(self._show_search_hit)
+        self.search_dialog.show()
+
+    def _show_search_hit(self, passage) -> None:
+        self.passage.show_passage(passage)
+        self.side_tabs.setVisible(True)
+        self.side_tabs.setCurrentWidget(self.passage)
+
+    def open_settings(self) -> None:
+        from .views.settings_dialog import SettingsDialog
+
+        self.settings_dialog = SettingsDialog(self.ctx, self.runner, self)
+        self.settings_dialog.applied.connect(self._settings_applied)
+        self.settings_dialog.show()
+
+    def open_model_catalogue(self) -> None:
+        from .views.model_dialog import ModelDialog
+
+        self.model_dialog = ModelDialog(self.ctx, self.runner, self)
+        self.model_dialog.model_chosen.connect(self.use_model)
+        self.model_dialog.show()
+
+    def open_gguf_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open GGUF model", str(Path.home()), "GGUF models (*.gguf)")
+        if path:
+            self.use_model(path)
+
+    def use_model(self, path: str) -> None:
+        if not Path(path).is_file():
+            self.message_bar.show_message(f"The model file {path} does not exist.",
+                                          "Pick an existing .gguf file.", kind="error")
+            return
+        self.ctx.settings.llm.model_path = str(path)
+        self._settings_applied(model_changed=True)
+        self.message_bar.show_message(f"Model set to {Path(path).name}. It loads when you ask a question.")
+
+    def _settings_applied(self, model_changed: bool = True) -> None:
+        if self.answers.busy:
+            self.message_bar.show_message("Settings saved; they apply from the next question.")
+        self.ctx.settings_changed(reload_model=model_changed and not self.answers.busy)
+        self.update_status()
+
+    def _about(self) -> None:
+        QMessageBox.about(self, "About SearChain",
+                          "SearChain Desktop — offline Search-in-the-Chain question answering "
+                          "with cited passages (Xu et al., WWW 2024).")
+
+    # -- state -------------------------------------------------------------------------------
+    def restore_state(self) -> None:
+        ui = self.ctx.settings.ui
+        geometry = ui.get("geometry")
+        if isinstance(geometry, str) and geometry:
+            self.restoreGeometry(QByteArray.fromBase64(geometry.encode("ascii")))
+        sizes = ui.get("splitter")
+        if isinstance(sizes, list) and len(sizes) == 3 and all(isinstance(s, int) and s >= 0 for s in sizes):
+            self.splitter.setSizes(sizes)
+        if ui.get("reasoning_visible") is False:
+            self.toggle_reasoning.setChecked(False)
+            self.side_tabs.setVisible(False)
+
+    def restore_last_conversation(self) -> None:
+        last = self.ctx.settings.ui.get("last_conversation")
+        self.conversations.refresh()
+        if last is not None:
+            self.conversations.open(last)
+
+    def save_state(self) -> None:
+        ui = self.ctx.settings.ui
+        ui["geometry"] = bytes(self.saveGeometry().toBase64()).decode("ascii")
+        ui["splitter"] = [int(s) for s in self.splitter.sizes()]
+        ui["reasoning_visible"] = self.toggle_reasoning.isChecked()
+        ui["last_conversation"] = self.conversations.current_id
+        try:
+            self.ctx.save_settings()
+        except Exception as exc:  # noqa: BLE001 - closing must not fail on a read-only config dir
+            self.message_bar.show_error(exc, "Could not save window state")
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        self.save_state()
+        self.runner.cancel_all()
+        self.runner.wait(10_000)
+        self.ctx.close()
+        super().closeEvent(event)

@@ -1,0 +1,1 @@
+"""View-side data: rows the app's lists draw, built from engine objects."""

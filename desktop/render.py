@@ -1,0 +1,212 @@
+"""Pure text-to-HTML helpers for the app's views (no Qt, so they are trivially testable).
+
+Everything that comes from a passage, the model or the user is escaped with ``html.escape``
+before any markup is added: a passage that contains ``<b>`` shows the characters ``<b>``.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import time
+from datetime import date, datetime
+from typing import Iterable
+
+from searchain.reasoning.result import (
+    DECISION_COMPLETED,
+    DECISION_CORRECTED,
+    DECISION_DUPLICATE,
+    DECISION_PASS,
+    DECISION_UNCHECKED,
+    Node,
+    Reference,
+)
+
+# [3] or [3][4] or [3, 4]: the marks the engine writes into final content.
+_MARK = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
+REF_SCHEME = "ref"
+DOC_SCHEME = "doc"
+
+# Badge text and colour per IR decision (the fate of a node).
+BADGES: dict[str, tuple[str, str]] = {
+    DECISION_PASS: ("verified", "#2e7d32"),
+    DECISION_CORRECTED: ("corrected by IR", "#c62828"),
+    DECISION_COMPLETED: ("completed by IR", "#1565c0"),
+    DECISION_DUPLICATE: ("skipped: duplicate", "#757575"),
+    DECISION_UNCHECKED: ("unchecked", "#9e9e9e"),
+}
+
+HIGHLIGHT_COLOR = "#fff59d"
+
+
+def escape(text: str | None) -> str:
+    return html.escape(text or "", quote=True)
+
+
+def ref_url(message_key: str | int, mark: int) -> str:
+    """The anchor target for mark ``[mark]`` of the answer ``message_key`` (marks restart per answer)."""
+    return f"{REF_SCHEME}:{message_key}:{mark}"
+
+
+def parse_ref_url(url: str) -> tuple[str, int] | None:
+    """``"ref:7:2"`` -> ``("7", 2)``; anything else -> None."""
+    parts = url.split(":")
+    if len(parts) != 3 or parts[0] != REF_SCHEME or not parts[2].isdigit():
+        return None
+    return parts[1], int(parts[2])
+
+
+def text_to_html(text: str) -> str:
+    """Escaped text with line breaks kept."""
+    return escape(text).replace("\n", "<br>")
+
+
+def answer_html(final_content: str, message_key: str | int, marks: Iterable[int] | None = None) -> str:
+    """Escaped answer text whose ``[n]`` marks are links to ``ref:<message_key>:<n>``.
+
+    ``marks`` limits links to marks that resolve to a reference; other bracketed numbers stay text.
+    """
+    allowed = set(marks) if marks is not None else None
+    escaped = text_to_html(final_content)
+
+    def link(match: re.Match[str]) -> str:
+        numbers = [int(n) for n in re.split(r"\s*,\s*", match.group(1))]
+        if allowed is not None and not all(n in allowed for n in numbers):
+            return match.group(0)
+        return "".join(f'<a href="{ref_url(message_key, n)}">[{n}]</a>' for n in numbers)
+
+    return _MARK.sub(link, escaped)
+
+
+def references_html(references: list[Reference], message_key: str | int) -> str:
+    """The list of sources under an answer: ``[n] Title (corpus) — the supporting span``."""
+    if not references:
+        return ""
+    rows = []
+    for ref in sorted(references, key=lambda r: r.mark):
+        span = ref.span_text or ref.answer
+        rows.append(
+            f'<div class="ref"><a href="{ref_url(message_key, ref.mark)}">[{ref.mark}]</a> '
+            f"<b>{escape(ref.passage.title)}</b> "
+            f'<span style="color:#777">({escape(ref.passage.corpus)})</span> &mdash; '
+            f"{escape(_shorten(span, 160))}</div>"
+        )
+    return '<div style="margin-top:6px;font-size:small">' + "".join(rows) + "</div>"
+
+
+def passage_html(text: str, span: tuple[int, int] | None) -> str:
+    """The passage text, escaped, with ``text[span]`` highlighted (a bad span is ignored)."""
+    if span is None or not (0 <= span[0] < span[1] <= len(text)):
+        return text_to_html(text)
+    start, end = span
+    return (
+        text_to_html(text[:start])
+        + f'<span style="background-color:{HIGHLIGHT_COLOR}"><b>'
+        + text_to_html(text[start:end])
+        + "</b></span>"
+        + text_to_html(text[end:])
+    )
+
+
+def badge(decision: str) -> tuple[str, str]:
+    """(label, colour) of the badge for an IR decision."""
+    return BADGES.get(decision, (decision, "#9e9e9e"))
+
+
+def format_confidence(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def node_summary(node: Node) -> str:
+    """One line for tooltips and tests: query, answers and fate of a node."""
+    llm = "[unsolved]" if node.unsolved else (node.llm_answer or "")
+    parts = [f"Q: {node.query}", f"LLM: {llm}"]
+    if node.reader_answer is not None:
+        parts.append(f"IR: {node.reader_answer} ({format_confidence(node.confidence)})")
+    parts.append(badge(node.decision)[0])
+    return " | ".join(parts)
+
+
+def date_group(when: float | datetime | str, today: date | None = None) -> str:
+    """The sidebar group of a conversation last updated at ``when`` (epoch seconds, datetime or ISO)."""
+    moment = _to_datetime(when)
+    today = today or date.today()
+    days = (today - moment.date()).days
+    if days <= 0:
+        return "Today"
+    if days == 1:
+        return "Yesterday"
+    if days < 7:
+        return "Previous 7 days"
+    if days < 30:
+        return "Previous 30 days"
+    return moment.strftime("%B %Y")
+
+
+def _to_datetime(when: float | datetime | str) -> datetime:
+    if isinstance(when, datetime):
+        return when.astimezone() if when.tzinfo else when
+    if isinstance(when, (int, float)):
+        return datetime.fromtimestamp(when)
+    try:
+        parsed = datetime.fromisoformat(str(when))
+    except ValueError:
+        return datetime.now()
+    return parsed.astimezone() if parsed.tzinfo else parsed
+
+
+def format_bytes(size: int | float | None) -> str:
+    if size is None:
+        return "—"
+    size = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GB"
+
+
+def format_duration(seconds: float | None) -> str:
+    if seconds is None or seconds != seconds or seconds < 0:
+        return "estimating…"
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def eta_seconds(done: int, total: int | None, started_at: float, now: float | None = None) -> float | None:
+    """Time left from the rate so far; None until there is a rate to go on."""
+    if not total or done <= 0:
+        return None
+    elapsed = (time.monotonic() if now is None else now) - started_at
+    if elapsed <= 0:
+        return None
+    return max(0.0, elapsed / done * (total - done))
+
+
+def _shorten(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def describe_error(exc: BaseException) -> tuple[str, str]:
+    """(message, hint) a user can read for any exception a job raised; never a traceback."""
+    from searchain.errors import SearchainError
+
+    if isinstance(exc, SearchainError):
+        return exc.message, exc.hint or ""
+    if isinstance(exc, MemoryError):
+        return "Ran out of memory.", "Try a smaller model or a smaller context size (Settings > Model)."
+    if isinstance(exc, OSError):
+        return f"A file operation failed: {exc}", "Check the path exists and that you may read or write it."
+    name = type(exc).__name__
+    return (
+        f"Something went wrong inside the engine ({name}: {exc}).",
+        "The app is still usable. If this keeps happening, run the same action with the `searchain` "
+        "command-line tool to see the full details.",
+    )

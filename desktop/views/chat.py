@@ -1,0 +1,253 @@
+"""The chat pane: the transcript (answers with clickable ``[n]`` marks), live streaming, the input.
+
+Enter sends, Shift+Enter inserts a new line. While an answer is being built the Send button
+becomes Stop. Streamed tokens are inserted with ``QTextCursor.insertText`` (plain text), and a
+finished answer is rendered from escaped text by ``render.answer_html``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QKeyEvent, QTextCursor
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from searchain.reasoning.result import AnswerResult, Reference
+
+from ..render import answer_html, escape, parse_ref_url, references_html, text_to_html
+
+EMPTY_STATE = (
+    "<div style='color:#666; margin:40px'>"
+    "<h2>Ask a question</h2>"
+    "<p>SearChain plans a chain of sub-questions, checks each answer against your local corpus, "
+    "and cites the passages it used as [n] marks you can click.</p>"
+    "<p><b>Enter</b> sends, <b>Shift+Enter</b> starts a new line, <b>Ctrl+N</b> starts a new chat, "
+    "<b>Esc</b> stops an answer.</p></div>"
+)
+
+
+@dataclass
+class ChatEntry:
+    """One message as the chat pane draws it."""
+
+    role: str  # "user" | "assistant"
+    text: str
+    key: str = ""  # unique within the conversation; anchors use it
+    result: AnswerResult | None = None
+    status: str = "done"  # done | streaming | failed | cancelled
+    error: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+class MessageInput(QPlainTextEdit):
+    """Enter submits; Shift+Enter is a new line."""
+
+    submitted = Signal()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not (
+            event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+        ):
+            self.submitted.emit()
+            return
+        super().keyPressEvent(event)
+
+
+class ChatView(QWidget):
+    send_requested = Signal(str)
+    stop_requested = Signal()
+    reference_clicked = Signal(object)  # Reference
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.transcript = QTextBrowser(self)
+        self.transcript.setObjectName("transcript")
+        self.transcript.setOpenLinks(False)
+        self.transcript.anchorClicked.connect(self._on_anchor)
+        self.phase = QLabel("", self)
+        self.phase.setObjectName("phaseLabel")
+        self.phase.setTextFormat(Qt.TextFormat.PlainText)
+        self.phase.setVisible(False)
+        self.input = MessageInput(self)
+        self.input.setObjectName("messageInput")
+        self.input.setPlaceholderText("Ask a question…  (Enter to send, Shift+Enter for a new line)")
+        self.input.setMaximumHeight(96)
+        self.input.submitted.connect(self._submit)
+        self.send_button = QPushButton("Send", self)
+        self.send_button.setObjectName("sendButton")
+        self.send_button.clicked.connect(self._submit)
+        self.stop_button = QPushButton("Stop", self)
+        self.stop_button.setObjectName("stopButton")
+        self.stop_button.setToolTip("Stop the answer (Esc)")
+        self.stop_button.clicked.connect(self.stop_requested)
+        self.stop_button.setVisible(False)
+
+        row = QHBoxLayout()
+        row.addWidget(self.input, 1)
+        buttons = QVBoxLayout()
+        buttons.addWidget(self.send_button)
+        buttons.addWidget(self.stop_button)
+        buttons.addStretch(1)
+        row.addLayout(buttons)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.transcript, 1)
+        layout.addWidget(self.phase)
+        layout.addLayout(row)
+
+        self.entries: list[ChatEntry] = []
+        self.busy = False
+        self._stream_start: int | None = None
+        self._stream_phase: str | None = None
+        self.streamed_text = ""
+        self.render()
+
+    # -- state -------------------------------------------------------------------------------
+    def set_entries(self, entries: list[ChatEntry]) -> None:
+        self.entries = list(entries)
+        self._stream_start = None
+        self.render()
+
+    def set_busy(self, busy: bool) -> None:
+        self.busy = busy
+        self.send_button.setVisible(not busy)
+        self.stop_button.setVisible(busy)
+        self.phase.setVisible(busy)
+        if not busy:
+            self.phase.setText("")
+
+    def set_phase(self, text: str) -> None:
+        self.phase.setText(text)
+
+    # -- streaming ---------------------------------------------------------------------------
+    def begin_answer(self, question: str, key: str = "pending") -> None:
+        """Show the question and an empty assistant message that tokens stream into."""
+        self.entries.append(ChatEntry("user", question, key=f"{key}-q"))
+        self.entries.append(ChatEntry("assistant", "", key=key, status="streaming"))
+        self.render()
+        self.set_busy(True)
+
+    def append_token(self, text: str, phase: str = "") -> None:
+        """Append streamed model text; a new phase replaces the previous phase's text."""
+        if self._stream_start is None:
+            return
+        cursor = QTextCursor(self.transcript.document())
+        if phase != self._stream_phase:
+            cursor.setPosition(self._stream_start)
+            cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+            cursor.removeSelectedText()
+            self._stream_phase = phase
+            self.streamed_text = ""
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertText(text)  # plain text: never parsed as HTML
+        self.streamed_text += text
+        bar = self.transcript.verticalScrollBar()
+        bar.setValue(bar.maximum())
+
+    def finish_answer(self, result: AnswerResult, key: str | None = None) -> None:
+        entry = self._pending()
+        if entry is None:
+            entry = ChatEntry("assistant", "")
+            self.entries.append(entry)
+        entry.text = result.final_content
+        entry.result = result
+        entry.status = "done"
+        if key is not None:
+            entry.key = key
+        self.set_busy(False)
+        self.render()
+
+    def fail_answer(self, message: str, cancelled: bool = False) -> None:
+        entry = self._pending()
+        if entry is not None:
+            entry.status = "cancelled" if cancelled else "failed"
+            entry.error = message
+            entry.text = self.streamed_text if cancelled else entry.text
+        self.set_busy(False)
+        self.render()
+
+    def _pending(self) -> ChatEntry | None:
+        for entry in reversed(self.entries):
+            if entry.role == "assistant" and entry.status == "streaming":
+                return entry
+        return None
+
+    # -- rendering ---------------------------------------------------------------------------
+    def render(self) -> None:
+        self._stream_start = None
+        self._stream_phase = None
+        if not self.entries:
+            self.transcript.setHtml(EMPTY_STATE)
+            return
+        self.transcript.setHtml("".join(self._entry_html(e) for e in self.entries))
+        if self._pending() is not None:
+            cursor = QTextCursor(self.transcript.document())
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            self._stream_start = cursor.position()
+            self.streamed_text = ""
+        bar = self.transcript.verticalScrollBar()
+        bar.setValue(bar.maximum())
+
+    def _entry_html(self, entry: ChatEntry) -> str:
+        if entry.role == "user":
+            return (
+                "<table width='100%' cellpadding='8' style='margin-top:10px'><tr><td "
+                "style='background-color:#e8f0fe'><b>You</b><br>"
+                f"{text_to_html(entry.text)}</td></tr></table>"
+            )
+        head = "<p style='margin-top:10px'><b>SearChain</b>"
+        if entry.status == "streaming":
+            return head + " <i style='color:#888'>(working…)</i></p><p style='color:#555'>"
+        body = ""
+        if entry.result is not None:
+            marks = [ref.mark for ref in entry.result.references]
+            body = answer_html(entry.result.final_content, entry.key, marks)
+            body += references_html(entry.result.references, entry.key)
+            meta = f"{entry.result.mode} · {entry.result.rounds} round(s) · {entry.result.seconds:.1f} s"
+            body += f"<div style='color:#999;font-size:small'>{escape(meta)}</div>"
+        elif entry.text:
+            body = text_to_html(entry.text)
+        if entry.status == "failed":
+            body += f"<p style='color:#c62828'>⚠ {text_to_html(entry.error)}</p>"
+        elif entry.status == "cancelled":
+            body += "<p style='color:#888'><i>Stopped.</i></p>"
+        return f"{head}</p><div>{body}</div>"
+
+    # -- input and links ---------------------------------------------------------------------
+    def _submit(self) -> None:
+        text = self.input.toPlainText().strip()
+        if not text or self.busy:
+            return
+        self.input.clear()
+        self.send_requested.emit(text)
+
+    def _on_anchor(self, url: QUrl) -> None:
+        parsed = parse_ref_url(url.toString())
+        if parsed is None:
+            return
+        reference = self.find_reference(*parsed)
+        if reference is not None:
+            self.reference_clicked.emit(reference)
+
+    def find_reference(self, key: str, mark: int) -> Reference | None:
+        for entry in self.entries:
+            if entry.result is not None and str(entry.key) == key:
+                for ref in entry.result.references:
+                    if ref.mark == mark:
+                        return ref
+        return None
+
+    def last_result(self) -> AnswerResult | None:
+        for entry in reversed(self.entries):
+            if entry.result is not None:
+                return entry.result
+        return None

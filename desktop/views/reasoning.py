@@ -1,0 +1,154 @@
+"""The reasoning panel: the Tree-of-Reasoning, one branch per CoQ round, drawn live.
+
+Each node row shows its query, the LLM's answer, the reader's answer and confidence, and a badge
+for its fate (verified / corrected by IR / completed by IR / skipped as duplicate). Text is set
+with ``setText`` (plain text; Qt item views never interpret it as HTML).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import QHeaderView, QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+
+from searchain.reasoning.result import AnswerResult, Branch, Node
+
+from ..render import badge, format_confidence, node_summary
+
+COLUMNS = ("Query", "LLM answer", "Reader answer", "Confidence", "Fate")
+COL_QUERY, COL_LLM, COL_READER, COL_CONF, COL_FATE = range(len(COLUMNS))
+NODE_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class ReasoningPanel(QWidget):
+    """Tree of rounds and nodes. ``node_activated(Node)`` fires on double-click of a node."""
+
+    node_activated = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.tree = QTreeWidget(self)
+        self.tree.setObjectName("reasoningTree")
+        self.tree.setColumnCount(len(COLUMNS))
+        self.tree.setHeaderLabels(list(COLUMNS))
+        self.tree.setUniformRowHeights(True)
+        self.tree.setAlternatingRowColors(True)
+        self.tree.setWordWrap(False)
+        header = self.tree.header()
+        header.setSectionResizeMode(COL_QUERY, QHeaderView.ResizeMode.Stretch)
+        for col in (COL_LLM, COL_READER):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
+            header.resizeSection(col, 140)
+        header.setSectionResizeMode(COL_CONF, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(COL_FATE, QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(False)
+        self.tree.itemDoubleClicked.connect(self._on_double_click)
+
+        self.summary = QLabel("The reasoning tree appears here while an answer is built.", self)
+        self.summary.setTextFormat(Qt.TextFormat.PlainText)
+        self.summary.setWordWrap(True)
+        self.summary.setObjectName("reasoningSummary")
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.tree, 1)
+        self._rounds: dict[int, QTreeWidgetItem] = {}
+        self._nodes: dict[tuple[int, int], QTreeWidgetItem] = {}
+
+    # -- building the tree -------------------------------------------------------------------
+    def clear(self, message: str = "") -> None:
+        self.tree.clear()
+        self._rounds.clear()
+        self._nodes.clear()
+        self.summary.setText(message or "The reasoning tree appears here while an answer is built.")
+
+    def start_round(self, round_number: int) -> QTreeWidgetItem:
+        item = self._rounds.get(round_number)
+        if item is None:
+            item = QTreeWidgetItem([f"Round {round_number}", "", "", "", ""])
+            font = item.font(COL_QUERY)
+            font.setBold(True)
+            item.setFont(COL_QUERY, font)
+            item.setFirstColumnSpanned(False)
+            self.tree.addTopLevelItem(item)
+            self._rounds[round_number] = item
+            item.setExpanded(True)
+        self.summary.setText(f"Round {round_number}: the model is writing its chain of queries…")
+        return item
+
+    def add_branch(self, branch: Branch) -> None:
+        """Show a round's chain (its nodes start unchecked); replaces any earlier copy of it."""
+        parent = self.start_round(branch.round)
+        parent.takeChildren()
+        for node in branch.nodes:
+            self._nodes.pop((node.round, node.position), None)
+        if branch.parent is not None:
+            parent.setText(COL_LLM, f"grows from round {branch.parent[0]}, node {branch.parent[1] + 1}")
+        for node in branch.nodes:
+            item = QTreeWidgetItem()
+            parent.addChild(item)
+            self._nodes[(node.round, node.position)] = item
+            self._fill(item, node)
+        self.summary.setText(f"Round {branch.round}: checking {len(branch.nodes)} node(s) against the corpus…")
+
+    def update_node(self, node: Node) -> None:
+        """Refresh one node after IR checked it (adds it if its branch was not shown yet)."""
+        item = self._nodes.get((node.round, node.position))
+        if item is None:
+            parent = self.start_round(node.round)
+            item = QTreeWidgetItem()
+            parent.addChild(item)
+            self._nodes[(node.round, node.position)] = item
+        self._fill(item, node)
+        self.tree.scrollToItem(item)
+
+    def note_feedback(self, round_number: int, text: str) -> None:
+        item = self._rounds.get(round_number)
+        if item is not None:
+            item.setToolTip(COL_QUERY, text)
+        self.summary.setText(f"Round {round_number}: IR sent feedback; the model is revising its chain…")
+
+    def show_result(self, result: AnswerResult) -> None:
+        """Draw the whole tree of a finished answer (also used when reopening a conversation)."""
+        self.clear()
+        for branch in result.branches:
+            self.add_branch(branch)
+        sources: dict[str, int] = {}
+        for node in result.path:
+            sources[node.source] = sources.get(node.source, 0) + 1
+        known = ", ".join(f"{count} from {src.replace('_', ' ')}" for src, count in sorted(sources.items()))
+        self.summary.setText(
+            f"{result.rounds} round(s), stopped: {result.stop_reason}. "
+            f"Final path: {len(result.path)} node(s){' — ' + known if known else ''}."
+        )
+
+    def set_collapsed(self, collapsed: bool) -> None:
+        for item in self._rounds.values():
+            item.setExpanded(not collapsed)
+
+    # -- helpers -----------------------------------------------------------------------------
+    def node_item(self, round_number: int, position: int) -> QTreeWidgetItem | None:
+        return self._nodes.get((round_number, position))
+
+    def round_count(self) -> int:
+        return self.tree.topLevelItemCount()
+
+    def _fill(self, item: QTreeWidgetItem, node: Node) -> None:
+        label, colour = badge(node.decision)
+        item.setText(COL_QUERY, f"{node.position + 1}. {node.query}")
+        item.setText(COL_LLM, "[unsolved]" if node.unsolved else (node.llm_answer or ""))
+        item.setText(COL_READER, node.reader_answer or "")
+        item.setText(COL_CONF, format_confidence(node.confidence))
+        item.setText(COL_FATE, label)
+        item.setForeground(COL_FATE, QBrush(QColor(colour)))
+        font = item.font(COL_FATE)
+        font.setBold(True)
+        item.setFont(COL_FATE, font)
+        item.setToolTip(COL_QUERY, node_summary(node))
+        item.setData(COL_QUERY, NODE_ROLE, node)
+
+    def _on_double_click(self, item: QTreeWidgetItem, _column: int) -> None:
+        node = item.data(COL_QUERY, NODE_ROLE)
+        if node is not None and node.passage is not None:
+            self.node_activated.emit(node)

@@ -1,0 +1,63 @@
+"""Fixtures for the desktop app's tests: a real AnswerResult with a hostile passage, Qt helpers."""
+
+from __future__ import annotations
+
+import pytest
+
+from searchain.reasoning.result import (
+    DECISION_COMPLETED,
+    DECISION_CORRECTED,
+    DECISION_DUPLICATE,
+    DECISION_PASS,
+    SOURCE_IR_COMPLETED,
+    SOURCE_IR_CORRECTED,
+    SOURCE_LLM,
+    AnswerResult,
+    Branch,
+    Node,
+    Reference,
+)
+from searchain.types import Passage
+
+# Markup in passage text must show as characters, never be interpreted.
+HOSTILE_TEXT = "Paris is the capital of France. <b>bold</b> <script>alert(1)</script> & more."
+
+
+def _passage(pid: str, title: str, text: str, doc: str = "") -> Passage:
+    return Passage(corpus="demo", pid=pid, title=title, text=text, source="demo.jsonl", doc_id=doc or title)
+
+
+@pytest.fixture
+def answer_result() -> AnswerResult:
+    """Two rounds: verified, corrected, completed and duplicate nodes; three references."""
+    p1 = _passage("p1", "France <capital>", HOSTILE_TEXT)
+    p2 = _passage("p2", "Eiffel Tower", "The Eiffel Tower was completed in 1889 in Paris.")
+    p3 = _passage("p3", "Gustave Eiffel", "Gustave Eiffel was born in Dijon in 1832.")
+    n1 = Node(1, 0, "What is the capital of France?", "Paris", reader_answer="Paris", confidence=4.2,
+              decision=DECISION_PASS, source=SOURCE_LLM, passage=p1, span=(0, 5))
+    n2 = Node(1, 1, "When was the Eiffel Tower completed?", "1899", reader_answer="1889", confidence=3.1,
+              decision=DECISION_CORRECTED, source=SOURCE_IR_CORRECTED, passage=p2, span=(36, 40))
+    n2b = Node(2, 0, "When was the Eiffel Tower completed?", "1889", decision=DECISION_DUPLICATE)
+    n3 = Node(2, 1, "Where was Gustave Eiffel born?", None, unsolved=True, reader_answer="Dijon",
+              confidence=0.4, decision=DECISION_COMPLETED, source=SOURCE_IR_COMPLETED, passage=p3, span=(26, 31))
+    branches = [
+        Branch(1, "[Query 1]: ...", [n1, n2], feedback="According to the reference ... 1889"),
+        Branch(2, "[Query 1]: ...", [n2b, n3], parent=(1, 1), final_content="..."),
+    ]
+    refs = [
+        Reference(1, p1, (0, 5), n1.query, "Paris"),
+        Reference(2, p2, (36, 40), n2.query, "1889"),
+        Reference(3, p3, (26, 31), n3.query, "Dijon"),
+    ]
+    return AnswerResult(
+        question="Where was the engineer of the tower in the capital of France born?",
+        mode="searchain",
+        final_content="The tower in Paris [1] was completed in 1889 [2]; its engineer was born in Dijon [3]. <i>x</i> [9]",
+        answer="Dijon",
+        references=refs,
+        path=[n1, n2, n3],
+        branches=branches,
+        rounds=2,
+        stop_reason="finish",
+        seconds=1.5,
+    )

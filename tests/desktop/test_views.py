@@ -1,0 +1,155 @@
+"""Each view drawn from real result types: chat links, reasoning badges, passage highlight, sidebar."""
+
+from datetime import datetime, timedelta
+
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtWidgets import QPushButton
+
+from desktop.views.chat import ChatEntry, ChatView
+from desktop.views.message_bar import MessageBar
+from desktop.views.passage import DocumentDialog, PassageViewer
+from desktop.views.reasoning import COL_CONF, COL_FATE, COL_LLM, COL_READER, ReasoningPanel
+from desktop.views.sidebar import Sidebar
+from searchain.errors import ModelError
+from searchain.store.records import ConversationSummary
+
+from .conftest import HOSTILE_TEXT
+
+
+def test_chat_renders_answer_with_clickable_marks(qtbot, answer_result):
+    chat = ChatView()
+    qtbot.addWidget(chat)
+    chat.set_entries([ChatEntry("user", "question <b>?</b>", key="1"),
+                      ChatEntry("assistant", answer_result.final_content, key="2", result=answer_result)])
+    html = chat.transcript.toHtml()
+    assert 'href="ref:2:1"' in html and 'href="ref:2:3"' in html
+    assert 'href="ref:2:9"' not in html  # [9] has no reference
+    assert "<i>x</i>" in chat.transcript.toPlainText()  # model text shown literally
+    assert "question <b>?</b>" in chat.transcript.toPlainText()
+    with qtbot.waitSignal(chat.reference_clicked) as blocker:
+        chat.transcript.anchorClicked.emit(QUrl("ref:2:2"))
+    assert blocker.args[0].mark == 2 and blocker.args[0].answer == "1889"
+
+
+def test_chat_input_enter_sends_shift_enter_newlines(qtbot):
+    chat = ChatView()
+    qtbot.addWidget(chat)
+    sent = []
+    chat.send_requested.connect(sent.append)
+    qtbot.keyClicks(chat.input, "first line")
+    qtbot.keyClick(chat.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClicks(chat.input, "second")
+    assert sent == []
+    qtbot.keyClick(chat.input, Qt.Key.Key_Return)
+    assert sent == ["first line\nsecond"]
+    assert chat.input.toPlainText() == ""
+
+
+def test_chat_streaming_is_plain_text_and_stop_shows(qtbot, answer_result):
+    chat = ChatView()
+    qtbot.addWidget(chat)
+    chat.show()
+    chat.begin_answer("Q?", key="7")
+    assert chat.stop_button.isVisible() and not chat.send_button.isVisible()
+    chat.append_token("[Query 1]: <b>", "chain")
+    chat.append_token("x</b>", "chain")
+    assert chat.transcript.toPlainText().endswith("[Query 1]: <b>x</b>")
+    chat.append_token("Final", "final")  # a new phase replaces the chain text
+    assert chat.transcript.toPlainText().endswith("Final")
+    assert "[Query 1]" not in chat.transcript.toPlainText()
+    chat.finish_answer(answer_result, key="7")
+    assert not chat.stop_button.isVisible()
+    assert 'href="ref:7:1"' in chat.transcript.toHtml()
+
+
+def test_chat_failure_is_readable(qtbot):
+    chat = ChatView()
+    qtbot.addWidget(chat)
+    chat.begin_answer("Q?", key="1")
+    chat.fail_answer("No language model is configured.")
+    text = chat.transcript.toPlainText()
+    assert "No language model is configured." in text and "Traceback" not in text
+    assert not chat.busy
+
+
+def test_reasoning_panel_shows_rounds_nodes_and_badges(qtbot, answer_result):
+    panel = ReasoningPanel()
+    qtbot.addWidget(panel)
+    panel.show_result(answer_result)
+    assert panel.round_count() == 2
+    corrected = panel.node_item(1, 1)
+    assert corrected.text(COL_LLM) == "1899" and corrected.text(COL_READER) == "1889"
+    assert corrected.text(COL_CONF) == "3.10" and corrected.text(COL_FATE) == "corrected by IR"
+    assert panel.node_item(1, 0).text(COL_FATE) == "verified"
+    assert panel.node_item(2, 0).text(COL_FATE) == "skipped: duplicate"
+    completed = panel.node_item(2, 1)
+    assert completed.text(COL_LLM) == "[unsolved]" and completed.text(COL_FATE) == "completed by IR"
+    assert "2 round(s)" in panel.summary.text()
+    panel.set_collapsed(True)
+    assert not panel.tree.topLevelItem(0).isExpanded()
+    with qtbot.waitSignal(panel.node_activated) as blocker:
+        panel.tree.itemDoubleClicked.emit(completed, 0)
+    assert blocker.args[0].reader_answer == "Dijon"
+
+
+def test_reasoning_panel_live_updates(qtbot, answer_result):
+    panel = ReasoningPanel()
+    qtbot.addWidget(panel)
+    branch = answer_result.branches[0]
+    panel.start_round(1)
+    unchecked = [type(n)(n.round, n.position, n.query, n.llm_answer) for n in branch.nodes]
+    panel.add_branch(type(branch)(1, branch.raw_text, unchecked))
+    assert panel.node_item(1, 1).text(COL_FATE) == "unchecked"
+    panel.update_node(branch.nodes[1])
+    assert panel.node_item(1, 1).text(COL_FATE) == "corrected by IR"
+
+
+def test_passage_viewer_highlights_span_and_escapes(qtbot, answer_result):
+    viewer = PassageViewer()
+    qtbot.addWidget(viewer)
+    viewer.show_reference(answer_result.references[0])
+    assert viewer.title.text() == "France <capital>"
+    assert viewer.body.toPlainText() == HOSTILE_TEXT
+    assert viewer.highlighted_text() == "Paris"
+    assert "background-color:#fff59d" in viewer.body.toHtml()
+    assert "demo" in viewer.corpus.text()
+    assert viewer.open_document.isEnabled()
+    with qtbot.waitSignal(viewer.document_requested) as blocker:
+        viewer.open_document.click()
+    assert blocker.args[0].pid == "p1"
+    dialog = DocumentDialog("France", "Intro.\n\n" + HOSTILE_TEXT, (8, 13))
+    qtbot.addWidget(dialog)
+    assert "<script>" in dialog.body.toPlainText()
+
+
+def test_sidebar_groups_and_requests(qtbot):
+    sidebar = Sidebar()
+    qtbot.addWidget(sidebar)
+    now = datetime.now()
+    summaries = [
+        ConversationSummary(1, "Eiffel <tower>", now.isoformat(), now.isoformat(), 2, ""),
+        ConversationSummary(2, "Older", "", (now - timedelta(days=40)).isoformat(), 2, ""),
+    ]
+    sidebar.set_conversations(summaries)
+    assert sidebar.group_labels()[0] == "Today" and len(sidebar.group_labels()) == 2
+    assert sidebar.titles() == ["Eiffel <tower>", "Older"]
+    with qtbot.waitSignal(sidebar.conversation_selected) as blocker:
+        sidebar._items[2].setSelected(True)
+    assert blocker.args == [2]
+    with qtbot.waitSignal(sidebar.rename_requested) as blocker:
+        sidebar._items[1].setText(0, "Renamed")
+    assert blocker.args == [1, "Renamed"]
+    sidebar.set_conversations([])
+    assert not sidebar.empty.isHidden()
+
+
+def test_message_bar_shows_error_without_traceback(qtbot):
+    bar = MessageBar()
+    qtbot.addWidget(bar)
+    bar.show_error(ModelError("The model file x.gguf does not exist.", hint="Check the path."))
+    assert bar.message.text() == "The model file x.gguf does not exist."
+    assert bar.hint.text() == "Check the path." and bar.kind == "error"
+    bar.show_message("No model", actions=[("catalogue", "Catalogue…")])
+    with qtbot.waitSignal(bar.action_triggered) as blocker:
+        bar.findChild(QPushButton, "action_catalogue").click()
+    assert blocker.args == ["catalogue"]
