@@ -42,6 +42,13 @@ class Completion:
     seconds: float = 0.0  # wall time of the call
     prompt_seconds: float = 0.0  # time spent evaluating the prompt
     token_logprobs: tuple[float, ...] = field(default=())  # filled when params.logprobs
+    dropped_messages: int = 0  # chat(): oldest turns dropped to fit the context window
+
+    @property
+    def decode_tokens_per_s(self) -> float:
+        """Generated tokens per second of generation time (prompt evaluation excluded)."""
+        decode = self.seconds - self.prompt_seconds
+        return self.usage.completion_tokens / decode if decode > 0 else 0.0
 
 
 TokenCallback = Callable[[str], None]

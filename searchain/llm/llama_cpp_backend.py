@@ -1,0 +1,320 @@
+"""The in-process llama.cpp backend (llama-cpp-python), with KV prefix reuse.
+
+One ``LlamaCppLLM`` holds one loaded GGUF. Each call tokenises the whole prompt, finds how many
+leading tokens are already in the KV cache from the previous call, evaluates only the rest (in
+``n_batch`` chunks, checking the cancel token between chunks), then samples token by token with
+llama.cpp's sampler chain (greedy at temperature 0, else top-k/top-p/min-p with the given seed, and
+the optional GBNF grammar). ``Usage.prompt_tokens_evaluated`` is the number of prompt tokens that
+were really sent to ``llama_decode``: in a multi-round dialogue a round only evaluates what is new.
+
+Context rule: ``complete`` raises ``ModelError`` for a prompt that does not leave room for at least
+one generated token; ``chat`` first drops the oldest turns (see ``chat_prompt``). Generation always
+stops at the end of the context window with ``finish_reason == "length"``.
+
+A model instance is not thread-safe: calls are serialised by a lock. ``cancel`` may be set from
+any thread; generation stops before the next token with ``finish_reason == "cancelled"``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import math
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..config import LLMSettings
+from ..errors import ModelError, SearchainError
+from ..events import CancelToken, EventCallback, emit
+from .base import ChatMessage, Completion, GenerationParams, TokenCallback, Usage
+from .chat_prompt import ChatPromptBuilder, fit_messages
+from .events import LLMWarning
+from .gguf_info import ModelFacts, read_model_facts
+from .gpu import gpu_offload_supported, resolve_gpu_layers
+from .memory import check_memory
+from .text_stream import StopTextStream
+
+# Sampling settings used for temperature > 0 (llama-cpp-python's defaults).
+TOP_K, TOP_P, MIN_P = 40, 0.95, 0.05
+
+
+def open_llama(path: Path, *, n_gpu_layers: int, n_ctx: int, n_threads: int, n_batch: int,
+               seed: int):
+    """Construct the ``llama_cpp.Llama``; llama.cpp's load failure becomes ``ModelError``.
+
+    A module-level function on purpose: it is the one place where a model is opened, so tests
+    can induce a GPU-side load failure here and watch the CPU fallback happen.
+    """
+    import llama_cpp
+
+    try:
+        return llama_cpp.Llama(
+            model_path=str(path), n_gpu_layers=n_gpu_layers, n_ctx=n_ctx, n_batch=n_batch,
+            n_ubatch=n_batch, n_threads=n_threads or None, n_threads_batch=n_threads or None,
+            seed=seed, logits_all=False, verbose=bool(os.environ.get("SEARCHAIN_LLAMA_VERBOSE")),
+        )
+    except (ValueError, RuntimeError, OSError) as exc:
+        raise ModelError(
+            f"llama.cpp could not load {path}: {exc}",
+            hint="The file may be damaged or use an architecture this llama-cpp-python build "
+                 "does not know; set SEARCHAIN_LLAMA_VERBOSE=1 to see llama.cpp's log.",
+        ) from exc
+
+
+class LlamaCppLLM:
+    """A GGUF model loaded in this process. See the module docstring for the behaviour."""
+
+    def __init__(self, settings: LLMSettings, path: str | os.PathLike | None = None, *,
+                 on_event: EventCallback | None = None):
+        raw_path = path if path is not None else settings.model_path
+        if not raw_path:
+            raise ModelError("No model file is set.",
+                             hint="Choose a GGUF in Settings, or run `searchain models pull NAME`.")
+        self.path = Path(raw_path).expanduser()
+        self.facts: ModelFacts = read_model_facts(self.path)
+        self.name = self.path.stem
+        self.warnings: list[LLMWarning] = []
+        self._on_event = on_event
+        self._lock = threading.Lock()
+        self._grammars: dict[str, object] = {}
+        self._pieces: dict[int, bytes] = {}
+        n_ctx = settings.n_ctx if settings.n_ctx > 0 else (self.facts.context_length or 4096)
+        self.n_gpu_layers = self._gpu_layers(settings.n_gpu_layers)
+        check_memory(self.facts, n_ctx, self.n_gpu_layers)
+        load = dict(n_ctx=n_ctx, n_threads=settings.n_threads, n_batch=settings.n_batch,
+                    seed=settings.seed)
+        try:
+            self._llama = open_llama(self.path, n_gpu_layers=self.n_gpu_layers, **load)
+        except ModelError as exc:
+            if self.n_gpu_layers == 0:
+                raise
+            # Offload can fail on drivers, VRAM or a broken CUDA install; the CPU still works.
+            check_memory(self.facts, n_ctx, 0)
+            self._llama = open_llama(self.path, n_gpu_layers=0, **load)
+            self.n_gpu_layers = 0
+            self._warn(f"GPU offload failed, running {self.name} on the CPU (slower): "
+                       f"{exc.message}", "Check the GPU driver and free VRAM, or set "
+                       "n_gpu_layers to a smaller number; see docs/llm.md.")
+        self.n_ctx = self._llama.n_ctx()
+        self.n_batch = self._llama.n_batch
+        model = self._llama._model
+        self._vocab = model.vocab
+        self._n_vocab = model.n_vocab()
+        eos, bos = model.token_eos(), model.token_bos()
+        self._chat = ChatPromptBuilder(
+            self.facts.chat_template,
+            eos_token=model.token_get_text(eos) if eos >= 0 else "",
+            bos_token=model.token_get_text(bos) if bos >= 0 else "",
+        )
+        if self._chat.uses_fallback:
+            self._warn(f"{self.path.name} has no chat template; using ChatML.",
+                       "Answers may be poor; prefer an instruct GGUF that includes its template.")
+
+    # -- the LLM protocol -------------------------------------------------------------------
+
+    @property
+    def supports_grammar(self) -> bool:
+        return True
+
+    def complete(self, prompt: str, params: GenerationParams = GenerationParams(), *,
+                 on_token: TokenCallback | None = None,
+                 cancel: CancelToken | None = None) -> Completion:
+        tokens = self.tokenize(prompt, add_special=True)
+        if len(tokens) >= self.n_ctx:
+            raise ModelError(
+                f"The prompt is {len(tokens)} tokens but the context holds {self.n_ctx}.",
+                hint="Shorten the prompt or raise the context size (Settings > LLM > n_ctx).",
+            )
+        return self._generate(tokens, params, on_token, cancel)
+
+    def chat(self, messages: Sequence[ChatMessage], params: GenerationParams = GenerationParams(),
+             *, on_token: TokenCallback | None = None,
+             cancel: CancelToken | None = None) -> Completion:
+        rendered: dict[int, list[int]] = {}
+
+        def count(msgs: Sequence[ChatMessage]) -> int:
+            rendered[len(msgs)] = self.tokenize(self._chat.render(msgs), add_special=False)
+            return len(rendered[len(msgs)])
+
+        kept, dropped = fit_messages(messages, count_tokens=count, n_ctx=self.n_ctx,
+                                     max_tokens=params.max_tokens)
+        completion = self._generate(rendered[len(kept)], params, on_token, cancel)
+        return dataclasses.replace(completion, dropped_messages=dropped)
+
+    def close(self) -> None:
+        with self._lock:
+            llama, self._llama = self._llama, None
+            if llama is not None:
+                llama.close()
+
+    # -- helpers others may use -------------------------------------------------------------
+
+    def render_chat(self, messages: Sequence[ChatMessage]) -> str:
+        """The prompt text ``chat`` would send for ``messages`` (before any trimming)."""
+        return self._chat.render(messages)
+
+    def tokenize(self, text: str, *, add_special: bool = True) -> list[int]:
+        """Token ids of ``text``; control tokens written in the text (``<|im_start|>``) count."""
+        llama = self._require_open()
+        return llama.tokenize(text.encode("utf-8"), add_bos=add_special, special=True)
+
+    # -- generation -------------------------------------------------------------------------
+
+    def _generate(self, tokens: list[int], params: GenerationParams,
+                  on_token: TokenCallback | None, cancel: CancelToken | None) -> Completion:
+        if not tokens:
+            raise ModelError("The prompt is empty.", hint="Pass some text to complete.")
+        grammar = self._grammar(params.grammar) if params.grammar else None
+        with self._lock:
+            llama = self._require_open()
+            started = time.perf_counter()
+            evaluated, finished = self._eval_prompt(llama, tokens, cancel)
+            prompt_seconds = time.perf_counter() - started
+            stream = StopTextStream(params.stop, on_token)
+            logprobs: list[float] = []
+            n_generated = 0
+            finish = "cancelled"
+            if finished:
+                finish = "length"
+                max_new = min(params.max_tokens, self.n_ctx - len(tokens))
+                llama.set_seed(params.seed)
+                generator = llama.generate(
+                    tokens, temp=params.temperature, top_k=TOP_K, top_p=TOP_P, min_p=MIN_P,
+                    repeat_penalty=1.0, grammar=grammar,
+                )
+                try:
+                    for token in (generator if max_new > 0 else ()):
+                        if cancel is not None and cancel.cancelled:
+                            finish = "cancelled"
+                            break
+                        if self._is_end_of_generation(token):
+                            finish = "stop"
+                            break
+                        n_generated += 1
+                        if params.logprobs:
+                            logprobs.append(self._token_logprob(llama, token))
+                        if stream.feed(self._piece(token)):
+                            finish = "stop"
+                            break
+                        if n_generated >= max_new:
+                            break
+                finally:
+                    generator.close()
+            text = stream.finish()
+        return Completion(
+            text=text,
+            usage=Usage(len(tokens), evaluated, n_generated),
+            finish_reason=finish,
+            seconds=time.perf_counter() - started,
+            prompt_seconds=prompt_seconds,
+            token_logprobs=tuple(logprobs),
+        )
+
+    def _eval_prompt(self, llama, tokens: list[int], cancel: CancelToken | None
+                     ) -> tuple[int, bool]:
+        """Evaluate the part of ``tokens`` not already in the KV cache; return (how many tokens
+        were evaluated, False if cancelled part-way). The last prompt token is always evaluated
+        so that its logits are fresh for sampling."""
+        cached = llama.n_tokens
+        reuse = 0
+        if cached:
+            reuse = min(_common_prefix(llama.input_ids[:cached], tokens), len(tokens) - 1)
+        if reuse < cached and not llama._ctx.kv_cache_seq_rm(-1, reuse, -1):
+            reuse = 0  # this model's cache cannot be cut part-way (recurrent models)
+            llama.reset()
+            llama._ctx.kv_cache_seq_rm(-1, 0, -1)
+        llama.n_tokens = reuse
+        new = tokens[reuse:]
+        for start in range(0, len(new), self.n_batch):
+            if cancel is not None and cancel.cancelled:
+                return start, False
+            llama.eval(new[start:start + self.n_batch])
+        return len(new), True
+
+    def _is_end_of_generation(self, token: int) -> bool:
+        import llama_cpp
+
+        return bool(llama_cpp.llama_vocab_is_eog(self._vocab, token))
+
+    def _piece(self, token: int) -> bytes:
+        """The bytes of one token (cached: the vocabulary never changes)."""
+        piece = self._pieces.get(token)
+        if piece is None:
+            import llama_cpp
+
+            size = 64
+            while True:
+                buf = ctypes.create_string_buffer(size)
+                n = llama_cpp.llama_token_to_piece(self._vocab, token, buf, size, 0, False)
+                if n >= 0:
+                    piece = buf.raw[:n]
+                    break
+                size = -n  # too small: llama.cpp returns minus the size it needs
+            self._pieces[token] = piece
+        return piece
+
+    def _token_logprob(self, llama, token: int) -> float:
+        """Natural-log probability of ``token`` under the model (before temperature/grammar)."""
+        import llama_cpp
+
+        ptr = llama_cpp.llama_get_logits_ith(llama._ctx.ctx, -1)
+        logits = np.ctypeslib.as_array(ptr, shape=(self._n_vocab,)).astype(np.float64)
+        top = logits.max()
+        return float(logits[token] - top - math.log(np.exp(logits - top).sum()))
+
+    def _grammar(self, text: str):
+        """Compile ``text`` once; an invalid grammar is a clear error, never a crash."""
+        cached = self._grammars.get(text)
+        if cached is not None:
+            return cached
+        import llama_cpp
+        from llama_cpp.llama_grammar import LlamaGrammar
+
+        # llama-cpp-python would hand a NULL sampler to llama.cpp for a bad grammar; check first.
+        probe = llama_cpp.llama_sampler_init_grammar(self._vocab, text.encode("utf-8"), b"root")
+        if not probe:
+            raise SearchainError(
+                "The GBNF grammar could not be parsed (or has no `root` rule).",
+                hint="Check it with llama.cpp's grammar docs; set SEARCHAIN_LLAMA_VERBOSE=1 to "
+                     "see the parser's message.",
+            )
+        llama_cpp.llama_sampler_free(probe)
+        grammar = LlamaGrammar.from_string(text, verbose=False)
+        self._grammars[text] = grammar
+        return grammar
+
+    def _gpu_layers(self, requested: int) -> int:
+        if requested > 0 and not gpu_offload_supported():
+            self._warn(f"n_gpu_layers={requested} was asked for, but this llama-cpp-python build "
+                       "cannot offload to a GPU; running on the CPU.",
+                       "Install the CUDA build of llama-cpp-python (see docs/llm.md).")
+        return resolve_gpu_layers(requested)
+
+    def _warn(self, message: str, hint: str = "") -> None:
+        warning = LLMWarning(message, hint)
+        self.warnings.append(warning)
+        emit(self._on_event, warning)
+
+    def _require_open(self):
+        if self._llama is None:
+            raise ModelError(f"The model {self.name} was closed.", hint="Load it again.")
+        return self._llama
+
+    def __del__(self):  # free the C-side model even when close() was forgotten
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def _common_prefix(cached: np.ndarray, tokens: list[int]) -> int:
+    n = min(len(cached), len(tokens))
+    if n == 0:
+        return 0
+    differ = np.flatnonzero(np.asarray(cached[:n]) != np.asarray(tokens[:n]))
+    return int(differ[0]) if differ.size else n
