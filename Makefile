@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 # torch is pinned to the CPU build: anything else pulls gigabytes of CUDA packages.
 CONSTRAINTS := packaging/constraints-cpu.txt
 
-.PHONY: install run test bundle clean
+.PHONY: install run test test-deps bundle clean
 
 install: $(VENV)/.installed
 
@@ -20,7 +20,12 @@ $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 run: install
 	$(VENV)/bin/searchain-desktop
 
-test: install
+# The screenshot test renders under a virtual X server: install Xvfb when we can (root on Debian).
+test-deps:
+	@command -v Xvfb >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+	  && (apt-get update -qq && apt-get install -y -qq xvfb >/dev/null) || echo "note: Xvfb not installed; the screenshot test will be skipped"; }
+
+test: install test-deps
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
 
 bundle: install
