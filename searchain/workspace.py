@@ -47,13 +47,15 @@ class Workspace:
             if self._corpora is None:
                 from .corpus.manager import CorpusManager
 
-                self._corpora = _construct(CorpusManager, self.paths, self.settings)
+                self._corpora = CorpusManager(self.paths, self.settings)
             return self._corpora
 
-    def retriever(self, corpus: str | None = None):
+    def retriever(self, corpus: str | None = None, *, on_event: EventCallback | None = None,
+                  cancel: CancelToken | None = None):
         """The retriever for ``corpus`` (default: the active corpus), opened once and cached.
 
-        The demo corpus is built on first use, so a fresh install can answer questions at once.
+        The demo corpus is built on first use (``on_event``/``cancel`` follow that build), so a
+        fresh install can answer questions at once.
         """
         name = corpus or self.settings.active_corpus
         with self._retriever_lock:
@@ -61,7 +63,7 @@ class Workspace:
                 if name == "demo":
                     from .corpus.demo import ensure_demo_corpus
 
-                    ensure_demo_corpus(self.paths, self.settings)
+                    ensure_demo_corpus(self.paths, self.settings, on_event=on_event, cancel=cancel)
                 from .index.retrievers import open_retriever
 
                 self._retrievers[name] = open_retriever(self.paths, self.settings, name)
@@ -142,7 +144,7 @@ class Workspace:
             if self._conversations is None:
                 from .store.conversations import ConversationStore
 
-                self._conversations = ConversationStore(self.paths.conversations_db)
+                self._conversations = ConversationStore.open(self.paths.conversations_db)
             return self._conversations
 
     # -- answering ---------------------------------------------------------------------------
@@ -197,14 +199,6 @@ class _LazyEmbedder:
 
     def encode(self, texts):
         return self._get().encode(texts)
-
-
-def _construct(cls, paths: AppPaths, settings: Settings):
-    """Build ``cls(paths, settings)`` or ``cls(paths)``, whichever its signature takes."""
-    params = inspect.signature(cls).parameters
-    if len(params) >= 2:
-        return cls(paths, settings)
-    return cls(paths)
 
 
 def _call_with_optional(func, *args, **optional):

@@ -1,5 +1,116 @@
-"""Placeholder until the ask commands land."""
+"""``searchain ask "question"``: answer one question, print the traced answer, references and tree.
+
+Progress (rounds, nodes checked, feedback) goes to stderr as it happens; the answer goes to
+stdout, as text or (``--json``) one JSON object with ``final_content``, ``answer``,
+``references[]`` and ``nodes[]``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+MODES = ("searchain", "coq", "direct", "rag")
 
 
 def register(sub) -> None:
-    pass
+    p = sub.add_parser("ask", help="answer a question with SearChain and show its references")
+    p.add_argument("question", help="the question to answer")
+    p.add_argument("--model", metavar="PATH", help="GGUF model file (default: the configured one)")
+    p.add_argument("--corpus", metavar="NAME", help="corpus to search (default: the active one)")
+    p.add_argument("--mode", choices=MODES, help="searchain (default), coq (no IR), direct, rag")
+    p.add_argument("--task", choices=("auto", "multihop", "yesno", "longform"), default=None,
+                   help="CoQ prompt variant (default: guessed from the question)")
+    p.add_argument("--no-grammar", action="store_true", help="do not constrain the CoQ with a grammar")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=handle)
+
+
+def handle(ctx, args) -> int:
+    from ..workspace import Workspace
+
+    settings = ctx.settings
+    if args.model:
+        settings.llm.model_path = args.model  # for this run only; not saved
+    if args.no_grammar:
+        settings.llm.use_grammar = False
+    workspace = Workspace(ctx.paths, settings)
+    try:
+        progress = None if args.quiet else _progress
+        result = workspace.engine(mode=args.mode, corpus=args.corpus).answer(
+            args.question, mode=args.mode, task=args.task, on_event=progress)
+    finally:
+        workspace.close()
+    if args.json:
+        print(json.dumps(result_to_json(result), ensure_ascii=False, indent=2))
+    else:
+        print(render_text(result))
+    return 0
+
+
+def _progress(event: Any) -> None:
+    from ..reasoning.events import FeedbackGiven, NodeChecked, RoundStarted
+
+    if isinstance(event, RoundStarted):
+        print(f"round {event.round}: writing a chain of queries...", file=sys.stderr)
+    elif isinstance(event, NodeChecked):
+        node = event.node
+        conf = f" (reader {node.confidence:.2f})" if node.confidence is not None else ""
+        print(f"  {node.decision:<9} {node.query} -> {node.answer or '?'}{conf}", file=sys.stderr)
+    elif isinstance(event, FeedbackGiven):
+        print(f"  {event.kind} feedback on: {event.node.query}", file=sys.stderr)
+
+
+def result_to_json(result) -> dict:
+    """The ``--json`` shape (stable: scripts and the eval harness read it)."""
+    nodes = [node for branch in result.branches for node in branch.nodes] or list(result.path)
+    return {
+        "question": result.question,
+        "mode": result.mode,
+        "final_content": result.final_content,
+        "answer": result.answer,
+        "stop_reason": result.stop_reason,
+        "rounds": result.rounds,
+        "references": [
+            {"mark": r.mark, "passage_id": r.passage.pid, "corpus": r.passage.corpus,
+             "title": r.passage.title, "text": r.passage.text,
+             "span": list(r.span) if r.span else None}
+            for r in result.references
+        ],
+        "nodes": [
+            {"query": n.query, "llm_answer": n.llm_answer, "reader_answer": n.reader_answer,
+             "confidence": n.confidence, "decision": n.decision, "source": n.source, "round": n.round}
+            for n in nodes
+        ],
+        "prompt_tokens": result.prompt_tokens,
+        "completion_tokens": result.completion_tokens,
+        "seconds": round(result.seconds, 3),
+    }
+
+
+def highlight(text: str, span: tuple[int, int] | None) -> str:
+    if not span or not (0 <= span[0] < span[1] <= len(text)):
+        return text
+    return f"{text[: span[0]]}**{text[span[0] : span[1]]}**{text[span[1] :]}"
+
+
+def render_text(result) -> str:
+    out = [result.final_content or "(no answer)", ""]
+    if result.references:
+        out.append("References:")
+        for ref in result.references:
+            p = ref.passage
+            out.append(f"[{ref.mark}] {p.title} ({p.corpus}:{p.pid})")
+            out.append(f"    {highlight(p.text, ref.span)}")
+        out.append("")
+    if result.branches:
+        out.append(f"Reasoning tree ({result.rounds} round(s), stopped: {result.stop_reason}):")
+        for branch in result.branches:
+            origin = f"from node {branch.parent[0]}.{branch.parent[1] + 1}" if branch.parent else "from the question"
+            out.append(f"  round {branch.round} ({origin})")
+            for node in branch.nodes:
+                answer = node.answer if node.answer is not None else "[unsolved]"
+                out.append(f"    {node.round}.{node.position + 1} [{node.decision}] {node.query} -> {answer}")
+    return "\n".join(out).rstrip()

@@ -51,9 +51,9 @@ def coq_grammar(
         f"answer ::= lead qchar{{0,{answer_chars - 1}}}",
         f'final ::= "[Final Content]: " lead fchar{{0,{final_chars - 1}}} "\\n"?',
         # A field starts with a visible character: no empty or blank queries/answers.
-        r"lead ::= [^\n\[\] \t]",
-        r"qchar ::= [^\n\[\]]",
-        r'fchar ::= [^\n\[\]] | "[" [1-9] "]"',
+        r"lead ::= [^\n\r\[\] \t]",
+        r"qchar ::= [^\n\r\[\]]",
+        r'fchar ::= [^\n\r\[\]] | "[" [1-9] "]"',
     ]
     return "\n".join(lines) + "\n"
 
@@ -65,7 +65,7 @@ def final_content_grammar(max_marks_node: int = 9, *, final_chars: int = DEFAULT
     return "\n".join(
         [
             f'root ::= "[Final Content]: " lead fchar{{0,{final_chars - 1}}} "\\n"?',
-            r"lead ::= [^\n\[\] \t]",
-            f'fchar ::= [^\\n\\[\\]] | "[" [1-{max_marks_node}] "]"',
+            r"lead ::= [^\n\r\[\] \t]",
+            f'fchar ::= [^\\n\\r\\[\\]] | "[" [1-{max_marks_node}] "]"',
         ]
     ) + "\n"

@@ -104,8 +104,7 @@ def _split_query(raw: str) -> tuple[str, str | None]:
 
 
 def _same_query(a: str, b: str) -> bool:
-    na, nb = normalize_answer(a), normalize_answer(b)
-    return na == nb or (bool(na) and bool(nb) and (na in nb or nb in na))
+    return normalize_answer(a) == normalize_answer(b)
 
 
 class _Assembler:
@@ -222,7 +221,8 @@ def short_answer(final_content: str) -> str:
     found = list(_ANSWER_IS.finditer(plain))
     if found:
         tail = plain[found[-1].end() :]
-        tail = re.split(r"\.\s|\n", tail, maxsplit=1)[0]
+        # The answer ends at the sentence's end: a period before a capitalised word, or a newline.
+        tail = re.split(r"\.\s*(?=[A-Z][a-z])|\.\s*$|\n", tail, maxsplit=1)[0]
         answer = tail.strip().rstrip(".").strip()
         if answer:
             return answer

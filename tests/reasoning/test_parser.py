@@ -1,0 +1,135 @@
+"""The CoQ parser on outputs printed in the papers, on small-model quirks, and on anything at all."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from searchain.eval.metrics import normalize_answer
+from searchain.reasoning.parser import is_unknown_answer, marks_in, parse_chain, short_answer, strip_marks
+
+# SearChain w/o IR, paper Figure 6 (Groovy Little Summer Song), verbatim apart from line breaks.
+PAPER_GROOVY = """[Query 1]: What is the name of the performer of Groovy Little Summer Song?
+[Answer 1]: I don't know.
+[Query 2]: Can you find out the name of the performer of Groovy Little Summer Song?
+[Answer 2]: The performer of Groovy Little Summer Song is James Otto.
+[Query 3]: What is the name of the record label that James Otto is signed to?
+[Answer 3]: Warner Music Nashville is the record label that James Otto is signed to.
+[Query 4]: Who is the owner of Warner Music Nashville?
+[Answer 4]: Warner Music Nashville is a subsidiary of Warner Music Group, so the owner
+would be Warner Music Group.
+[Final Content]: The performer of Groovy Little Summer Song is James Otto [2]. Warner
+Music Nashville is the record label that James Otto is signed to [3]. The owner of Warner
+Music Nashville is Warner Music Group [4]. So the final answer is Warner Music Group .Who is the owner of the record label of the performer of Groovy Little Summer Song?"""
+
+# The template echoed as in paper Figure 11, markers glued to the previous text.
+PAPER_ECHO = """[Query 1]: Who is the performer of Spirit If... ?If you don't know the answer:
+[Unsolved Query]: Who is the performer of Spirit If... ?If you know the answer:
+[Answer 1]: The performer of Spirit If… is Kevin Drew.
+[Query 2]: Where was Kevin Drew born?
+If you don't know the answer:
+[Unsolved Query]: Where was Kevin Drew born?
+If you know the answer:
+[Answer 2]: Toronto.[Query 3]: Where do greyhound buses in Toronto leave from?
+If you don't know the answer:
+[Unsolved Query]: Where do greyhound buses in Toronto leave from?
+If you know the answer:
+[Answer 3]: Toronto Coach Terminal.[Final Content]: The performer of Spirit If… is Kevin Drew [1]. Kevin Drew was born in Toronto [2]. Greyhound buses in Toronto leave from Toronto Coach Terminal [3]. So the final answer is Toronto Coach Terminal."""
+
+
+def test_paper_output_with_i_dont_know_and_multiline_answer():
+    chain = parse_chain(PAPER_GROOVY)
+    assert len(chain.steps) == 4
+    assert chain.steps[0].unsolved and chain.steps[0].answer is None  # "I don't know." = unsolved
+    assert chain.steps[1].answer == "The performer of Groovy Little Summer Song is James Otto."
+    assert chain.steps[3].answer.endswith("would be Warner Music Group.")
+    assert short_answer(chain.final_content) == "Warner Music Group"
+
+
+def test_echoed_template_gives_one_step_per_query():
+    chain = parse_chain(PAPER_ECHO)
+    assert [s.query for s in chain.steps] == [
+        "Who is the performer of Spirit If... ?", "Where was Kevin Drew born?",
+        "Where do greyhound buses in Toronto leave from?"]
+    assert [s.answer for s in chain.steps] == [
+        "The performer of Spirit If… is Kevin Drew.", "Toronto.", "Toronto Coach Terminal."]
+    assert not any(s.unsolved for s in chain.steps)
+    assert "If you" not in " ".join(s.query + (s.answer or "") for s in chain.steps)
+    assert chain.final_content.startswith("The performer")
+
+
+def test_preamble_missing_numbers_inline_answer_and_no_final_content():
+    text = ("Sure, I'd be happy to help! Here is the reasoning chain:\n\n"
+            "[Query]: Who wrote Hamlet? William Shakespeare\n"
+            "[Query 7]: When was Shakespeare born?\n"
+            "[Answer 2]: 1564\n"
+            "[Query]: Where was he born?\n[Unsolved Query]: Where was he born?\n")
+    chain = parse_chain(text)
+    assert [(s.query, s.answer, s.unsolved) for s in chain.steps] == [
+        ("Who wrote Hamlet?", "William Shakespeare", False),
+        ("When was Shakespeare born?", "1564", False),
+        ("Where was he born?", None, True)]
+    assert chain.final_content is None
+
+
+def test_unanswered_node_never_takes_the_next_answer_and_question_ends_chain():
+    text = ("[Query 1]: A first question?\n[Query 2]: A second question?\n[Answer 2]: Two.\n"
+            "[Final Content]: Done [2].\n[Question]: another example\n[Query 1]: Ignored?\n[Answer 1]: x")
+    chain = parse_chain(text)
+    assert [(s.answer, s.unsolved) for s in chain.steps] == [(None, True), ("Two.", False)]
+    assert chain.final_content == "Done [2]."
+
+
+def test_several_markers_on_one_line_and_brackets_inside_a_query():
+    chain = parse_chain("[Query 1]: What is [the] X? [Answer 1]: Y. [Query 2]: Z? [Answer 2]: W. [Final Content]: Y and W [1][2].")
+    assert [(s.query, s.answer) for s in chain.steps] == [("What is [the] X?", "Y."), ("Z?", "W.")]
+    assert [n for _, n in marks_in(chain.final_content)] == [[1], [2]]
+
+
+def test_unknown_answers_and_short_answers():
+    assert is_unknown_answer("I don't know.") and is_unknown_answer("Unknown") and is_unknown_answer("not specified")
+    assert not is_unknown_answer("Kevin Drew") and not is_unknown_answer("No")
+    assert short_answer("A [1]. So the answer is 0.59 g/cm3. Who is X?") == "0.59 g/cm3"
+    assert short_answer("Just text [2].") == "Just text."
+    assert strip_marks("died in Bath [3,4].") == "died in Bath."
+
+
+def test_garbage_and_non_strings_give_empty_chains():
+    assert parse_chain("").steps == [] and parse_chain(None).steps == []
+    assert parse_chain("]]]:[[[ [Answer 1]: orphan").steps == []
+
+
+_pieces = st.sampled_from([
+    "[Query 1]: ", "[Query]: ", "[Unsolved Query]: ", "[Answer 1]: ", "[Answer]: ", "[Final Content]: ",
+    "[Question]: ", "If you don't know the answer:", "\n", "\n\n", "?", " ", "[1]", "[2,3]", "I don't know",
+    "Who is X", "Toronto", "]", "[", ":", "Query 2:", "Answer:",
+])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_pieces, st.text(max_size=12)), max_size=40))
+def test_parser_never_raises_and_returns_clean_steps(parts):
+    chain = parse_chain("".join(parts))
+    for step in chain.steps:
+        assert step.query and step.query == step.query.strip()
+        assert (step.answer is None) == step.unsolved or step.answer is not None
+        if step.answer is None:
+            assert step.unsolved
+        assert "\n" not in step.query
+    short_answer(chain.final_content or "")
+    strip_marks(chain.final_content or "")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.from_regex(r"[A-Za-z][A-Za-z ,']{0,30}\?", fullmatch=True),
+                          st.one_of(st.none(), st.from_regex(r"[A-Za-z0-9][A-Za-z0-9 ,]{0,20}", fullmatch=True))),
+                min_size=1, max_size=6, unique_by=lambda step: normalize_answer(step[0])))
+def test_well_formed_chains_round_trip(steps):
+    lines = []
+    for n, (q, a) in enumerate(steps, start=1):
+        lines.append(f"[Query {n}]: {q}")
+        lines.append(f"[Answer {n}]: {a}" if a is not None else f"[Unsolved Query]: {q}")
+    lines.append("[Final Content]: The end [1].")
+    chain = parse_chain("\n".join(lines))
+    expect = [(" ".join(q.split()), None if a is None or is_unknown_answer(a) else " ".join(a.split()))
+              for q, a in steps]
+    assert [(s.query, s.answer) for s in chain.steps] == expect
+    assert chain.final_content == "The end [1]."
