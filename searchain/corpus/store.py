@@ -48,7 +48,7 @@ CREATE TABLE IF NOT EXISTS passages (
 CREATE INDEX IF NOT EXISTS passages_doc ON passages(doc_id, start);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(
-    title, text, content='passages', content_rowid='id', tokenize='{FTS_TOKENIZER}'
+    title, text, content="passages", content_rowid="id", tokenize='{FTS_TOKENIZER}'
 );
 CREATE TRIGGER IF NOT EXISTS passages_ai AFTER INSERT ON passages BEGIN
     INSERT INTO passages_fts(rowid, title, text) VALUES (new.id, new.title, new.text);

@@ -1,0 +1,150 @@
+import sqlite3
+
+import pytest
+
+from searchain.corpus.store import PassageStore
+from searchain.errors import CorpusError
+from searchain.types import Passage
+
+
+def P(pid, title="T", text="some text", doc_id="", start=0, end=0, corpus="c"):
+    return Passage(corpus, pid, title, text, "src", doc_id or pid, start, end)
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = PassageStore.open(tmp_path / "c" / "passages.db", create=True)
+    yield s
+    s.close()
+
+
+def test_open_missing_without_create_is_a_clear_error(tmp_path):
+    with pytest.raises(CorpusError, match="No passage store"):
+        PassageStore.open(tmp_path / "nope" / "passages.db")
+
+
+def test_open_a_file_that_is_not_sqlite_is_a_clear_error(tmp_path):
+    bad = tmp_path / "x" / "passages.db"
+    bad.parent.mkdir()
+    bad.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(CorpusError, match="Cannot open passage store"):
+        PassageStore.open(bad)
+
+
+def test_add_get_and_duplicates(store):
+    r = store.add([P("a", text="alpha"), P("b", text="beta"), P("a", text="other")])
+    assert (r.added, r.duplicates) == (2, 1)
+    assert store.count() == 2
+    assert store.get("a").text == "alpha"  # first copy wins, nothing overwritten
+    assert store.get("b").corpus == "c"
+    r = store.add([P("b"), P("c", text="gamma")])
+    assert (r.added, r.duplicates) == (1, 1)
+    with pytest.raises(CorpusError, match="no passage 'zzz'"):
+        store.get("zzz")
+    assert store.id_of("zzz") is None
+
+
+def test_batches_commit_separately(store):
+    store.add((P(str(i)) for i in range(1234)), batch_size=100)
+    assert store.count() == 1234
+
+
+def test_ids_ascend_and_are_never_reused(store):
+    store.add([P("a"), P("b"), P("c")])
+    ids = [store.id_of(p) for p in "abc"]
+    assert ids == sorted(ids)
+    store.delete(["c"])
+    store.add([P("d")])
+    assert store.id_of("d") > ids[-1]
+    assert store.max_id() >= store.id_of("d")
+
+
+def test_get_by_ids_keeps_order_and_reports_missing(store):
+    store.add([P("a", text="A"), P("b", text="B"), P("c", text="C")])
+    ids = [store.id_of(p) for p in "cab"]
+    assert [p.text for p in store.get_by_ids(ids + ids[:1])] == ["C", "A", "B", "C"]
+    with pytest.raises(CorpusError, match="index is out of date|no passages with ids"):
+        store.get_by_ids([999999])
+
+
+def test_iter_batches_ascending_after_id(store):
+    store.add(P(f"p{i}") for i in range(10))
+    batches = list(store.iter_batches(batch_size=4))
+    assert [len(b) for b in batches] == [4, 4, 2]
+    flat = [i for b in batches for i, _ in b]
+    assert flat == sorted(flat)
+    rest = [i for b in store.iter_batches(after_id=flat[5], batch_size=100) for i, _ in b]
+    assert rest == flat[6:]
+
+
+def test_document_returns_passages_in_document_order(store):
+    store.add([P("d#1", doc_id="d", start=50, text="second"), P("d#0", doc_id="d", start=0, text="first"),
+               P("e#0", doc_id="e", text="other")])
+    assert [p.text for p in store.document("d")] == ["first", "second"]
+    assert store.document("missing") == []
+
+
+def test_fts_follows_inserts_and_deletes_with_bm25_weights(store):
+    store.add([P("a", title="Heron", text="a wading bird of the marshes"),
+               P("b", title="Bridge", text="three arches of stone over the river"),
+               P("c", title="Bridges", text="herons nesting under bridges")])
+    q = ("SELECT p.pid FROM passages_fts JOIN passages p ON p.id = passages_fts.rowid "
+         "WHERE passages_fts MATCH ? ORDER BY bm25(passages_fts, 2.0, 1.0)")
+    assert [r[0] for r in store.db.execute(q, ["heron"]).fetchall()] == ["a", "c"]  # porter: herons
+    assert [r[0] for r in store.db.execute(q, ["arch"]).fetchall()] == ["b"]
+    store.delete(["a"])
+    assert [r[0] for r in store.db.execute(q, ["heron"]).fetchall()] == ["c"]
+    assert store.fts_integrity_ok()
+
+
+def test_fts_removes_diacritics(store):
+    store.add([P("a", title="Café", text="Crème brûlée in Zürich")])
+    rows = store.db.execute("SELECT rowid FROM passages_fts WHERE passages_fts MATCH 'zurich creme'").fetchall()
+    assert len(rows) == 1
+
+
+def test_meta_round_trips_json(store):
+    assert store.meta_get("missing", 7) == 7
+    store.meta_set("sources", [{"path": "/x", "n": 2}])
+    assert store.meta_get("sources") == [{"path": "/x", "n": 2}]
+
+
+def test_sqlite_utils_sees_the_fts_table(store):
+    assert store.db["passages"].detect_fts() == "passages_fts"
+    assert store.db["passages"].pks == ["id"]
+
+
+def test_full_disk_is_a_clear_error_and_keeps_committed_batches(tmp_path):
+    store = PassageStore.open(tmp_path / "c" / "passages.db", create=True)
+    store.add(P(f"keep{i}", text="x " * 50) for i in range(50))
+    pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
+    store.conn.execute(f"PRAGMA max_page_count={pages + 3}")
+    big = (P(f"big{i}", text="word " * 400) for i in range(2000))
+    with pytest.raises(CorpusError, match="Disk full") as info:
+        store.add(big, batch_size=5)
+    assert "continues where it stopped" in str(info.value)
+    store.close()
+    reopened = PassageStore.open(tmp_path / "c" / "passages.db")
+    kept = reopened.count()
+    assert kept >= 50 and reopened.get("keep49").text.startswith("x")
+    assert reopened.fts_integrity_ok()
+    reopened.close()
+
+
+def test_rebuild_style_add_keeps_ids_from_old_store(tmp_path):
+    old = PassageStore.open(tmp_path / "old" / "passages.db", create=True)
+    old.add([P("a"), P("b"), P("c")])
+    old.delete(["c"])
+    fresh = PassageStore.open(tmp_path / "new" / "passages.db", create=True)
+    fresh.add([P("new1"), P("b"), P("a")], ids_from=old)
+    assert fresh.id_of("a") == old.id_of("a") and fresh.id_of("b") == old.id_of("b")
+    assert fresh.id_of("new1") > old.max_id()  # never takes c's old id either
+    old.close()
+    fresh.close()
+
+
+def test_database_file_is_wal_and_plain_sqlite(store):
+    store.add([P("a")])
+    assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    with sqlite3.connect(store.path) as other:
+        assert other.execute("SELECT count(*) FROM passages").fetchone()[0] == 1
