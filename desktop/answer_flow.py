@@ -138,10 +138,10 @@ class AnswerFlow(QObject):
     def _store_failure(self, message: str, cancelled: bool) -> None:
         try:
             store = self.ctx.workspace().conversations()
-            if cancelled and hasattr(store, "cancel_answer"):
+            if cancelled:
                 store.cancel_answer(self.message_id, self.chat.streamed_text)
             else:
-                store.fail_answer(self.message_id, message or "cancelled", partial=self.chat.streamed_text)
+                store.fail_answer(self.message_id, message, partial_text=self.chat.streamed_text)
         except Exception as exc:  # noqa: BLE001
             self.message_bar.show_error(exc, "The failed answer could not be saved")
 

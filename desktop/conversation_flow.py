@@ -48,9 +48,9 @@ class ConversationFlow(QObject):
                 seen: dict[Any, Any] = {}
                 for hit in hits:
                     seen.setdefault(hit.conversation_id, None)
-                items = [s for s in store.list() if s.id in seen]
+                items = [s for s in store.list_conversations() if s.id in seen]
             else:
-                items = store.list()
+                items = store.list_conversations()
         except Exception as exc:  # noqa: BLE001
             self.message_bar.show_error(exc, "Could not read saved conversations")
             return
@@ -70,7 +70,7 @@ class ConversationFlow(QObject):
         """The current conversation's id, creating one titled after ``first_question`` if needed."""
         if self.current_id is None:
             title = " ".join(first_question.split())[:60]
-            self.current_id = self.store().create(title=title)
+            self.current_id = self.store().create_conversation(title or "New chat")
             self.refresh()
             self.current_changed.emit(self.current_id)
         return self.current_id
@@ -80,7 +80,7 @@ class ConversationFlow(QObject):
             self.sidebar.select(self.current_id)
             return False
         try:
-            conversation = self.store().get(conversation_id)
+            conversation = self.store().get_conversation(conversation_id)
         except Exception as exc:  # noqa: BLE001
             self.message_bar.show_error(exc, "Could not open the conversation")
             return False
@@ -126,12 +126,12 @@ class ConversationFlow(QObject):
 
     def export(self, conversation_id: Any, fmt: str, path: str | Path) -> Path | None:
         """Write the conversation as Markdown or JSON to ``path``; returns the path written."""
-        from searchain.config import atomic_write_text
-
         try:
             store = self.store()
-            text = store.export_markdown(conversation_id) if fmt == "markdown" else store.export_json(conversation_id)
-            atomic_write_text(Path(path), text)
+            if fmt == "markdown":
+                store.export_markdown_file(path, [conversation_id])
+            else:
+                store.export_json_file(path, [conversation_id])
         except Exception as exc:  # noqa: BLE001
             self.message_bar.show_error(exc, f"Could not export to {path}")
             return None

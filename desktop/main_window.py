@@ -286,9 +286,9 @@ class MainWindow(QMainWindow):
         geometry = ui.get("geometry")
         if isinstance(geometry, str) and geometry:
             self.restoreGeometry(QByteArray.fromBase64(geometry.encode("ascii")))
-        sizes = ui.get("splitter")
-        if isinstance(sizes, list) and len(sizes) == 3 and all(isinstance(s, int) and s >= 0 for s in sizes):
-            self.splitter.setSizes(sizes)
+        state = ui.get("splitter_state")
+        if isinstance(state, str) and state:
+            self.splitter.restoreState(QByteArray.fromBase64(state.encode("ascii")))
         if ui.get("reasoning_visible") is False:
             self.toggle_reasoning.setChecked(False)
             self.side_tabs.setVisible(False)
@@ -302,7 +302,8 @@ class MainWindow(QMainWindow):
     def save_state(self) -> None:
         ui = self.ctx.settings.ui
         ui["geometry"] = bytes(self.saveGeometry().toBase64()).decode("ascii")
-        ui["splitter"] = [int(s) for s in self.splitter.sizes()]
+        ui["splitter"] = [int(s) for s in self.splitter.sizes()]  # readable copy of the state
+        ui["splitter_state"] = bytes(self.splitter.saveState().toBase64()).decode("ascii")
         ui["reasoning_visible"] = self.toggle_reasoning.isChecked()
         ui["last_conversation"] = self.conversations.current_id
         try:

@@ -27,6 +27,11 @@ def _passage(pid: str, title: str, text: str, doc: str = "") -> Passage:
     return Passage(corpus="demo", pid=pid, title=title, text=text, source="demo.jsonl", doc_id=doc or title)
 
 
+def _span(passage: Passage, text: str) -> tuple[int, int]:
+    start = passage.text.index(text)
+    return start, start + len(text)
+
+
 @pytest.fixture
 def answer_result() -> AnswerResult:
     """Two rounds: verified, corrected, completed and duplicate nodes; three references."""
@@ -36,18 +41,18 @@ def answer_result() -> AnswerResult:
     n1 = Node(1, 0, "What is the capital of France?", "Paris", reader_answer="Paris", confidence=4.2,
               decision=DECISION_PASS, source=SOURCE_LLM, passage=p1, span=(0, 5))
     n2 = Node(1, 1, "When was the Eiffel Tower completed?", "1899", reader_answer="1889", confidence=3.1,
-              decision=DECISION_CORRECTED, source=SOURCE_IR_CORRECTED, passage=p2, span=(36, 40))
+              decision=DECISION_CORRECTED, source=SOURCE_IR_CORRECTED, passage=p2, span=_span(p2, "1889"))
     n2b = Node(2, 0, "When was the Eiffel Tower completed?", "1889", decision=DECISION_DUPLICATE)
     n3 = Node(2, 1, "Where was Gustave Eiffel born?", None, unsolved=True, reader_answer="Dijon",
-              confidence=0.4, decision=DECISION_COMPLETED, source=SOURCE_IR_COMPLETED, passage=p3, span=(26, 31))
+              confidence=0.4, decision=DECISION_COMPLETED, source=SOURCE_IR_COMPLETED, passage=p3, span=_span(p3, "Dijon"))
     branches = [
         Branch(1, "[Query 1]: ...", [n1, n2], feedback="According to the reference ... 1889"),
         Branch(2, "[Query 1]: ...", [n2b, n3], parent=(1, 1), final_content="..."),
     ]
     refs = [
         Reference(1, p1, (0, 5), n1.query, "Paris"),
-        Reference(2, p2, (36, 40), n2.query, "1889"),
-        Reference(3, p3, (26, 31), n3.query, "Dijon"),
+        Reference(2, p2, n2.span, n2.query, "1889"),
+        Reference(3, p3, n3.span, n3.query, "Dijon"),
     ]
     return AnswerResult(
         question="Where was the engineer of the tower in the capital of France born?",

@@ -1,0 +1,140 @@
+"""``searchain-desktop``: start the app.
+
+Start-up does only what the first frame needs (Qt, settings, the main window); the engine and
+its heavy libraries (torch, llama.cpp) load later, on worker threads. After the window is shown,
+background jobs make sure the demo corpus is ready and check GPU offload support.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from searchain.config import HOME_ENV, AppPaths, Settings
+from searchain.errors import ConfigError
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="searchain-desktop", description="SearChain Desktop")
+    parser.add_argument("--home", help=f"keep config, data and cache under this folder (default: ${HOME_ENV}, "
+                        "else the platform's user directories)")
+    parser.add_argument("--no-restore", action="store_true", help="ignore the saved window layout")
+    parser.add_argument("--no-background", action="store_true",
+                        help="skip the start-up jobs (demo corpus, GPU check); for measurements")
+    parser.add_argument("--quit-after-show", action="store_true",
+                        help="print seconds-to-window as JSON and quit once the window is on screen")
+    args, _qt_args = parser.parse_known_args(argv)
+    return args
+
+
+def load_settings(paths: AppPaths) -> tuple[Settings, str]:
+    """Settings, or defaults plus a note when the file is broken (it is kept, renamed, not lost)."""
+    try:
+        return Settings.load(paths), ""
+    except ConfigError as exc:
+        broken = paths.settings_file
+        kept = broken.with_name(f"settings.broken-{time.strftime('%Y%m%d-%H%M%S')}.json")
+        try:
+            broken.replace(kept)
+        except OSError:
+            kept = broken
+        return Settings(), f"{exc.message} Started with default settings; your file was kept as {kept}."
+
+
+def main(argv: list[str] | None = None) -> int:
+    started = time.perf_counter()
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("SearChain")
+    app.setOrganizationName("SearChain")
+    app.setDesktopFileName("searchain-desktop")
+    try:
+        paths = AppPaths.resolve(args.home).ensure()
+    except OSError as exc:
+        print(f"error: cannot create the SearChain folders: {exc}", file=sys.stderr)
+        return 1
+    settings, settings_note = load_settings(paths)
+
+    from .context import AppContext
+    from .main_window import MainWindow, app_icon
+
+    app.setWindowIcon(app_icon())
+    ctx = AppContext(paths, settings)
+    window = MainWindow(ctx, restore=not args.no_restore)
+    window.show()
+    if args.quit_after_show:
+        # The first paint has happened once the event loop has run once after show().
+        def report() -> None:
+            print('{"seconds_to_window": %.4f}' % (time.perf_counter() - started), flush=True)
+            app.quit()
+
+        QTimer.singleShot(0, report)
+        return app.exec()
+    if settings_note:
+        window.message_bar.show_message(settings_note, kind="error")
+    if not args.no_background:
+        QTimer.singleShot(0, lambda: start_background(window))
+    code = app.exec()
+    return code
+
+
+def start_background(window) -> None:
+    """After the first frame: reopen the last chat, prepare the demo corpus, check the GPU."""
+    ctx = window.ctx
+    window.restore_last_conversation()
+    if not ctx.settings.llm.model_path and ctx.settings.llm.backend == "llama_cpp":
+        window.show_first_run_guidance()
+    elif ctx.settings.llm.model_path and not Path(ctx.settings.llm.model_path).expanduser().is_file():
+        window.message_bar.show_message(
+            f"The model file {ctx.settings.llm.model_path} is missing.",
+            "Pick another in Settings > Model, or download one from the catalogue.", kind="error",
+            actions=[("catalogue", "Model catalogue…"), ("open_gguf", "Open GGUF file…")])
+    prepare_demo_corpus(window)
+    check_gpu(window)
+
+
+def prepare_demo_corpus(window):
+    """Ingest and index the demo corpus on a worker when it is the active corpus and not ready."""
+    ctx = window.ctx
+    if ctx.settings.active_corpus != "demo":
+        return None
+
+    def work(on_event, cancel):
+        from searchain.corpus.demo import ensure_demo_corpus
+
+        return ensure_demo_corpus(ctx.paths, ctx.settings, on_event=on_event, cancel=cancel)
+
+    def progress(event) -> None:
+        from searchain.events import Progress
+
+        if isinstance(event, Progress):
+            total = f"/{event.total}" if event.total else ""
+            window.statusBar().showMessage(f"Preparing the demo corpus: {event.stage} {event.done}{total}")
+
+    def done(_info) -> None:
+        window.statusBar().showMessage("Demo corpus ready", 5000)
+        window.update_status()
+
+    def failed(exc) -> None:
+        window.message_bar.show_error(exc, "The demo corpus could not be prepared")
+
+    return window.runner.start("demo-corpus", work, on_event=progress, on_done=done, on_error=failed)
+
+
+def check_gpu(window):
+    def work(_on_event, _cancel):
+        from searchain.llm.gpu import gpu_offload_supported
+
+        return gpu_offload_supported()
+
+    return window.runner.start("gpu-check", work, on_done=window.set_gpu_status,
+                               on_error=lambda _exc: window.set_gpu_status(None))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,250 @@
+"""The corpus manager: list corpora, add (file, folder, Wikipedia dump), rebuild, remove, activate.
+
+Adding and rebuilding run on a worker with a progress bar, a time-left estimate and Cancel;
+after the passages are stored the vector index is built in the same job.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QInputDialog,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from searchain.events import Progress
+
+from ..context import AppContext
+from ..render import describe_error, format_bytes
+from ..workers import Job, JobRunner
+from .progress import ProgressRow
+
+HEADERS = ("Name", "Passages", "Indexed", "Embedder", "State", "Size", "Active")
+
+
+def corpus_name_for(path: str | Path) -> str:
+    """A valid corpus name suggested from a source path (letters, digits, - and _)."""
+    stem = Path(path).name.split(".")[0] or "corpus"
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", stem).strip("-_").lower()
+    return name[:40] or "corpus"
+
+
+class CorpusManagerDialog(QDialog):
+    active_changed = Signal(str)
+    job_finished = Signal(str)  # "done" | "failed" | "cancelled" (tests wait on it)
+
+    def __init__(self, ctx: AppContext, runner: JobRunner, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Corpora")
+        self.resize(820, 420)
+        self.ctx = ctx
+        self.runner = runner
+        self.confirm_destructive = True
+        self.job: Job | None = None
+        self.table = QTableWidget(0, len(HEADERS), self)
+        self.table.setObjectName("corpusTable")
+        self.table.setHorizontalHeaderLabels(list(HEADERS))
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.verticalHeader().setVisible(False)
+        self.status = QLabel(self)
+        self.status.setObjectName("corpusStatus")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.status.setWordWrap(True)
+        self.progress = ProgressRow(self)
+        self.progress.cancel_requested.connect(self.cancel_job)
+
+        buttons = QHBoxLayout()
+        self.buttons: dict[str, QPushButton] = {}
+        for key, text, slot in (
+            ("file", "Add file…", lambda: self.add_dialog("file")),
+            ("folder", "Add folder…", lambda: self.add_dialog("folder")),
+            ("dump", "Add Wikipedia dump…", lambda: self.add_dialog("mediawiki")),
+            ("rebuild", "Rebuild", lambda: self.rebuild(self.selected())),
+            ("remove", "Remove", lambda: self.remove(self.selected())),
+            ("active", "Use for questions", lambda: self.set_active(self.selected())),
+        ):
+            button = QPushButton(text, self)
+            button.setObjectName(f"corpus_{key}")
+            button.clicked.connect(slot)
+            buttons.addWidget(button)
+            self.buttons[key] = button
+        buttons.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.status)
+        layout.addLayout(buttons)
+        self.refresh()
+
+    # -- listing -----------------------------------------------------------------------------
+    def manager(self):
+        return self.ctx.workspace().corpora
+
+    def refresh(self) -> None:
+        try:
+            infos = self.manager().list()
+        except Exception as exc:  # noqa: BLE001
+            self._error(exc)
+            return
+        self.table.setRowCount(len(infos))
+        for row, info in enumerate(infos):
+            indexed = "—" if info.indexed is None else f"{info.indexed:,}"
+            state = info.state if not info.problem else f"{info.state}: {info.problem}"
+            values = (info.name, f"{info.passages:,}", indexed, info.embedder or "not indexed", state,
+                      format_bytes(info.size_bytes), "✓" if info.active else "")
+            for col, value in enumerate(values):
+                self.table.setItem(row, col, QTableWidgetItem(value))  # plain text items
+        if not infos:
+            self.status.setText("No corpus yet. Add a file, a folder or a Wikipedia dump.")
+
+    def names(self) -> list[str]:
+        return [self.table.item(r, 0).text() for r in range(self.table.rowCount())]
+
+    def selected(self) -> str | None:
+        rows = self.table.selectionModel().selectedRows()
+        return self.table.item(rows[0].row(), 0).text() if rows else None
+
+    def select(self, name: str) -> None:
+        for row in range(self.table.rowCount()):
+            if self.table.item(row, 0).text() == name:
+                self.table.selectRow(row)
+
+    # -- actions -----------------------------------------------------------------------------
+    def add_dialog(self, kind: str) -> None:
+        if kind == "folder":
+            source = QFileDialog.getExistingDirectory(self, "Add a folder of text files")
+        else:
+            filt = "Wikipedia dumps (*.xml *.xml.bz2 *.bz2)" if kind == "mediawiki" else \
+                "Corpus files (*.jsonl *.json *.tsv *.txt *.xml *.bz2);;All files (*)"
+            source, _ = QFileDialog.getOpenFileName(self, "Add a corpus source", "", filt)
+        if not source:
+            return
+        name, ok = QInputDialog.getText(self, "Corpus name", "Name of the corpus:", text=corpus_name_for(source))
+        if ok and name.strip():
+            self.add(name.strip(), source, "mediawiki" if kind == "mediawiki" else None)
+
+    def add(self, name: str, source: str | Path, fmt: str | None = None, *, index: bool = True) -> Job | None:
+        ctx = self.ctx
+
+        def work(on_event, cancel):
+            report = ctx.workspace().corpora.add(name, source, fmt, on_event=on_event, cancel=cancel)
+            if index:
+                _build_index(ctx, name, False, on_event, cancel)
+            ctx.workspace().forget_retriever(name)
+            return report
+
+        return self._start(f"Adding {Path(source).name} to '{name}'", work)
+
+    def rebuild(self, name: str | None, *, index: bool = True) -> Job | None:
+        if not name:
+            return None
+        ctx = self.ctx
+
+        def work(on_event, cancel):
+            report = ctx.workspace().corpora.rebuild(name, on_event=on_event, cancel=cancel)
+            if index:
+                _build_index(ctx, name, True, on_event, cancel)
+            ctx.workspace().forget_retriever(name)
+            return report
+
+        return self._start(f"Rebuilding '{name}'", work)
+
+    def remove(self, name: str | None) -> None:
+        if not name or self.job is not None:
+            return
+        if self.confirm_destructive and QMessageBox.question(
+                self, "Remove corpus", f"Delete corpus '{name}' and its index from disk?") != QMessageBox.StandardButton.Yes:
+            return
+        try:
+            self.ctx.workspace().forget_retriever(name)
+            self.manager().remove(name)
+        except Exception as exc:  # noqa: BLE001
+            self._error(exc)
+        else:
+            self.status.setText(f"Removed '{name}'.")
+            self.active_changed.emit(self.ctx.settings.active_corpus)
+        self.refresh()
+
+    def set_active(self, name: str | None) -> None:
+        if not name:
+            return
+        try:
+            self.manager().set_active(name)
+        except Exception as exc:  # noqa: BLE001
+            self._error(exc)
+            return
+        self.status.setText(f"Questions now use '{name}'.")
+        self.refresh()
+        self.active_changed.emit(name)
+
+    def cancel_job(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
+            self.progress.cancel.setEnabled(False)
+            self.status.setText("Cancelling…")
+
+    # -- job plumbing ------------------------------------------------------------------------
+    def _start(self, text: str, work) -> Job | None:
+        if self.job is not None:
+            self.status.setText("Another corpus job is running; wait for it or cancel it.")
+            return None
+        self.progress.start(text)
+        self.status.setText(text + "…")
+        self._set_buttons(False)
+        self.job = self.runner.start("corpus", work, on_event=self._on_event, on_done=self._on_done,
+                                     on_error=self._on_error, on_cancelled=self._on_cancelled)
+        return self.job
+
+    def _on_event(self, event) -> None:
+        if isinstance(event, Progress):
+            self.progress.update_progress(event)
+
+    def _on_done(self, report) -> None:
+        added = getattr(report, "added", None)
+        self._end(f"Done{f': {added:,} passages added' if isinstance(added, int) else ''}.", "done")
+
+    def _on_error(self, exc: BaseException) -> None:
+        message, hint = describe_error(exc)
+        self._end(f"{message}\n{hint}".strip(), "failed")
+
+    def _on_cancelled(self) -> None:
+        self._end("Cancelled. Nothing was lost: run it again to continue where it stopped.", "cancelled")
+
+    def _end(self, text: str, outcome: str) -> None:
+        self.job = None
+        self.progress.finish()
+        self._set_buttons(True)
+        self.refresh()
+        self.status.setText(text)
+        self.job_finished.emit(outcome)
+
+    def _set_buttons(self, enabled: bool) -> None:
+        for button in self.buttons.values():
+            button.setEnabled(enabled)
+
+    def _error(self, exc: BaseException) -> None:
+        message, hint = describe_error(exc)
+        self.status.setText(f"{message}\n{hint}".strip())
+
+
+def _build_index(ctx: AppContext, name: str, rebuild: bool, on_event, cancel) -> None:
+    from searchain.index.builder import build_index  # lazy: the embedding stack
+
+    build_index(ctx.paths, ctx.settings, name, rebuild=rebuild, on_event=on_event, cancel=cancel)

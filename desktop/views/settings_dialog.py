@@ -1,0 +1,154 @@
+"""Model and reasoning settings: GGUF, GPU layers (with detected offload support), context,
+threads; reader; θ, α, r_max, top-k and the answering mode. Saved on Apply/OK."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..context import AppContext
+from ..workers import JobRunner
+
+MODE_LABELS = {
+    "searchain": "SearChain (CoQ + IR verification and completion)",
+    "coq": "Chain-of-Query without IR",
+    "direct": "Baseline: direct answer",
+    "rag": "Baseline: retrieve then read",
+}
+READER_LABELS = {"auto": "Automatic", "dpr": "DPR reader", "llm": "The LLM as reader"}
+
+
+class SettingsDialog(QDialog):
+    applied = Signal(bool)  # whether the model settings changed
+
+    def __init__(self, ctx: AppContext, runner: JobRunner, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Model and reasoning settings")
+        self.ctx = ctx
+        llm, reasoning = ctx.settings.llm, ctx.settings.reasoning
+        self.model_path = QLineEdit(llm.model_path, self)
+        self.model_path.setObjectName("modelPath")
+        browse = QPushButton("Browse…", self)
+        browse.clicked.connect(self._browse)
+        path_row = QHBoxLayout()
+        path_row.addWidget(self.model_path, 1)
+        path_row.addWidget(browse)
+        self.gpu_layers = self._spin(-1, 999, llm.n_gpu_layers, "gpuLayers", special="auto")
+        self.gpu_support = QLabel("checking GPU offload support…", self)
+        self.gpu_support.setObjectName("gpuSupport")
+        self.n_ctx = self._spin(256, 131072, llm.n_ctx, "nCtx", step=256)
+        self.n_threads = self._spin(0, 256, llm.n_threads, "nThreads", special="automatic")
+        model_box = QGroupBox("Model", self)
+        form = QFormLayout(model_box)
+        form.addRow("GGUF file:", path_row)
+        form.addRow("GPU layers:", self.gpu_layers)
+        form.addRow("", self.gpu_support)
+        form.addRow("Context size:", self.n_ctx)
+        form.addRow("Threads:", self.n_threads)
+
+        self.mode = self._combo(MODE_LABELS, reasoning.mode, "mode")
+        self.reader = self._combo(READER_LABELS, reasoning.reader, "reader")
+        self.theta = self._double(0.0, 100.0, reasoning.theta, "theta")
+        self.alpha = self._double(0.0, 1.0, reasoning.alpha, "alpha")
+        self.r_max = self._spin(1, 20, reasoning.r_max, "rMax")
+        self.top_k = self._spin(1, 20, reasoning.top_k, "topK")
+        reasoning_box = QGroupBox("Reasoning", self)
+        form = QFormLayout(reasoning_box)
+        form.addRow("Mode:", self.mode)
+        form.addRow("Reader:", self.reader)
+        form.addRow("θ (reader confidence to correct):", self.theta)
+        form.addRow("α (ROUGE-L consistency):", self.alpha)
+        form.addRow("r_max (rounds):", self.r_max)
+        form.addRow("Passages per query (top-k):", self.top_k)
+
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Apply
+                                   | QDialogButtonBox.StandardButton.Cancel, self)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        buttons.button(QDialogButtonBox.StandardButton.Apply).clicked.connect(self.apply)
+        layout = QVBoxLayout(self)
+        layout.addWidget(model_box)
+        layout.addWidget(reasoning_box)
+        layout.addWidget(buttons)
+        runner.start("gpu-check", _gpu_supported, on_done=self.show_gpu_support,
+                     on_error=lambda _exc: self.show_gpu_support(None))
+
+    def _spin(self, low: int, high: int, value: int, name: str, step: int = 1, special: str = "") -> QSpinBox:
+        box = QSpinBox(self)
+        box.setObjectName(name)
+        box.setRange(low, high)
+        box.setSingleStep(step)
+        if special:
+            box.setSpecialValueText(special)
+        box.setValue(int(value))
+        return box
+
+    def _double(self, low: float, high: float, value: float, name: str) -> QDoubleSpinBox:
+        box = QDoubleSpinBox(self)
+        box.setObjectName(name)
+        box.setRange(low, high)
+        box.setDecimals(2)
+        box.setSingleStep(0.05)
+        box.setValue(float(value))
+        return box
+
+    def _combo(self, labels: dict[str, str], value: str, name: str) -> QComboBox:
+        box = QComboBox(self)
+        box.setObjectName(name)
+        for key, label in labels.items():
+            box.addItem(label, key)
+        box.setCurrentIndex(max(0, box.findData(value)))
+        return box
+
+    def show_gpu_support(self, supported: bool | None) -> None:
+        self.gpu_support.setText({True: "GPU offload available in this build",
+                                  False: "No GPU offload in this build: layers run on the CPU"}.get(
+            supported, "GPU offload support unknown"))
+
+    def _browse(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Choose a GGUF model", str(Path.home()), "GGUF (*.gguf)")
+        if path:
+            self.model_path.setText(path)
+
+    def apply(self) -> None:
+        llm, reasoning = self.ctx.settings.llm, self.ctx.settings.reasoning
+        before = (llm.model_path, llm.n_gpu_layers, llm.n_ctx, llm.n_threads, reasoning.reader)
+        llm.model_path = self.model_path.text().strip()
+        llm.n_gpu_layers = self.gpu_layers.value()
+        llm.n_ctx = self.n_ctx.value()
+        llm.n_threads = self.n_threads.value()
+        reasoning.mode = self.mode.currentData()
+        reasoning.reader = self.reader.currentData()
+        reasoning.theta = self.theta.value()
+        reasoning.alpha = self.alpha.value()
+        reasoning.r_max = self.r_max.value()
+        reasoning.top_k = self.top_k.value()
+        after = (llm.model_path, llm.n_gpu_layers, llm.n_ctx, llm.n_threads, reasoning.reader)
+        self.applied.emit(before != after)
+
+    def accept(self) -> None:
+        self.apply()
+        super().accept()
+
+
+def _gpu_supported(_on_event, _cancel) -> bool:
+    from searchain.llm.gpu import gpu_offload_supported
+
+    return gpu_offload_supported()

@@ -1,0 +1,120 @@
+"""The main window's flows against the real engine facade and the real conversation store."""
+
+import json
+
+import pytest
+from PySide6.QtCore import Qt
+
+from desktop.context import AppContext
+from desktop.main_window import MainWindow
+from searchain.config import Settings
+
+
+def make_window(qtbot, home, settings=None):
+    ctx = AppContext(home, settings or Settings.load(home))
+    window = MainWindow(ctx)
+    window.confirm_destructive = False
+    qtbot.addWidget(window)
+    window.show()
+    return window
+
+
+def wait_idle(qtbot, window):
+    qtbot.waitUntil(lambda: not window.answers.busy, timeout=60_000)
+
+
+def test_asking_without_a_model_shows_a_readable_error_and_keeps_working(qtbot, home):
+    window = make_window(qtbot, home)
+    window.chat.input.setPlainText("Who designed the Eiffel Tower?")
+    qtbot.keyClick(window.chat.input, Qt.Key.Key_Return)
+    wait_idle(qtbot, window)
+    assert window.message_bar.isVisible() and window.message_bar.kind == "error"
+    assert "No language model is configured" in window.message_bar.message.text()
+    transcript = window.chat.transcript.toPlainText()
+    assert "No language model is configured" in transcript and "Traceback" not in transcript
+    # The question and the failed answer were saved; the sidebar lists the conversation.
+    store = window.ctx.workspace().conversations()
+    [summary] = store.list_conversations()
+    assert summary.title == "Who designed the Eiffel Tower?"
+    messages = store.get_conversation(summary.id).messages
+    assert [m.role for m in messages] == ["user", "assistant"] and messages[1].state == "failed"
+    assert window.sidebar.titles() == ["Who designed the Eiffel Tower?"]
+    # Still usable: a second question goes through the same path.
+    assert window.answers.ask("And when?")
+    wait_idle(qtbot, window)
+    assert len(store.get_conversation(summary.id).messages) == 4
+
+
+def test_first_run_guidance_offers_catalogue_and_gguf(qtbot, home):
+    window = make_window(qtbot, home)
+    window.show_first_run_guidance()
+    assert "No language model" in window.message_bar.message.text()
+    assert window.message_bar.findChild(object, "action_catalogue") is not None
+    assert window.message_bar.findChild(object, "action_open_gguf") is not None
+    assert window.model_label.text() == "Model: none installed"
+
+
+def test_conversations_open_rename_search_delete_export(qtbot, home, answer_result, tmp_path):
+    window = make_window(qtbot, home)
+    store = window.ctx.workspace().conversations()
+    from searchain.store.records import RunInfo
+
+    cid = store.create_conversation("Eiffel")
+    store.add_user_message(cid, answer_result.question)
+    mid = store.begin_answer(cid, RunInfo.from_settings(window.ctx.settings))
+    store.finish_answer(mid, answer_result)
+    other = store.create_conversation("Unrelated chat")
+    store.add_user_message(other, "What is a township?")
+    window.conversations.refresh()
+    assert set(window.sidebar.titles()) == {"Eiffel", "Unrelated chat"}
+
+    assert window.conversations.open(cid)
+    assert f'href="ref:{mid}:2"' in window.chat.transcript.toHtml()
+    assert window.reasoning.round_count() == 2
+    window.chat.transcript.anchorClicked.emit(__import__("PySide6.QtCore").QtCore.QUrl(f"ref:{mid}:3"))
+    assert window.passage.highlighted_text() == "Dijon"
+    assert window.side_tabs.currentWidget() is window.passage
+
+    window.sidebar.rename_requested.emit(cid, "Eiffel & Dijon")
+    assert store.get_conversation(cid).title == "Eiffel & Dijon"
+    window.sidebar.search.setText("township")
+    assert window.sidebar.titles() == ["Unrelated chat"]
+    window.sidebar.search.setText("")
+
+    md = window.export_conversation(cid, "markdown", str(tmp_path / "chat.md"))
+    assert "Dijon" in md.read_text(encoding="utf-8")
+    js = window.export_conversation(cid, "json", str(tmp_path / "chat.json"))
+    data = json.loads(js.read_text(encoding="utf-8"))
+    assert [c["title"] for c in data["conversations"]] == ["Eiffel & Dijon"]
+
+    window.delete_conversation(cid)
+    assert window.sidebar.titles() == ["Unrelated chat"]
+    assert window.conversations.current_id is None and window.chat.entries == []
+
+
+def test_window_state_and_last_conversation_restored(qtbot, home):
+    window = make_window(qtbot, home)
+    cid = window.ctx.workspace().conversations().create_conversation("Keep me")
+    window.conversations.open(cid)
+    window.resize(760, 560)  # inside the offscreen screen (800x600), which clamps geometry
+    window.splitter.setSizes([180, 380, 190])
+    sizes = window.splitter.sizes()
+    window.close()
+    saved = json.loads(home.settings_file.read_text())["ui"]
+    assert saved["last_conversation"] == cid and saved["splitter"] == sizes
+
+    again = make_window(qtbot, home)
+    again.restore_last_conversation()
+    qtbot.waitExposed(again)
+    assert again.conversations.current_id == cid
+    assert again.splitter.sizes() == sizes
+    assert (again.width(), again.height()) == (760, 560)
+
+
+def test_shortcuts_new_chat_and_escape_stop(qtbot, home):
+    window = make_window(qtbot, home)
+    window.chat.set_entries([])
+    window.conversations.current_id = 5
+    window.new_action.trigger()
+    assert window.conversations.current_id is None
+    assert window.new_action.shortcut().toString() == "Ctrl+N"
