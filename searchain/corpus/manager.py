@@ -129,8 +129,8 @@ class CorpusManager:
 
         Adding a source that was interrupted before continues it: stored pids are skipped.
         """
+        folder = self.corpus_dir(name)  # checks the name before anything else
         path, fmt = _resolve_source(source, format)
-        folder = self.corpus_dir(name)
         is_new = not (folder / DB_NAME).exists()
         try:
             with CorpusLock(folder).acquire(name), \
