@@ -35,7 +35,7 @@ from .base import ChatMessage, Completion, GenerationParams, TokenCallback, Usag
 from .chat_prompt import ChatPromptBuilder, fit_messages
 from .events import LLMWarning
 from .gguf_info import ModelFacts, read_model_facts
-from .gpu import gpu_offload_supported, resolve_gpu_layers
+from . import gpu
 from .memory import check_memory
 from .text_stream import StopTextStream
 
@@ -83,6 +83,8 @@ class LlamaCppLLM:
         self._lock = threading.Lock()
         self._grammars: dict[str, object] = {}
         self._pieces: dict[int, bytes] = {}
+        # Bytes and tokens of the last prompt + reply, to tokenise the next prompt incrementally.
+        self._history: tuple[bytes, list[int]] = (b"", [])
         n_ctx = settings.n_ctx if settings.n_ctx > 0 else (self.facts.context_length or 4096)
         self.n_gpu_layers = self._gpu_layers(settings.n_gpu_layers)
         check_memory(self.facts, n_ctx, self.n_gpu_layers)
@@ -124,7 +126,7 @@ class LlamaCppLLM:
     def complete(self, prompt: str, params: GenerationParams = GenerationParams(), *,
                  on_token: TokenCallback | None = None,
                  cancel: CancelToken | None = None) -> Completion:
-        tokens = self.tokenize(prompt, add_special=True)
+        tokens = self._prompt_tokens(prompt, add_special=True)
         if len(tokens) >= self.n_ctx:
             raise ModelError(
                 f"The prompt is {len(tokens)} tokens but the context holds {self.n_ctx}.",
@@ -138,7 +140,7 @@ class LlamaCppLLM:
         rendered: dict[int, list[int]] = {}
 
         def count(msgs: Sequence[ChatMessage]) -> int:
-            rendered[len(msgs)] = self.tokenize(self._chat.render(msgs), add_special=False)
+            rendered[len(msgs)] = self._prompt_tokens(self._chat.render(msgs), add_special=False)
             return len(rendered[len(msgs)])
 
         kept, dropped = fit_messages(messages, count_tokens=count, n_ctx=self.n_ctx,
@@ -163,6 +165,47 @@ class LlamaCppLLM:
         llama = self._require_open()
         return llama.tokenize(text.encode("utf-8"), add_bos=add_special, special=True)
 
+    def reset_cache(self) -> None:
+        """Forget the KV cache, so the next call evaluates its whole prompt (benchmarks use it)."""
+        with self._lock:
+            llama = self._require_open()
+            llama.reset()
+            llama._ctx.kv_cache_seq_rm(-1, 0, -1)
+            self._history = (b"", [])
+
+    def _prompt_tokens(self, text: str, *, add_special: bool) -> list[int]:
+        """Tokenise a prompt. A prompt that extends the previous prompt + reply (the next round
+        of a dialogue) keeps that text's tokens, the reply's exactly as generated, and tokenises
+        only the new text: re-tokenising the reply could merge its bytes differently and defeat
+        KV-cache reuse from the point where it differs."""
+        llama = self._require_open()
+        data = text.encode("utf-8")
+        seen_bytes, seen_tokens = self._history
+        if seen_tokens and data.startswith(seen_bytes):
+            rest = data[len(seen_bytes):]
+            try:
+                rest.decode("utf-8")  # the reply may end inside a character: then start over
+            except UnicodeDecodeError:
+                pass
+            else:
+                new = llama.tokenize(rest, add_bos=False, special=True) if rest else []
+                return seen_tokens + new
+        return llama.tokenize(data, add_bos=add_special, special=True)
+
+    def _remember(self, tokens: list[int], generated: list[int], text: str) -> None:
+        """Record prompt + reply for ``_prompt_tokens``: the generated tokens whose bytes are a
+        prefix of the returned text (a stop sequence may have cut the text mid-token)."""
+        llama = self._llama
+        prompt_bytes = llama.detokenize(tokens, special=True) if llama is not None else b""
+        target = text.encode("utf-8")
+        kept, size = 0, 0
+        for token in generated:
+            piece = self._piece(token)
+            if target[size:size + len(piece)] != piece:
+                break
+            kept, size = kept + 1, size + len(piece)
+        self._history = (prompt_bytes + target[:size], tokens + generated[:kept])
+
     # -- generation -------------------------------------------------------------------------
 
     def _generate(self, tokens: list[int], params: GenerationParams,
@@ -177,7 +220,8 @@ class LlamaCppLLM:
             prompt_seconds = time.perf_counter() - started
             stream = StopTextStream(params.stop, on_token)
             logprobs: list[float] = []
-            n_generated = 0
+            generated: list[int] = []
+            self._history = (b"", [])
             finish = "cancelled"
             if finished:
                 finish = "length"
@@ -195,20 +239,22 @@ class LlamaCppLLM:
                         if self._is_end_of_generation(token):
                             finish = "stop"
                             break
-                        n_generated += 1
+                        generated.append(token)
                         if params.logprobs:
                             logprobs.append(self._token_logprob(llama, token))
                         if stream.feed(self._piece(token)):
                             finish = "stop"
                             break
-                        if n_generated >= max_new:
+                        if len(generated) >= max_new:
                             break
                 finally:
                     generator.close()
             text = stream.finish()
+            if finished:
+                self._remember(tokens, generated, text)
         return Completion(
             text=text,
-            usage=Usage(len(tokens), evaluated, n_generated),
+            usage=Usage(len(tokens), evaluated, len(generated)),
             finish_reason=finish,
             seconds=time.perf_counter() - started,
             prompt_seconds=prompt_seconds,
@@ -289,11 +335,11 @@ class LlamaCppLLM:
         return grammar
 
     def _gpu_layers(self, requested: int) -> int:
-        if requested > 0 and not gpu_offload_supported():
+        if requested > 0 and not gpu.gpu_offload_supported():
             self._warn(f"n_gpu_layers={requested} was asked for, but this llama-cpp-python build "
                        "cannot offload to a GPU; running on the CPU.",
                        "Install the CUDA build of llama-cpp-python (see docs/llm.md).")
-        return resolve_gpu_layers(requested)
+        return gpu.resolve_gpu_layers(requested)
 
     def _warn(self, message: str, hint: str = "") -> None:
         warning = LLMWarning(message, hint)

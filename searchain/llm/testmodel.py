@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ModelError
-from .bpe_vocab import build_vocab
+from .bpe_vocab import TOKEN_CONTROL, build_vocab
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,11 @@ LAYOUTS: dict[str, Layout] = {
 }
 
 WEIGHT_STD = 0.02
+# The output projection is scaled up so the next-token distribution is peaked rather than flat,
+# and the rows of the control tokens are zero: their logit is then 0 while the best token's is
+# far above, so a tiny model never ends (or opens a turn) on its own; only a finished grammar,
+# which leaves end-of-generation as the one allowed token, stops it.
+OUTPUT_STD = 0.5
 
 
 def write_test_gguf(
@@ -175,6 +180,10 @@ def _write_unquantised(path: Path, spec: Layout, layout: str, seed: int) -> None
     for name, shape, dtype in shapes:
         if len(shape) == 1:  # norm weights: ones keep activations in a sane range
             w.write_tensor_data(np.ones(shape, dtype=np.float32))
+        elif name == "output.weight":
+            out = values.take(shape, np.float32) * (OUTPUT_STD / WEIGHT_STD)
+            out[[i for i, t in enumerate(vocab.token_types) if t == TOKEN_CONTROL]] = 0.0
+            w.write_tensor_data(out.astype(dtype))
         else:
             w.write_tensor_data(values.take(shape, dtype))
     w.close()
