@@ -1,0 +1,39 @@
+"""``load_llm``: the one entry point the app and the CLI use to get an ``LLM`` from settings.
+
+``settings.backend`` picks the backend: ``llama_cpp`` loads ``settings.model_path`` in-process
+(the file is validated from its GGUF header first, RAM is checked, GPU offload is automatic and
+falls back to the CPU with an ``LLMWarning`` if it fails), ``openai`` connects to
+``settings.server_url`` (model: the server's first listed one; API key: ``$SEARCHAIN_LLM_API_KEY``).
+Warnings go to ``on_event`` and stay on the instance as ``.warnings``.
+"""
+
+from __future__ import annotations
+
+from ..config import LLMSettings
+from ..errors import ConfigError
+from ..events import EventCallback
+from .base import LLM
+from .events import LLMWarning
+from .gpu import gpu_offload_supported
+
+BACKENDS = ("llama_cpp", "openai")
+
+__all__ = ["BACKENDS", "LLMWarning", "gpu_offload_supported", "load_llm"]
+
+
+def load_llm(settings: LLMSettings, *, on_event: EventCallback | None = None) -> LLM:
+    if settings.backend == "llama_cpp":
+        from .llama_cpp_backend import LlamaCppLLM
+
+        return LlamaCppLLM(settings, on_event=on_event)
+    if settings.backend == "openai":
+        if not settings.server_url:
+            raise ConfigError("The OpenAI-compatible backend needs a server URL.",
+                              hint="Set llm.server_url, e.g. http://127.0.0.1:8080.")
+        from .openai_backend import OpenAICompatibleLLM
+
+        llm = OpenAICompatibleLLM(settings.server_url)
+        llm.warnings = []
+        return llm
+    raise ConfigError(f"Unknown LLM backend {settings.backend!r} (settings llm.backend).",
+                      hint=f"Use one of: {', '.join(BACKENDS)}.")
