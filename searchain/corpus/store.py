@@ -147,8 +147,9 @@ class PassageStore:
             ids_from: "PassageStore | None" = None) -> AddResult:
         """Insert passages, one transaction per ``batch_size``; a known pid counts as duplicate.
 
-        ``ids_from``: give each passage the id its pid has in that store (a rebuild keeps the
-        vector index's labels valid); new pids get ids above that store's largest id.
+        ``ids_from``: give each passage the id it has in that store when its pid, title and
+        text are unchanged there (a rebuild keeps the vector index's labels valid); new or
+        changed passages get ids above that store's largest id, so no label changes meaning.
         A full disk raises CorpusError; batches committed before it stay.
         """
         added = duplicates = 0
@@ -176,7 +177,7 @@ class PassageStore:
                     cur = conn.executemany(
                         f"INSERT OR IGNORE INTO passages ({_COLUMNS}) VALUES (?,?,?,?,?,?,?)", rows)
                 else:
-                    old = ids_from.ids_of([r[0] for r in rows])
+                    old = ids_from.ids_of_unchanged(batch)
                     cur = conn.executemany(
                         f"INSERT OR IGNORE INTO passages (id, {_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
                         [(old.get(r[0]),) + r for r in rows])
@@ -247,6 +248,20 @@ class PassageStore:
             marks = ",".join("?" * len(chunk))
             found.update(self.conn.execute(
                 f"SELECT pid, id FROM passages WHERE pid IN ({marks})", chunk).fetchall())
+        return found
+
+    def ids_of_unchanged(self, passages: list[Passage]) -> dict[str, int]:
+        """``{pid: id}`` for the passages stored here with the same pid, title and text."""
+        wanted = {p.pid: (p.title, p.text) for p in passages}
+        found: dict[str, int] = {}
+        pids = list(wanted)
+        for i in range(0, len(pids), 500):
+            chunk = pids[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            for pid, id_, title, text in self.conn.execute(
+                    f"SELECT pid, id, title, text FROM passages WHERE pid IN ({marks})", chunk):
+                if wanted[pid] == (title, text):
+                    found[pid] = id_
         return found
 
     def get_by_ids(self, ids: list[int]) -> list[Passage]:

@@ -2,6 +2,8 @@
 
 import re
 
+import pytest
+
 from searchain.config import Settings
 from searchain.corpus.demo import (DEMO_NAME, FINGERPRINT_KEY, articles_fingerprint,
                                    demo_articles_dir, ensure_demo_corpus)
@@ -74,3 +76,22 @@ def test_incomplete_demo_is_completed(home):
     assert manager.info(DEMO_NAME).state == "incomplete"
     info = ensure_demo_corpus(home, settings, index=False)
     assert info.state == "ready" and info.passages == total
+
+
+@pytest.mark.slow
+def test_first_run_indexes_the_demo_and_hybrid_search_answers_hops(home):
+    """Real index build (bundled MiniLM) through ensure_demo_corpus, then a real retriever."""
+    from searchain.index.retrievers import open_retriever
+
+    settings = Settings()
+    info = ensure_demo_corpus(home, settings)
+    assert info.indexed == info.passages >= 40 and info.embedder
+    assert ensure_demo_corpus(home, settings).indexed == info.indexed  # nothing to redo
+    retriever = open_retriever(home, settings, DEMO_NAME, "hybrid")
+    try:
+        hits = retriever.search("Who designed the Corvine Hall?", k=3)
+        assert hits[0].passage.title == "Corvine Hall" and hits[0].passage.corpus == DEMO_NAME
+    finally:
+        close = getattr(retriever, "close", None)
+        if close:
+            close()

@@ -133,12 +133,13 @@ def test_full_disk_is_a_clear_error_and_keeps_committed_batches(tmp_path):
 
 def test_rebuild_style_add_keeps_ids_from_old_store(tmp_path):
     old = PassageStore.open(tmp_path / "old" / "passages.db", create=True)
-    old.add([P("a"), P("b"), P("c")])
+    old.add([P("a"), P("b"), P("c"), P("d", text="original")])
     old.delete(["c"])
     fresh = PassageStore.open(tmp_path / "new" / "passages.db", create=True)
-    fresh.add([P("new1"), P("b"), P("a")], ids_from=old)
+    fresh.add([P("new1"), P("b"), P("a"), P("d", text="changed")], ids_from=old)
     assert fresh.id_of("a") == old.id_of("a") and fresh.id_of("b") == old.id_of("b")
     assert fresh.id_of("new1") > old.max_id()  # never takes c's old id either
+    assert fresh.id_of("d") > old.max_id() and fresh.id_of("d") != old.id_of("d")
     old.close()
     fresh.close()
 
