@@ -1,0 +1,232 @@
+"""The DPR reader (Karpukhin et al.): answer span + passage relevance, as SearChain's IR uses it.
+
+Input per passage is ``[CLS] question [SEP] title [SEP] passage`` (DPR's reader format). The
+span is decoded over passage tokens only, with end >= start and at most ``max_answer_tokens``
+tokens, starting and ending on word boundaries, maximising start + end logit (the authors' code
+took independent argmaxes over the whole input, which can land on the question or on [CLS]).
+Character offsets come from the fast tokenizer's offset mapping, so ``answer`` is always exactly
+``passage_text[start:end]``. Confidence is the raw relevance logit, compared with θ = 1.5.
+
+transformers and torch are imported lazily, when a reader is constructed.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..config import AppPaths
+from ..errors import Cancelled, ModelError
+from ..events import CancelToken, EventCallback, Progress, check, emit
+from .base import ReaderResult
+
+DEFAULT_DPR_READER = "facebook/dpr-reader-multiset-base"
+MAX_SEQUENCE_TOKENS = 512  # BERT's position limit: longer passages are cut at the end
+_WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+
+
+def reader_dir(paths: AppPaths, name: str = DEFAULT_DPR_READER) -> Path:
+    """Where the reader ``name`` lives once downloaded: ``<models_dir>/readers/<name>``."""
+    return paths.models_dir / "readers" / name
+
+
+def is_dpr_reader_dir(path: Path) -> bool:
+    """Whether ``path`` holds a loadable reader: a config, weights and a WordPiece vocabulary."""
+    path = Path(path)
+    return (
+        (path / "config.json").is_file()
+        and any((path / w).is_file() for w in _WEIGHT_FILES)
+        and ((path / "vocab.txt").is_file() or (path / "tokenizer.json").is_file())
+    )
+
+
+def resolve_dpr_reader(model_dir_or_name: str | os.PathLike, models_dir: Path | None = None) -> Path:
+    """A folder path as given, else ``<models_dir>/readers/<name>``; ModelError if neither holds a reader."""
+    candidate = Path(model_dir_or_name).expanduser()
+    tried = [candidate]
+    if not is_dpr_reader_dir(candidate) and models_dir is not None:
+        candidate = Path(models_dir) / "readers" / str(model_dir_or_name)
+        tried.append(candidate)
+    if is_dpr_reader_dir(candidate):
+        return candidate
+    raise ModelError(
+        f"No DPR reader found at {' or '.join(str(t) for t in tried)} "
+        "(expected config.json, model weights and vocab.txt).",
+        hint="Download it with `searchain models pull-reader` (needs a network connection once), "
+        "or set the reader to 'llm' to use the chat model as reader.",
+    )
+
+
+class DPRSpanReader:
+    """``Reader`` backed by a ``transformers.DPRReader`` checkpoint folder (or a name under models_dir)."""
+
+    def __init__(
+        self,
+        model_dir_or_name: str | os.PathLike = DEFAULT_DPR_READER,
+        *,
+        threshold: float = 1.5,
+        max_answer_tokens: int = 16,
+        models_dir: Path | None = None,
+        batch_size: int = 8,
+    ):
+        if max_answer_tokens < 1:
+            raise ValueError(f"max_answer_tokens must be >= 1, got {max_answer_tokens}")
+        self.path = resolve_dpr_reader(model_dir_or_name, models_dir)
+        self.name = f"dpr:{self.path.name}"
+        self.threshold = float(threshold)
+        self.max_answer_tokens = int(max_answer_tokens)
+        self.batch_size = max(1, int(batch_size))
+        try:
+            import torch  # noqa: F401  (fail here, clearly, if torch is missing)
+            from transformers import BertTokenizerFast, DPRReader
+
+            self._tokenizer = BertTokenizerFast.from_pretrained(str(self.path))
+            self._model = DPRReader.from_pretrained(str(self.path))
+        except ImportError as exc:
+            raise ModelError(f"The DPR reader needs torch and transformers: {exc}",
+                             hint="Install them (`make install`), or use the LLM reader.") from exc
+        except Exception as exc:  # noqa: BLE001 - safetensors/torch/json errors have no common base
+            raise ModelError(f"Cannot load the DPR reader from {self.path}: {exc}",
+                             hint="The folder may be incomplete; delete it and download again.") from exc
+        self._model.eval()
+
+    # -- Reader protocol -------------------------------------------------------------------
+
+    def read(self, question: str, title: str, passage_text: str) -> ReaderResult:
+        return self.read_many(question, [(title, passage_text)])[0]
+
+    def read_many(self, question: str, passages: list[tuple[str, str]]) -> list[ReaderResult]:
+        """Read every (title, text) in batches; results come back in input order."""
+        results: list[ReaderResult] = []
+        for i in range(0, len(passages), self.batch_size):
+            results.extend(self._read_batch(question, passages[i : i + self.batch_size]))
+        return results
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _encode(self, question: str, title: str, text: str):
+        """Token ids, and per token the (start, end) offset into ``text`` or None (not passage)
+        plus whether a word may start/end there."""
+        tok = self._tokenizer
+        head = tok(question, title or "", add_special_tokens=True, truncation="only_first",
+                   max_length=MAX_SEQUENCE_TOKENS // 2)["input_ids"]
+        body = tok(text, add_special_tokens=False, return_offsets_mapping=True)
+        room = max(0, MAX_SEQUENCE_TOKENS - len(head))
+        body_ids = body["input_ids"][:room]
+        offsets = body["offset_mapping"][:room]
+        words = body.word_ids()[: len(body_ids)]
+        n = len(body_ids)
+        # A span may only start where a word starts and end where one ends (no "##" halves).
+        can_start = [i == 0 or words[i] != words[i - 1] for i in range(n)]
+        can_end = [i == n - 1 or words[i] != words[i + 1] for i in range(n)]
+        if n and len(body["input_ids"]) > n:
+            # The token after the cut continues the last word only if it shares its word id.
+            can_end[-1] = body.word_ids()[n] != words[-1]
+        return head + body_ids, len(head), offsets, can_start, can_end
+
+    def _read_batch(self, question: str, batch: list[tuple[str, str]]) -> list[ReaderResult]:
+        import torch
+
+        encoded = [self._encode(question, title, text) for title, text in batch]
+        width = max(len(e[0]) for e in encoded)
+        pad = self._tokenizer.pad_token_id or 0
+        ids = torch.full((len(batch), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for row, (input_ids, *_rest) in enumerate(encoded):
+            ids[row, : len(input_ids)] = torch.tensor(input_ids, dtype=torch.long)
+            mask[row, : len(input_ids)] = 1
+        with torch.inference_mode():
+            out = self._model(input_ids=ids, attention_mask=mask)
+        results = []
+        for row, ((_title, text), (_ids, body_at, offsets, can_start, can_end)) in enumerate(zip(batch, encoded)):
+            relevance = float(out.relevance_logits[row])
+            n = len(offsets)
+            start_logits = out.start_logits[row, body_at : body_at + n]
+            end_logits = out.end_logits[row, body_at : body_at + n]
+            span = best_span(start_logits, end_logits, can_start, can_end, self.max_answer_tokens)
+            if span is None:
+                results.append(ReaderResult("", 0, 0, relevance, self.threshold))
+                continue
+            s, e = offsets[span[0]][0], offsets[span[1]][1]
+            results.append(ReaderResult(text[s:e], s, e, relevance, self.threshold))
+        return results
+
+
+def best_span(start_logits, end_logits, can_start, can_end, max_tokens: int) -> tuple[int, int] | None:
+    """Token indices (i, j), i <= j < i + max_tokens, maximising start[i] + end[j] among allowed
+    boundaries; None when there is no passage token. Works on 1-D torch tensors."""
+    import torch
+
+    n = int(start_logits.shape[0])
+    if n == 0:
+        return None
+    scores = start_logits.float()[:, None] + end_logits.float()[None, :]
+    i = torch.arange(n)[:, None]
+    j = torch.arange(n)[None, :]
+    allowed = (j >= i) & (j - i < max_tokens)
+    allowed &= torch.tensor(can_start, dtype=torch.bool)[:, None]
+    allowed &= torch.tensor(can_end, dtype=torch.bool)[None, :]
+    if not bool(allowed.any()):
+        # Every word is longer than max_tokens pieces: fall back to any in-bound span.
+        allowed = (j >= i) & (j - i < max_tokens)
+    scores = scores.masked_fill(~allowed, float("-inf"))
+    flat = int(torch.argmax(scores))
+    return flat // n, flat % n
+
+
+def download_dpr_reader(
+    paths: AppPaths,
+    name: str = DEFAULT_DPR_READER,
+    *,
+    on_event: EventCallback | None = None,
+    cancel: CancelToken | None = None,
+) -> Path:
+    """Fetch the reader ``name`` from the Hugging Face Hub into ``reader_dir(paths, name)``.
+
+    Files go to a temporary sibling folder that is renamed into place only when complete, so an
+    interrupted download never leaves a half reader that ``auto`` would pick. Offline (or with
+    ``HF_HUB_OFFLINE=1``) this raises ModelError saying so.
+    """
+    import shutil
+
+    target = reader_dir(paths, name)
+    if is_dpr_reader_dir(target):
+        return target
+    try:
+        from huggingface_hub import HfApi, hf_hub_download
+    except ImportError as exc:
+        raise ModelError(f"Downloading a reader needs huggingface_hub: {exc}") from exc
+    partial = target.parent / f".{target.name}.partial"
+    try:
+        check(cancel)
+        emit(on_event, Progress("download reader", 0, None, f"listing {name}"))
+        files = set(HfApi().list_repo_files(name))
+        weights = next((w for w in _WEIGHT_FILES if w in files), None)
+        if weights is None:
+            raise ModelError(f"{name} on the Hugging Face Hub has no PyTorch weights.",
+                             hint=f"Pick a DPR reader checkpoint, e.g. {DEFAULT_DPR_READER}.")
+        wanted = [f for f in ("config.json", "vocab.txt", "tokenizer.json", "tokenizer_config.json",
+                              "special_tokens_map.json") if f in files] + [weights]
+        partial.mkdir(parents=True, exist_ok=True)
+        for done, filename in enumerate(wanted):
+            check(cancel)
+            emit(on_event, Progress("download reader", done, len(wanted), filename))
+            hf_hub_download(name, filename, local_dir=str(partial))
+        emit(on_event, Progress("download reader", len(wanted), len(wanted), "done"))
+    except (ModelError, Cancelled):
+        raise
+    except Exception as exc:  # noqa: BLE001 - hub/network errors come in many types
+        offline = os.environ.get("HF_HUB_OFFLINE") == "1"
+        raise ModelError(
+            f"Could not download the DPR reader {name}: {exc.__class__.__name__}: {exc}",
+            hint=("Hugging Face downloads are disabled (HF_HUB_OFFLINE=1); " if offline else "")
+            + "connect to the internet once and retry, or copy a reader folder to "
+            f"{target} by hand, or set the reader to 'llm'.",
+        ) from exc
+    if not is_dpr_reader_dir(partial):
+        raise ModelError(f"The download of {name} is incomplete ({partial}).", hint="Retry the download.")
+    if target.exists():
+        shutil.rmtree(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(partial, target)
+    return target
