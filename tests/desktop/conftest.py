@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from searchain.reasoning.result import (
@@ -66,3 +68,21 @@ def answer_result() -> AnswerResult:
         stop_reason="finish",
         seconds=1.5,
     )
+
+
+@pytest.fixture(scope="session")
+def demo_data_template(tmp_path_factory):
+    """A data dir holding the real demo corpus, ingested and indexed once per session."""
+    from searchain.config import AppPaths, Settings
+    from searchain.corpus.demo import ensure_demo_corpus
+
+    paths = AppPaths.resolve(tmp_path_factory.mktemp("demo-home")).ensure()
+    ensure_demo_corpus(paths, Settings())
+    return paths.data_dir
+
+
+@pytest.fixture
+def demo_home(home, demo_data_template):
+    """``home`` with the ready demo corpus copied in (as after a first run)."""
+    shutil.copytree(demo_data_template / "corpora" / "demo", home.corpora_dir / "demo")
+    return home

@@ -1,0 +1,66 @@
+"""Asking questions in the main window, through the real engine: tiny GGUF + the demo corpus."""
+
+import threading
+
+import pytest
+
+from desktop.context import AppContext
+from desktop.main_window import MainWindow
+from searchain.config import Settings
+
+pytestmark = pytest.mark.slow  # a real llama.cpp model and a real index
+
+
+@pytest.fixture
+def window(qtbot, demo_home, tiny_gguf):
+    settings = Settings.load(demo_home)
+    settings.llm.model_path = str(tiny_gguf)
+    settings.llm.n_ctx = 2048
+    settings.llm.n_threads = 2
+    settings.llm.n_gpu_layers = 0
+    settings.llm.max_tokens = 48  # the random-weight model never stops on its own
+    settings.reasoning.r_max = 2
+    window = MainWindow(AppContext(demo_home, settings))
+    window.confirm_destructive = False
+    qtbot.addWidget(window)
+    window.show()
+    yield window
+    window.close()
+
+
+def test_answer_streams_draws_tree_and_is_saved(qtbot, window):
+    tokens = []
+    main = threading.get_ident()
+    window.chat.transcript.textChanged.connect(lambda: tokens.append(threading.get_ident()))
+    assert window.answers.ask("Where is Kestrel Bay?")
+    assert window.chat.stop_button.isVisible()
+    qtbot.waitUntil(lambda: not window.answers.busy, timeout=300_000)
+    seen = window.answers.events_seen
+    assert "RoundStarted" in seen and "ChainGenerated" in seen and "TokenGenerated" in seen
+    assert all(thread == main for thread in tokens)  # widgets touched only on the UI thread
+    assert window.reasoning.round_count() >= 1
+    assert window.reasoning.node_item(1, 0) is not None
+    entry = window.chat.entries[-1]
+    assert entry.status == "done" and entry.result is not None
+    store = window.ctx.workspace().conversations()
+    conversation = store.get_conversation(window.conversations.current_id)
+    answer = conversation.messages[-1]
+    assert answer.state == "complete" and answer.result == entry.result
+    assert window.sidebar.titles() == ["Where is Kestrel Bay?"]
+    assert window.message_bar.isHidden()
+
+
+def test_stop_cancels_and_keeps_the_partial_answer(qtbot, window):
+    assert window.answers.ask("Who founded Corvine Hall?")
+    qtbot.waitUntil(lambda: "TokenGenerated" in window.answers.events_seen, timeout=300_000)
+    window.answers.stop()
+    qtbot.waitUntil(lambda: not window.answers.busy, timeout=120_000)
+    assert window.chat.entries[-1].status == "cancelled"
+    assert "Stopped." in window.chat.transcript.toPlainText()
+    store = window.ctx.workspace().conversations()
+    answer = store.get_conversation(window.conversations.current_id).messages[-1]
+    assert answer.state == "cancelled"
+    # The app keeps working after a stop.
+    assert window.answers.ask("Where is Lisk?")
+    qtbot.waitUntil(lambda: not window.answers.busy, timeout=300_000)
+    assert window.chat.entries[-1].status == "done"

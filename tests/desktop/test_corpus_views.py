@@ -1,0 +1,105 @@
+"""Corpus manager and retrieval-only search, through the real corpus manager, index and retriever."""
+
+import json
+
+import pytest
+
+from desktop.context import AppContext
+from desktop.views.corpus_manager import CorpusManagerDialog, corpus_name_for
+from desktop.views.search import SearchDialog
+from desktop.workers import JobRunner
+from searchain.config import Settings
+
+pytestmark = pytest.mark.slow  # real embedder and index
+
+
+@pytest.fixture
+def ctx(demo_home):
+    return AppContext(demo_home, Settings.load(demo_home))
+
+
+def make_manager(qtbot, ctx):
+    runner = JobRunner()
+    dialog = CorpusManagerDialog(ctx, runner)
+    dialog.confirm_destructive = False
+    qtbot.addWidget(dialog)
+    return dialog
+
+
+def test_lists_demo_corpus_with_index_state(qtbot, ctx):
+    dialog = make_manager(qtbot, ctx)
+    assert dialog.names() == ["demo"]
+    row = [dialog.table.item(0, c).text() for c in range(dialog.table.columnCount())]
+    assert row[0] == "demo" and int(row[1]) > 0 and row[2] == row[1]
+    assert "MiniLM" in row[3] and row[4] == "ready" and row[6] == "✓"
+
+
+def test_add_index_activate_search_remove(qtbot, ctx, tmp_path):
+    source = tmp_path / "notes.jsonl"
+    source.write_text("\n".join(json.dumps({"id": f"n{i}", "title": f"Note {i}",
+                                            "text": f"The heron number {i} nests by the quiet lake."})
+                                for i in range(30)) + "\n", encoding="utf-8")
+    dialog = make_manager(qtbot, ctx)
+    progress = []
+    with qtbot.waitSignal(dialog.job_finished, timeout=180_000) as outcome:
+        job = dialog.add(corpus_name_for(source), source)
+        job.event.connect(progress.append)
+        assert not dialog.progress.isHidden() and not dialog.buttons["remove"].isEnabled()
+    assert outcome.args == ["done"], dialog.status.text()
+    assert dialog.names() == ["demo", "notes"]
+    assert job.worker_thread_id is not None
+    assert any(getattr(e, "total", None) for e in progress)  # the bar had something to show
+
+    dialog.select("notes")
+    dialog.set_active(dialog.selected())
+    assert ctx.settings.active_corpus == "notes"
+    assert json.loads(ctx.paths.settings_file.read_text())["active_corpus"] == "notes"
+
+    search = SearchDialog(ctx, dialog.runner)
+    qtbot.addWidget(search)
+    assert search.corpus.currentText() == "notes"
+    search.query.setText("heron lake")
+    with qtbot.waitSignal(search.searched, timeout=120_000) as found:
+        search.search()
+    assert found.args[0] > 0 and "Note" in search.results.item(0).text()
+
+    dialog.remove("notes")
+    assert dialog.names() == ["demo"] and ctx.settings.active_corpus == "demo"
+
+
+def test_bad_source_gives_readable_error_and_keeps_corpora(qtbot, ctx, tmp_path):
+    dialog = make_manager(qtbot, ctx)
+    with qtbot.waitSignal(dialog.job_finished, timeout=60_000) as outcome:
+        dialog.add("missing", tmp_path / "nope.jsonl")
+    assert outcome.args == ["failed"]
+    assert "nope.jsonl" in dialog.status.text() and "Traceback" not in dialog.status.text()
+    assert dialog.names() == ["demo"]
+    assert dialog.buttons["file"].isEnabled()
+
+
+def test_search_works_without_any_model(qtbot, ctx):
+    assert ctx.settings.llm.model_path == ""
+    search = SearchDialog(ctx, JobRunner())
+    qtbot.addWidget(search)
+    search.query.setText("Kestrel Bay")
+    with qtbot.waitSignal(search.searched, timeout=120_000) as found:
+        search.search()
+    assert found.args[0] > 0
+    assert search.results.item(0).text().startswith("Kestrel Bay")
+    emitted = []
+    search.passage_opened.connect(emitted.append)
+    search.results.itemDoubleClicked.emit(search.results.item(0))
+    assert emitted and emitted[0].corpus == "demo"
+
+
+def test_cancel_stops_an_add_and_keeps_the_other_corpora(qtbot, ctx, tmp_path):
+    source = tmp_path / "many.jsonl"
+    source.write_text("\n".join(json.dumps({"id": f"m{i}", "title": f"M {i}", "text": f"Text {i}."})
+                                for i in range(2000)) + "\n", encoding="utf-8")
+    dialog = make_manager(qtbot, ctx)
+    with qtbot.waitSignal(dialog.job_finished, timeout=120_000) as outcome:
+        dialog.add("many", source)
+        dialog.cancel_job()  # before the worker's first check point
+    assert outcome.args == ["cancelled"]
+    assert "Cancelled" in dialog.status.text()
+    assert "demo" in dialog.names()
