@@ -1,0 +1,182 @@
+"""Models: the GGUFs already on disk, the download catalogue (progress, time left, Cancel),
+and "Open GGUF file…". Choosing one emits ``model_chosen(path)``; the main window saves it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from searchain.events import Progress
+
+from ..context import AppContext
+from ..render import describe_error, format_bytes
+from ..workers import Job, JobRunner
+from .progress import ProgressRow
+
+PATH_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+def _table(parent: QWidget, name: str, headers: tuple[str, ...]) -> QTableWidget:
+    table = QTableWidget(0, len(headers), parent)
+    table.setObjectName(name)
+    table.setHorizontalHeaderLabels(list(headers))
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.verticalHeader().setVisible(False)
+    table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+    return table
+
+
+class ModelDialog(QDialog):
+    model_chosen = Signal(str)
+    job_finished = Signal(str)  # done | failed | cancelled
+
+    def __init__(self, ctx: AppContext, runner: JobRunner, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Language models")
+        self.resize(760, 480)
+        self.ctx = ctx
+        self.runner = runner
+        self.job: Job | None = None
+        self.local = _table(self, "localModels", ("File", "Architecture", "Parameters", "Quantisation", "Size"))
+        self.local.itemDoubleClicked.connect(lambda _item: self.use_selected())
+        self.catalogue = _table(self, "catalogueModels", ("Name", "Size", "Suits", "Licence"))
+        self.status = QLabel(self)
+        self.status.setObjectName("modelStatus")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.status.setWordWrap(True)
+        self.progress = ProgressRow(self)
+        self.progress.cancel_requested.connect(self.cancel_job)
+        self.use_button = QPushButton("Use selected model", self)
+        self.use_button.clicked.connect(self.use_selected)
+        open_button = QPushButton("Open GGUF file…", self)
+        open_button.clicked.connect(self._open_file)
+        self.download_button = QPushButton("Download selected", self)
+        self.download_button.clicked.connect(lambda: self.download(self.selected_catalogue()))
+
+        local_row = QHBoxLayout()
+        local_row.addWidget(self.use_button)
+        local_row.addWidget(open_button)
+        local_row.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel("On this computer:", self))
+        layout.addWidget(self.local, 1)
+        layout.addLayout(local_row)
+        layout.addWidget(QLabel("Catalogue (downloads from Hugging Face):", self))
+        layout.addWidget(self.catalogue, 1)
+        layout.addWidget(self.download_button, 0, Qt.AlignmentFlag.AlignLeft)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.status)
+        self.refresh()
+
+    def manager(self):
+        from searchain.llm.models import ModelManager  # reads GGUF headers only; no llama import
+
+        return ModelManager(self.ctx.paths)
+
+    def refresh(self) -> None:
+        try:
+            manager = self.manager()
+            local, catalogue = manager.list_local(), manager.catalogue()
+        except Exception as exc:  # noqa: BLE001
+            self.status.setText(" ".join(describe_error(exc)))
+            return
+        self.local.setRowCount(len(local))
+        for row, model in enumerate(local):
+            facts = model.facts
+            values = (model.path.name, facts.architecture if facts else f"unreadable: {model.error}",
+                      f"{facts.parameters / 1e9:.2f} B" if facts else "", facts.quantisation if facts else "",
+                      format_bytes(facts.file_size if facts else None))
+            for col, value in enumerate(values):
+                item = QTableWidgetItem(value)
+                item.setData(PATH_ROLE, str(model.path))
+                self.local.setItem(row, col, item)
+        self.catalogue.setRowCount(len(catalogue))
+        for row, entry in enumerate(catalogue):
+            for col, value in enumerate((entry.name, entry.size_label, entry.hardware, entry.licence)):
+                self.catalogue.setItem(row, col, QTableWidgetItem(value))
+        if not local:
+            self.status.setText("No model on this computer yet: download one below or open a GGUF file.")
+
+    def local_paths(self) -> list[str]:
+        return [self.local.item(r, 0).data(PATH_ROLE) for r in range(self.local.rowCount())]
+
+    def selected_catalogue(self) -> str | None:
+        rows = self.catalogue.selectionModel().selectedRows()
+        return self.catalogue.item(rows[0].row(), 0).text() if rows else None
+
+    def use_selected(self) -> None:
+        rows = self.local.selectionModel().selectedRows()
+        if not rows:
+            self.status.setText("Select a model in the list first.")
+            return
+        self.model_chosen.emit(self.local.item(rows[0].row(), 0).data(PATH_ROLE))
+        self.accept()
+
+    def _open_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open GGUF model", str(Path.home()), "GGUF (*.gguf)")
+        if path:
+            self.model_chosen.emit(path)
+            self.accept()
+
+    def download(self, name: str | None) -> Job | None:
+        if not name or self.job is not None:
+            return None
+        manager = self.manager()
+
+        def work(on_event, cancel):
+            return manager.pull(name, on_event=on_event, cancel=cancel)
+
+        self.progress.start(f"Downloading {name}")
+        self.download_button.setEnabled(False)
+        self.job = self.runner.start("download", work, on_event=self._on_event, on_done=self._on_done,
+                                     on_error=self._on_error, on_cancelled=self._on_cancelled)
+        return self.job
+
+    def cancel_job(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
+            self.status.setText("Cancelling… the partial download is kept and resumes next time.")
+
+    def _on_event(self, event) -> None:
+        if isinstance(event, Progress):
+            self.progress.update_progress(event)
+
+    def _on_done(self, path) -> None:
+        self._end(f"Downloaded to {path}.", "done")
+        self.select_local(str(path))
+
+    def _on_error(self, exc: BaseException) -> None:
+        message, hint = describe_error(exc)
+        self._end(f"{message}\n{hint}".strip(), "failed")
+
+    def _on_cancelled(self) -> None:
+        self._end("Download cancelled; it resumes where it stopped next time.", "cancelled")
+
+    def _end(self, text: str, outcome: str) -> None:
+        self.job = None
+        self.progress.finish()
+        self.download_button.setEnabled(True)
+        self.refresh()
+        self.status.setText(text)
+        self.job_finished.emit(outcome)
+
+    def select_local(self, path: str) -> None:
+        for row in range(self.local.rowCount()):
+            if self.local.item(row, 0).data(PATH_ROLE) == path:
+                self.local.selectRow(row)

@@ -1,0 +1,70 @@
+"""Settings and model dialogs: values persist, local GGUFs are listed and chosen, downloads fail readably."""
+
+import json
+import shutil
+
+from desktop.context import AppContext
+from desktop.main_window import MainWindow
+from desktop.views.model_dialog import ModelDialog
+from desktop.views.settings_dialog import SettingsDialog
+from desktop.workers import JobRunner
+from searchain.config import Settings
+
+
+def test_settings_dialog_saves_reasoning_and_model_values(qtbot, home):
+    window = MainWindow(AppContext(home, Settings.load(home)))
+    qtbot.addWidget(window)
+    window.open_settings()
+    dialog: SettingsDialog = window.settings_dialog
+    qtbot.waitUntil(lambda: "checking" not in dialog.gpu_support.text(), timeout=60_000)
+    assert "GPU" in dialog.gpu_support.text()
+    dialog.theta.setValue(2.25)
+    dialog.alpha.setValue(0.5)
+    dialog.r_max.setValue(3)
+    dialog.top_k.setValue(2)
+    dialog.mode.setCurrentIndex(dialog.mode.findData("coq"))
+    dialog.reader.setCurrentIndex(dialog.reader.findData("llm"))
+    dialog.n_ctx.setValue(8192)
+    dialog.gpu_layers.setValue(0)
+    dialog.accept()
+    saved = json.loads(home.settings_file.read_text())
+    assert saved["reasoning"] == {**saved["reasoning"], "theta": 2.25, "alpha": 0.5, "r_max": 3, "top_k": 2,
+                                  "mode": "coq", "reader": "llm"}
+    assert saved["llm"]["n_ctx"] == 8192 and saved["llm"]["n_gpu_layers"] == 0
+    assert Settings.load(home).reasoning.theta == 2.25
+
+
+def test_model_dialog_lists_and_chooses_local_gguf(qtbot, home, tiny_gguf):
+    shutil.copy(tiny_gguf, home.models_dir / "tiny.gguf")
+    (home.models_dir / "broken.gguf").write_bytes(b"not a gguf")
+    window = MainWindow(AppContext(home, Settings.load(home)))
+    qtbot.addWidget(window)
+    window.open_model_catalogue()
+    dialog: ModelDialog = window.model_dialog
+    assert sorted(p.split("/")[-1] for p in dialog.local_paths()) == ["broken.gguf", "tiny.gguf"]
+    assert dialog.catalogue.rowCount() > 0
+    dialog.select_local(str(home.models_dir / "tiny.gguf"))
+    dialog.use_selected()
+    assert window.ctx.settings.llm.model_path == str(home.models_dir / "tiny.gguf")
+    assert window.model_label.text() == "Model: tiny.gguf"
+    assert json.loads(home.settings_file.read_text())["llm"]["model_path"].endswith("tiny.gguf")
+
+
+def test_download_failure_is_readable(qtbot, home, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # no network in tests: the real pull must fail cleanly
+    dialog = ModelDialog(AppContext(home, Settings.load(home)), JobRunner())
+    qtbot.addWidget(dialog)
+    name = dialog.catalogue.item(0, 0).text()
+    with qtbot.waitSignal(dialog.job_finished, timeout=120_000) as outcome:
+        dialog.download(name)
+    assert outcome.args == ["failed"]
+    assert dialog.status.text() and "Traceback" not in dialog.status.text()
+    assert dialog.download_button.isEnabled()
+
+
+def test_missing_model_file_is_refused(qtbot, home, tmp_path):
+    window = MainWindow(AppContext(home, Settings.load(home)))
+    qtbot.addWidget(window)
+    window.use_model(str(tmp_path / "gone.gguf"))
+    assert window.message_bar.kind == "error" and "does not exist" in window.message_bar.message.text()
+    assert window.ctx.settings.llm.model_path == ""
