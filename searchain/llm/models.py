@@ -1,0 +1,210 @@
+"""The models folder: list local GGUFs, download catalogue models, remove them.
+
+Downloads use huggingface_hub's own metadata and HTTP code (``get_hf_file_metadata``,
+``http_get``) and append to ``models/.partial/<file>.<etag>.part``, so an interrupted or cancelled
+pull resumes where it stopped (``hf_hub_download`` itself no longer resumes across runs). Progress
+arrives as ``Progress("download", bytes_done, bytes_total)`` events; ``cancel`` stops between
+chunks and keeps the partial file for the next ``pull``. After the download the file's SHA-256 is
+compared with the catalogue's pin, else with the Hub's LFS ETag (which is the SHA-256); a mismatch
+deletes the partial file and raises ``ModelError``; only a verified GGUF is moved into place. ``HF_ENDPOINT`` (or ``endpoint=``) points at a mirror.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import AppPaths
+from ..errors import Cancelled, ModelError
+from ..events import CancelToken, EventCallback, Progress, check, emit
+from .catalogue import CATALOGUE, CatalogueEntry
+from .gguf_info import ModelFacts, read_model_facts
+
+SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+PARTIAL_DIR = ".partial"  # unfinished downloads, kept across runs so that a pull resumes
+
+
+@dataclass(frozen=True)
+class LocalModel:
+    path: Path
+    facts: ModelFacts | None  # None when the file is not a readable GGUF
+    error: str | None = None
+
+
+class ModelManager:
+    def __init__(self, paths: AppPaths, *, endpoint: str | None = None):
+        self.models_dir = paths.models_dir
+        self.endpoint = endpoint
+
+    def catalogue(self) -> tuple[CatalogueEntry, ...]:
+        return CATALOGUE
+
+    def find(self, name: str) -> CatalogueEntry:
+        for entry in CATALOGUE:
+            if entry.name == name.lower():
+                return entry
+        raise ModelError(f"{name!r} is not in the model catalogue.",
+                         hint="Known names: " + ", ".join(e.name for e in CATALOGUE) + ".")
+
+    def list_local(self) -> list[LocalModel]:
+        """Every ``*.gguf`` under the models folder (hidden folders skipped), with its facts or
+        the reason it cannot be read: a broken file is listed, not fatal."""
+        found = []
+        if not self.models_dir.exists():
+            return found
+        for path in sorted(self.models_dir.rglob("*.gguf")):
+            if any(part.startswith(".") for part in path.relative_to(self.models_dir).parts):
+                continue
+            try:
+                found.append(LocalModel(path, read_model_facts(path)))
+            except ModelError as exc:
+                found.append(LocalModel(path, None, exc.message))
+        return found
+
+    def pull(self, name: str, *, on_event: EventCallback | None = None,
+             cancel: CancelToken | None = None) -> Path:
+        """Download catalogue model ``name`` (resuming a partial download); return its path."""
+        entry = self.find(name)
+        check(cancel)
+        final = self.models_dir / entry.filename
+        url, size, etag = self._metadata(entry)
+        if final.is_file() and final.stat().st_size == size:
+            return final  # already complete
+        part = self._partial_path(entry.filename, etag)
+        self._fetch(url, part, size, entry.filename, on_event, cancel)
+        expected = entry.sha256 or (etag if SHA256_RE.match(etag) else None)
+        if expected:
+            actual = _sha256(part, on_event, cancel)
+            if actual != expected:
+                part.unlink(missing_ok=True)
+                raise ModelError(
+                    f"{entry.filename} failed its checksum (expected SHA-256 {expected}, got "
+                    f"{actual}); the download was deleted.",
+                    hint="Run the pull again; if it keeps failing, the mirror serves a different "
+                         "file than the catalogue expects.",
+                )
+        read_model_facts(part)  # a downloaded non-GGUF (an HTML error page...) fails here
+        os.replace(part, final)
+        return final
+
+    def remove(self, name_or_file: str) -> Path:
+        """Delete a model by catalogue name or by file name in the models folder (and any
+        partial download of it)."""
+        try:
+            filename = self.find(name_or_file).filename
+        except ModelError:
+            filename = name_or_file
+        root = self.models_dir.resolve()
+        path = (root / filename).resolve()
+        if root not in path.parents:
+            raise ModelError(f"{name_or_file!r} is not inside the models folder {self.models_dir}.",
+                             hint="Give a catalogue name or a file name from `searchain models list`.")
+        partials = list((root / PARTIAL_DIR).glob(f"{glob.escape(path.name)}.*.part"))
+        if not path.is_file() and not partials:
+            raise ModelError(f"No model {name_or_file!r} in {self.models_dir}.",
+                             hint="See `searchain models list` for what is there.")
+        for p in [path, *partials]:
+            p.unlink(missing_ok=True)
+        return path
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _partial_path(self, filename: str, etag: str) -> Path:
+        # Keyed by ETag: a partial of an older revision of the file is never resumed.
+        tag = re.sub(r"[^0-9A-Za-z]", "", etag)[:16] or "noetag"
+        folder = self.models_dir / PARTIAL_DIR
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder / f"{Path(filename).name}.{tag}.part"
+
+    def _metadata(self, entry: CatalogueEntry) -> tuple[str, int, str]:
+        """(download URL after redirects, size, ETag) from the Hub's HEAD answer."""
+        import huggingface_hub
+
+        url = huggingface_hub.hf_hub_url(entry.repo, entry.filename, revision=entry.revision,
+                                         endpoint=self.endpoint)
+        try:
+            meta = huggingface_hub.get_hf_file_metadata(url, endpoint=self.endpoint)
+        except Exception as exc:
+            raise self._download_error(entry, exc) from exc
+        if meta.size is None or not meta.etag:
+            raise ModelError(f"The Hub sent no size/ETag for {entry.repo}/{entry.filename}.",
+                             hint="Try again later, or download the file by hand into "
+                                  f"{self.models_dir}.")
+        return meta.location, int(meta.size), meta.etag
+
+    def _fetch(self, url: str, part: Path, size: int, label: str, on_event, cancel) -> None:
+        """Append the missing bytes to ``part`` with huggingface_hub's ``http_get``."""
+        from huggingface_hub.file_download import http_get
+
+        with part.open("ab") as fh:
+            done = fh.tell()
+            if done > size:  # not a prefix of this file: start over
+                fh.truncate(0)
+                done = 0
+            try:
+                http_get(url, fh, resume_size=done, expected_size=size, displayed_filename=label,
+                         tqdm_class=_progress_class(on_event, cancel, label))
+            except Cancelled:
+                raise  # the partial file stays for the next pull to resume
+            except Exception as exc:
+                raise ModelError(f"Downloading {label} failed after {fh.tell():,} of {size:,} "
+                                 f"bytes: {exc}",
+                                 hint="Check the network and free disk space, then pull again: "
+                                      "it resumes where it stopped.") from exc
+
+    def _download_error(self, entry: CatalogueEntry, exc: Exception) -> ModelError:
+        from huggingface_hub import errors as hf_errors
+
+        if isinstance(exc, hf_errors.OfflineModeIsEnabled):
+            return ModelError(
+                f"Cannot download {entry.name}: no network access to the Hugging Face Hub "
+                f"(offline mode is on).",
+                hint="Connect to the internet and unset HF_HUB_OFFLINE, or copy a .gguf file "
+                     f"into {self.models_dir} by hand.",
+            )
+        if isinstance(exc, hf_errors.HfHubHTTPError) and exc.response is not None:
+            return ModelError(
+                f"The Hub refused {entry.repo}/{entry.filename} "
+                f"(HTTP {exc.response.status_code}).",
+                hint="The file may have moved or need a login; check the repository on the Hub.")
+        return ModelError(
+            f"Cannot download {entry.name}: no network access to the Hugging Face Hub "
+            f"({type(exc).__name__}: {exc}).",
+            hint="Check the internet connection (or HF_ENDPOINT), or copy a .gguf file into "
+                 f"{self.models_dir} by hand.",
+        )
+
+
+def _progress_class(on_event: EventCallback | None, cancel: CancelToken | None, label: str):
+    """A tqdm class for huggingface_hub that reports ``Progress`` and honours ``cancel``."""
+    from tqdm.std import tqdm
+
+    class _Progress(tqdm):
+        def __init__(self, *args, **kwargs):
+            self._done = int(kwargs.get("initial") or 0)
+            self._total = kwargs.get("total")
+            kwargs.pop("name", None)
+            super().__init__(*args, **{**kwargs, "disable": True})
+
+        def update(self, n=1):
+            self._done += int(n or 0)
+            emit(on_event, Progress("download", self._done, self._total, label))
+            check(cancel)  # raising here leaves the partial file for the next pull to resume
+
+    return _Progress
+
+
+def _sha256(path: Path, on_event, cancel) -> str:
+    digest = hashlib.sha256()
+    total, done = path.stat().st_size, 0
+    with path.open("rb") as fh:
+        while chunk := fh.read(8 * 1024 * 1024):
+            digest.update(chunk)
+            done += len(chunk)
+            emit(on_event, Progress("verify", done, total, path.name))
+            check(cancel)
+    return digest.hexdigest()

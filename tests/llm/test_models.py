@@ -1,0 +1,115 @@
+"""The models folder: listing, catalogue, and pull through the real huggingface_hub code
+against a loopback Hub stub (progress, cancel + resume, checksum), plus the offline error."""
+
+import hashlib
+
+import pytest
+
+from searchain.errors import Cancelled, ModelError
+from searchain.events import CancelToken, Progress
+from searchain.llm.models import ModelManager
+
+from .hf_stub import HubStub
+
+NAME = "qwen2.5-1.5b"
+
+
+@pytest.fixture
+def online(monkeypatch):
+    """The suite runs with HF_HUB_OFFLINE=1; these tests talk to loopback only."""
+    import huggingface_hub.constants as hf_constants
+
+    monkeypatch.setattr(hf_constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(hf_constants, "DOWNLOAD_CHUNK_SIZE", 64 * 1024)
+    return hf_constants
+
+
+@pytest.fixture
+def payload(tiny_gguf):
+    return tiny_gguf.read_bytes()  # ~0.5 MB: several 64 KiB chunks
+
+
+def test_catalogue_lists_real_repos_offline(home):
+    entries = ModelManager(home).catalogue()
+    assert len(entries) >= 6
+    assert len({e.name for e in entries}) == len(entries)
+    for e in entries:
+        assert "/" in e.repo and e.filename.endswith(".gguf") and e.size_bytes > 0
+        assert e.licence and e.hardware
+    assert any("CPU" in e.hardware for e in entries) and any("GPU" in e.hardware for e in entries)
+
+
+def test_list_local_shows_facts_and_broken_files(home, tiny_gguf):
+    (home.models_dir / "sub").mkdir()
+    (home.models_dir / "sub" / "tiny.gguf").write_bytes(tiny_gguf.read_bytes())
+    (home.models_dir / "broken.gguf").write_text("not a model")
+    (home.models_dir / ".cache").mkdir()
+    (home.models_dir / ".cache" / "hidden.gguf").write_text("x")
+    listed = {m.path.name: m for m in ModelManager(home).list_local()}
+    assert set(listed) == {"tiny.gguf", "broken.gguf"}
+    assert listed["tiny.gguf"].facts.architecture == "llama"
+    assert listed["broken.gguf"].facts is None and "not a GGUF" in listed["broken.gguf"].error
+
+
+def test_pull_downloads_with_progress_and_checksum(home, online, payload):
+    events = []
+    with HubStub(payload) as hub:
+        path = ModelManager(home, endpoint=hub.url).pull(NAME, on_event=events.append)
+    assert path == home.models_dir / "qwen2.5-1.5b-instruct-q4_k_m.gguf"
+    assert path.read_bytes() == payload
+    downloads = [e for e in events if isinstance(e, Progress) and e.stage == "download"]
+    assert len(downloads) >= 5 and downloads[-1].done == downloads[-1].total == len(payload)
+    assert [e for e in events if e.stage == "verify"][-1].done == len(payload)
+    assert any("/Qwen/Qwen2.5-1.5B-Instruct-GGUF/resolve/main/" in r[1] for r in hub.requests)
+    assert [m.path for m in ModelManager(home).list_local()] == [path]
+
+
+def test_cancel_keeps_the_partial_file_and_the_next_pull_resumes(home, online, payload):
+    cancel = CancelToken()
+
+    def on_event(event):
+        if event.stage == "download" and event.done >= 2 * 64 * 1024:
+            cancel.cancel()
+
+    with HubStub(payload) as hub:
+        manager = ModelManager(home, endpoint=hub.url)
+        with pytest.raises(Cancelled):
+            manager.pull(NAME, on_event=on_event, cancel=cancel)
+        assert not (home.models_dir / "qwen2.5-1.5b-instruct-q4_k_m.gguf").exists()
+        partial, = (home.models_dir / ".partial").iterdir()
+        assert 0 < partial.stat().st_size < len(payload)
+        path = manager.pull(NAME)
+    assert path.read_bytes() == payload
+    ranges = [r[2] for r in hub.requests if r[0] == "GET"]
+    assert ranges[0] is None
+    resumed_from = int(ranges[-1].split("=")[1].rstrip("-"))
+    assert resumed_from >= 64 * 1024  # it did not start over
+
+
+def test_checksum_mismatch_deletes_the_file(home, online, payload):
+    wrong = hashlib.sha256(b"something else").hexdigest()
+    with HubStub(payload, etag_sha256=wrong) as hub:
+        with pytest.raises(ModelError, match="failed its checksum"):
+            ModelManager(home, endpoint=hub.url).pull(NAME)
+    assert not list(home.models_dir.rglob("*.gguf*"))  # neither the file nor a partial
+
+
+def test_offline_pull_is_a_clear_error(home):
+    # conftest sets HF_HUB_OFFLINE=1, as on an offline machine.
+    with pytest.raises(ModelError, match="no network access") as info:
+        ModelManager(home).pull(NAME)
+    assert "copy a .gguf" in info.value.hint
+
+
+def test_unknown_name_and_remove(home, tiny_gguf):
+    manager = ModelManager(home)
+    with pytest.raises(ModelError, match="not in the model catalogue"):
+        manager.pull("gpt-17")
+    target = home.models_dir / "mine.gguf"
+    target.write_bytes(tiny_gguf.read_bytes())
+    assert manager.remove("mine.gguf") == target.resolve()
+    assert not target.exists()
+    with pytest.raises(ModelError, match="No model"):
+        manager.remove("mine.gguf")
+    with pytest.raises(ModelError, match="not inside the models folder"):
+        manager.remove("../../outside.gguf")
