@@ -1,5 +1,196 @@
-"""Placeholder until the models commands land."""
+"""``searchain models ...``: local GGUFs, the built-in catalogue, downloads, the test model,
+and a GPU-offload check."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from ..errors import ModelError
 
 
 def register(sub) -> None:
-    pass
+    parser = sub.add_parser("models", help="manage local LLM files (GGUF)")
+    msub = parser.add_subparsers(dest="models_command", metavar="ACTION", required=True)
+
+    p = msub.add_parser("list", help="GGUF files in the models folder, with their metadata")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_list)
+
+    p = msub.add_parser("catalogue", help="recommended instruct models (works offline)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_catalogue)
+
+    p = msub.add_parser("pull", help="download a catalogue model (resumable, checksum-verified)")
+    p.add_argument("name")
+    p.add_argument("--use", action="store_true", help="make it the active model afterwards")
+    p.set_defaults(func=cmd_pull)
+
+    p = msub.add_parser("remove", help="delete a model by catalogue name or file name")
+    p.add_argument("name")
+    p.set_defaults(func=cmd_remove)
+
+    p = msub.add_parser("use", help="make a GGUF (path, file name or catalogue name) active")
+    p.add_argument("model")
+    p.set_defaults(func=cmd_use)
+
+    p = msub.add_parser("info", help="metadata of one GGUF file (read without loading it)")
+    p.add_argument("path")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_info)
+
+    p = msub.add_parser("make-test-model", help="write a random-weight GGUF for tests/benchmarks")
+    p.add_argument("path")
+    p.add_argument("--layout", default="tiny", choices=("tiny", "llama-1b", "llama-8b"))
+    p.add_argument("--quant", default="default",
+                   help="llama.cpp file type, e.g. Q4_K_M; 'none' keeps F32/F16 "
+                        "(default: none for tiny, Q4_K_M for the real layouts)")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_make_test_model)
+
+    p = msub.add_parser("check", help="can this install offload to a GPU? optionally load a model")
+    p.add_argument("--model", help="GGUF to load (default: the active model, if any)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_check)
+
+
+def _manager(ctx):
+    from ..llm.models import ModelManager
+
+    return ModelManager(ctx.paths)
+
+
+def _facts_row(facts) -> dict:
+    row = asdict(facts)
+    row["path"] = str(facts.path)
+    row.pop("chat_template")
+    row["has_chat_template"] = bool(facts.chat_template)
+    return row
+
+
+def cmd_list(ctx, args) -> int:
+    models = _manager(ctx).list_local()
+    active = ctx.settings.llm.model_path
+    if args.json:
+        rows = [{**(_facts_row(m.facts) if m.facts else {"path": str(m.path)}),
+                 "error": m.error, "active": str(m.path) == active} for m in models]
+        print(json.dumps(rows, indent=2))
+        return 0
+    if not models:
+        print(f"No GGUF files in {ctx.paths.models_dir}. "
+              "See `searchain models catalogue` and `searchain models pull NAME`.")
+        return 0
+    for m in models:
+        mark = "*" if str(m.path) == active else " "
+        if m.facts is None:
+            print(f"{mark} {m.path.name:<45} UNREADABLE: {m.error}")
+            continue
+        f = m.facts
+        print(f"{mark} {m.path.name:<45} {f.architecture:<8} {f.parameters_label:>6} "
+              f"{f.quantisation:<7} ctx {f.context_length:<7} {f.file_size / 1e9:5.2f} GB")
+    return 0
+
+
+def cmd_catalogue(ctx, args) -> int:
+    entries = _manager(ctx).catalogue()
+    if args.json:
+        print(json.dumps([asdict(e) for e in entries], indent=2))
+        return 0
+    for e in entries:
+        print(f"{e.name:<14} {e.size_label:>7}  {e.licence:<28} {e.repo}/{e.filename}\n"
+              f"{'':<14} suits: {e.hardware}")
+    return 0
+
+
+def cmd_pull(ctx, args) -> int:
+    from .progress import ProgressPrinter, cancel_on_interrupt
+
+    with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
+        path = _manager(ctx).pull(args.name, on_event=show, cancel=cancel)
+    print(path)
+    if args.use:
+        ctx.settings.llm.model_path = str(path)
+        ctx.save_settings()
+    return 0
+
+
+def cmd_remove(ctx, args) -> int:
+    path = _manager(ctx).remove(args.name)
+    if ctx.settings.llm.model_path == str(path):
+        ctx.settings.llm.model_path = ""
+        ctx.save_settings()
+    print(f"removed {path}")
+    return 0
+
+
+def cmd_use(ctx, args) -> int:
+    from ..llm.gguf_info import read_model_facts
+
+    candidates = [Path(args.model).expanduser(), ctx.paths.models_dir / args.model]
+    try:
+        candidates.append(ctx.paths.models_dir / _manager(ctx).find(args.model).filename)
+    except ModelError:
+        pass
+    path = next((c for c in candidates if c.is_file()), candidates[0])
+    facts = read_model_facts(path)  # refuses missing / non-GGUF files with a clear message
+    ctx.settings.llm.model_path = str(facts.path.resolve())
+    ctx.settings.llm.backend = "llama_cpp"
+    ctx.save_settings()
+    print(f"active model: {ctx.settings.llm.model_path}")
+    return 0
+
+
+def cmd_info(ctx, args) -> int:
+    from ..llm.gguf_info import read_model_facts
+
+    facts = read_model_facts(args.path)
+    row = _facts_row(facts)
+    if args.json:
+        print(json.dumps(row, indent=2))
+    else:
+        for key, value in row.items():
+            print(f"{key:<18} {value}")
+    return 0
+
+
+def cmd_make_test_model(ctx, args) -> int:
+    from ..llm.testmodel import write_test_gguf
+
+    quant = None if args.quant.lower() == "none" else args.quant
+    path = write_test_gguf(args.path, layout=args.layout, seed=args.seed, quant=quant)
+    print(path)
+    return 0
+
+
+def cmd_check(ctx, args) -> int:
+    """Report offload support and, with a model, where its layers went and a decode speed."""
+    import llama_cpp
+
+    from ..llm.base import GenerationParams
+    from ..llm.gpu import gpu_offload_supported
+    from ..llm.loader import load_llm
+
+    report = {"llama_cpp_version": llama_cpp.__version__,
+              "gpu_offload_supported": gpu_offload_supported(),
+              "system_info": llama_cpp.llama_print_system_info().decode(errors="replace").strip()}
+    model = args.model or ctx.settings.llm.model_path
+    if model:
+        from dataclasses import replace
+
+        settings = replace(ctx.settings.llm, model_path=model, backend="llama_cpp")
+        llm = load_llm(settings, on_event=lambda e: print(f"warning: {e}", file=sys.stderr))
+        try:
+            c = llm.complete("The history of", GenerationParams(max_tokens=64))
+            report.update(model=str(model), n_gpu_layers=llm.n_gpu_layers,
+                          warnings=[str(w) for w in llm.warnings],
+                          decode_tokens_per_s=round(c.decode_tokens_per_s, 1))
+        finally:
+            llm.close()
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        for key, value in report.items():
+            print(f"{key:<22} {value}")
+    return 0
