@@ -60,13 +60,16 @@ class Workspace:
         name = corpus or self.settings.active_corpus
         with self._retriever_lock:
             if name not in self._retrievers:
+                lexical_only = self.settings.retrieval.retriever.strip().lower() == "bm25"
                 if name == "demo":
                     from .corpus.demo import ensure_demo_corpus
 
-                    ensure_demo_corpus(self.paths, self.settings, on_event=on_event, cancel=cancel)
+                    ensure_demo_corpus(self.paths, self.settings, on_event=on_event, cancel=cancel,
+                                       index=not lexical_only)
                 from .index.retrievers import open_retriever
 
-                self._retrievers[name] = open_retriever(self.paths, self.settings, name)
+                embedder = None if lexical_only else self.embedder()
+                self._retrievers[name] = open_retriever(self.paths, self.settings, name, embedder=embedder)
             return self._retrievers[name]
 
     def forget_retriever(self, corpus: str | None = None) -> None:
@@ -104,7 +107,10 @@ class Workspace:
                         f"The model file {llm_settings.model_path} does not exist.",
                         hint="Check the path, or download a model with `searchain models pull ...`.",
                     )
-                from .llm.loader import load_llm
+                try:
+                    from .llm.loader import load_llm
+                except ImportError:  # the loader is optional: llama.cpp is the default backend
+                    from .llm.llama_cpp_backend import LlamaCppLLM as load_llm
 
                 self._llm = _call_with_optional(load_llm, llm_settings, on_event=on_event)
             return self._llm
@@ -157,7 +163,9 @@ class Workspace:
         from .reasoning.engine import SearChainEngine
         from .reasoning.modes import needs_ir
 
-        reasoning = self.settings.reasoning
+        from .llm.base import GenerationParams
+
+        reasoning, llm = self.settings.reasoning, self.settings.llm
         mode = mode or reasoning.mode
         with_ir = needs_ir(mode)
         return SearChainEngine(
@@ -167,6 +175,7 @@ class Workspace:
             settings=reasoning,
             embedder=_LazyEmbedder(self.embedder) if with_ir else None,
             use_grammar=self.settings.llm.use_grammar,
+            generation=GenerationParams(max_tokens=llm.max_tokens, temperature=llm.temperature, seed=llm.seed),
         )
 
     def answer(
@@ -175,12 +184,13 @@ class Workspace:
         *,
         mode: str | None = None,
         corpus: str | None = None,
+        task: str | None = None,
         on_event: EventCallback | None = None,
         cancel: CancelToken | None = None,
     ):
         """Answer ``question``; returns an ``AnswerResult`` (raises ``Cancelled`` if cancelled)."""
         engine = self.engine(mode=mode, corpus=corpus)
-        return engine.answer(question, mode=mode, on_event=on_event, cancel=cancel)
+        return engine.answer(question, mode=mode, task=task, on_event=on_event, cancel=cancel)
 
     def close(self) -> None:
         """Release the loaded model and stores (the app calls this on exit)."""

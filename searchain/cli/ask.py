@@ -23,6 +23,7 @@ def register(sub) -> None:
     p.add_argument("--task", choices=("auto", "multihop", "yesno", "longform"), default=None,
                    help="CoQ prompt variant (default: guessed from the question)")
     p.add_argument("--no-grammar", action="store_true", help="do not constrain the CoQ with a grammar")
+    p.add_argument("--grammar", metavar="FILE", help="a GBNF file to use for the CoQ instead of the built-in one")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=handle)
@@ -36,10 +37,13 @@ def handle(ctx, args) -> int:
         settings.llm.model_path = args.model  # for this run only; not saved
     if args.no_grammar:
         settings.llm.use_grammar = False
+    grammar = _read_grammar(args.grammar) if args.grammar else None
     workspace = Workspace(ctx.paths, settings)
     try:
         progress = None if args.quiet else _progress
-        result = workspace.engine(mode=args.mode, corpus=args.corpus).answer(
+        engine = workspace.engine(mode=args.mode, corpus=args.corpus)
+        engine.chain_grammar = grammar
+        result = engine.answer(
             args.question, mode=args.mode, task=args.task, on_event=progress)
     finally:
         workspace.close()
@@ -48,6 +52,21 @@ def handle(ctx, args) -> int:
     else:
         print(render_text(result))
     return 0
+
+
+def _read_grammar(path: str) -> str:
+    from pathlib import Path
+
+    from ..errors import ConfigError
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"Cannot read grammar file {path}: {exc}", hint="Pass a readable GBNF text file.") from exc
+    if "root" not in text or "::=" not in text:
+        raise ConfigError(f"Grammar file {path} has no `root ::= ...` rule.",
+                          hint="A GBNF grammar needs a root rule; see resources/prompts/ or docs/reasoning.md.")
+    return text
 
 
 def _progress(event: Any) -> None:

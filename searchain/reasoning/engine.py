@@ -42,7 +42,7 @@ class SearChainEngine:
     def __init__(self, llm: Any, retriever: Any, reader: Any, *, settings: ReasoningSettings,
                  embedder: Any = None, use_grammar: bool = True,
                  generation: GenerationParams | None = None, prompts: PromptBook | None = None,
-                 max_nodes: int = DEFAULT_MAX_NODES):
+                 max_nodes: int = DEFAULT_MAX_NODES, chain_grammar: str | None = None):
         self.llm = llm
         self.retriever = retriever
         self.reader = reader
@@ -52,6 +52,8 @@ class SearChainEngine:
         self.generation = generation or GenerationParams()
         self.prompts = prompts or PromptBook()
         self.max_nodes = max_nodes
+        # A user-supplied GBNF for the CoQ (e.g. tuned for one small model); None = coq_grammar().
+        self.chain_grammar = chain_grammar
 
     # -- public API ----------------------------------------------------------------------------
 
@@ -140,7 +142,7 @@ class SearChainEngine:
         detector = DuplicateDetector(self.settings.duplicate_threshold, self.embedder if with_ir else None)
         run = ReasoningRun(question, task, generator=gen, prompts=self.prompts, settings=self.settings,
                            retriever=self.retriever, reader=self.reader, detector=detector,
-                           grammar=coq_grammar(self.max_nodes))
+                           grammar=self.chain_grammar or coq_grammar(self.max_nodes))
         outcome = run.run(with_ir=with_ir)
         result.branches, result.rounds, result.stop_reason = outcome.branches, outcome.rounds, outcome.stop_reason
         if not with_ir:

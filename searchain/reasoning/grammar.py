@@ -13,9 +13,9 @@ from __future__ import annotations
 from ..errors import ConfigError
 
 DEFAULT_MAX_NODES = 6
-DEFAULT_QUERY_CHARS = 160
-DEFAULT_ANSWER_CHARS = 240
-DEFAULT_FINAL_CHARS = 600
+DEFAULT_QUERY_CHARS = 120
+DEFAULT_ANSWER_CHARS = 200
+DEFAULT_FINAL_CHARS = 500
 
 
 def _check(name: str, value: int, low: int, high: int) -> None:

@@ -1,0 +1,39 @@
+"""Tracing: marks resolve to path nodes with passages; bad marks vanish; a fallback is composed."""
+
+from searchain.reasoning.result import DECISION_CORRECTED, DECISION_PASS, Node
+from searchain.reasoning.tracing import compose_from_path, extract_final_content, finalize
+from tests.fixtures.reasoning import PASSAGES
+
+
+def path():
+    a = Node(1, 0, "Who is the performer of Spirit If...?", "Kevin Drew", decision=DECISION_PASS,
+             passage=PASSAGES[0], span=(40, 50))
+    b = Node(1, 1, "Where was Kevin Drew born?", "Vancouver", reader_answer="Toronto",
+             decision=DECISION_CORRECTED, passage=PASSAGES[1], span=(23, 30))
+    c = Node(1, 2, "What is the capital?", "Ottawa")  # no passage: cannot back a mark
+    return [a, b, c]
+
+
+def test_marks_resolve_to_passages_and_spans():
+    text, refs = finalize("[Final Content]: Kevin Drew [1] was born in Toronto [2]. So the final answer is Toronto.", path())
+    assert text == "Kevin Drew [1] was born in Toronto [2]. So the final answer is Toronto."
+    assert [(r.mark, r.passage.pid, r.span_text, r.answer) for r in refs] == [
+        (1, "p1", "Kevin Drew", "Kevin Drew"), (2, "p2", "Toronto", "Toronto")]
+
+
+def test_marks_to_no_node_or_to_a_node_without_passage_are_dropped():
+    text, refs = finalize("[Final Content]: Drew [1][7]. Born in Toronto [2,3,9]. Capital Ottawa [3].", path())
+    assert text == "Drew [1]. Born in Toronto [2]. Capital Ottawa."
+    assert [r.mark for r in refs] == [1, 2]
+
+
+def test_unusable_final_content_is_composed_from_the_path():
+    for model_text in ("", "[Final Content]:   ", "garbage with no marks at all"):
+        text, refs = finalize(model_text, path())
+        assert "Kevin Drew [1]" in text and "Toronto [2]" in text and "Ottawa" in text
+        assert "[3]" not in text and [r.mark for r in refs] == [1, 2]
+    assert compose_from_path(path()[:2]).endswith("So the final answer is Toronto.")
+
+
+def test_final_content_extraction_stops_at_a_new_example():
+    assert extract_final_content("x [Final Content]: A [1].\n[Question]: next [Query 1]: q") == "A [1]."
