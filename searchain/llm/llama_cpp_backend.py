@@ -107,6 +107,10 @@ class LlamaCppLLM:
         model = self._llama._model
         self._vocab = model.vocab
         self._n_vocab = model.n_vocab()
+        import llama_cpp
+
+        self._byte_level_bpe = (llama_cpp.llama_vocab_type(self._vocab)
+                                == llama_cpp.LLAMA_VOCAB_TYPE_BPE)
         eos, bos = model.token_eos(), model.token_bos()
         self._chat = ChatPromptBuilder(
             self.facts.chat_template,
@@ -132,20 +136,22 @@ class LlamaCppLLM:
                 f"The prompt is {len(tokens)} tokens but the context holds {self.n_ctx}.",
                 hint="Shorten the prompt or raise the context size (Settings > LLM > n_ctx).",
             )
-        return self._generate(tokens, params, on_token, cancel)
+        return self._generate(tokens, prompt.encode("utf-8"), params, on_token, cancel)
 
     def chat(self, messages: Sequence[ChatMessage], params: GenerationParams = GenerationParams(),
              *, on_token: TokenCallback | None = None,
              cancel: CancelToken | None = None) -> Completion:
-        rendered: dict[int, list[int]] = {}
+        rendered: dict[int, tuple[str, list[int]]] = {}
 
         def count(msgs: Sequence[ChatMessage]) -> int:
-            rendered[len(msgs)] = self._prompt_tokens(self._chat.render(msgs), add_special=False)
-            return len(rendered[len(msgs)])
+            text = self._chat.render(msgs)
+            rendered[len(msgs)] = (text, self._prompt_tokens(text, add_special=False))
+            return len(rendered[len(msgs)][1])
 
         kept, dropped = fit_messages(messages, count_tokens=count, n_ctx=self.n_ctx,
                                      max_tokens=params.max_tokens)
-        completion = self._generate(rendered[len(kept)], params, on_token, cancel)
+        text, tokens = rendered[len(kept)]
+        completion = self._generate(tokens, text.encode("utf-8"), params, on_token, cancel)
         return dataclasses.replace(completion, dropped_messages=dropped)
 
     def close(self) -> None:
@@ -177,11 +183,12 @@ class LlamaCppLLM:
         """Tokenise a prompt. A prompt that extends the previous prompt + reply (the next round
         of a dialogue) keeps that text's tokens, the reply's exactly as generated, and tokenises
         only the new text: re-tokenising the reply could merge its bytes differently and defeat
-        KV-cache reuse from the point where it differs."""
+        KV-cache reuse from the point where it differs. Only for byte-level BPE vocabularies:
+        SentencePiece would give the separately tokenised text a spurious leading space."""
         llama = self._require_open()
         data = text.encode("utf-8")
         seen_bytes, seen_tokens = self._history
-        if seen_tokens and data.startswith(seen_bytes):
+        if seen_tokens and self._byte_level_bpe and data.startswith(seen_bytes):
             rest = data[len(seen_bytes):]
             try:
                 rest.decode("utf-8")  # the reply may end inside a character: then start over
@@ -192,11 +199,10 @@ class LlamaCppLLM:
                 return seen_tokens + new
         return llama.tokenize(data, add_bos=add_special, special=True)
 
-    def _remember(self, tokens: list[int], generated: list[int], text: str) -> None:
+    def _remember(self, tokens: list[int], prompt_bytes: bytes, generated: list[int],
+                  text: str) -> None:
         """Record prompt + reply for ``_prompt_tokens``: the generated tokens whose bytes are a
         prefix of the returned text (a stop sequence may have cut the text mid-token)."""
-        llama = self._llama
-        prompt_bytes = llama.detokenize(tokens, special=True) if llama is not None else b""
         target = text.encode("utf-8")
         kept, size = 0, 0
         for token in generated:
@@ -208,7 +214,7 @@ class LlamaCppLLM:
 
     # -- generation -------------------------------------------------------------------------
 
-    def _generate(self, tokens: list[int], params: GenerationParams,
+    def _generate(self, tokens: list[int], prompt_bytes: bytes, params: GenerationParams,
                   on_token: TokenCallback | None, cancel: CancelToken | None) -> Completion:
         if not tokens:
             raise ModelError("The prompt is empty.", hint="Pass some text to complete.")
@@ -251,7 +257,7 @@ class LlamaCppLLM:
                     generator.close()
             text = stream.finish()
             if finished:
-                self._remember(tokens, generated, text)
+                self._remember(tokens, prompt_bytes, generated, text)
         return Completion(
             text=text,
             usage=Usage(len(tokens), evaluated, len(generated)),

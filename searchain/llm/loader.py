@@ -32,8 +32,6 @@ def load_llm(settings: LLMSettings, *, on_event: EventCallback | None = None) ->
                               hint="Set llm.server_url, e.g. http://127.0.0.1:8080.")
         from .openai_backend import OpenAICompatibleLLM
 
-        llm = OpenAICompatibleLLM(settings.server_url)
-        llm.warnings = []
-        return llm
+        return OpenAICompatibleLLM(settings.server_url)
     raise ConfigError(f"Unknown LLM backend {settings.backend!r} (settings llm.backend).",
                       hint=f"Use one of: {', '.join(BACKENDS)}.")

@@ -48,6 +48,7 @@ class OpenAICompatibleLLM:
         self._grammar_field = grammar_field
         self.model = model or self._first_model()
         self.name = f"{self.model} @ {self._host}"
+        self.warnings: list = []  # same attribute as LlamaCppLLM; nothing to warn about yet
 
     @property
     def supports_grammar(self) -> bool:
