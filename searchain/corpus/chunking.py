@@ -9,10 +9,12 @@ passages read as whole sentences. Offsets index the original string:
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 
 TARGET_WORDS = 100
 _WORD = re.compile(r"\S+")
-_SENTENCE_END = re.compile(r"[.!?][\"')\]]*$")
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s|$)")
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n")
 
 
 def chunk_spans(text: str, begin: int = 0, end: int | None = None, *,
@@ -28,42 +30,46 @@ def chunk_spans(text: str, begin: int = 0, end: int | None = None, *,
     words = [(m.start(), m.end()) for m in _WORD.finditer(text, begin, end)]
     if not words:
         return []
+    breaks = _break_after(text, begin, end, words)
     low, high = max(1, int(target_words * 0.7)), max(1, int(target_words * 1.3))
     spans: list[tuple[int, int]] = []
+    counts: list[int] = []
     first = 0
     while first < len(words):
         remaining = len(words) - first
-        if remaining <= high:
-            count = remaining
-        else:
-            count = _best_cut(text, words, first, low, high, target_words)
+        count = remaining if remaining <= high else _best_cut(breaks, first, low, high, target_words)
         last = first + count - 1
         spans.append((words[first][0], words[last][1]))
+        counts.append(count)
         first = last + 1
-    if len(spans) > 1 and _word_count(text, spans[-1]) < target_words * 0.3:
+    if len(spans) > 1 and counts[-1] < target_words * 0.3:
         tail = spans.pop()
         spans[-1] = (spans[-1][0], tail[1])
     return spans
 
 
-def _best_cut(text: str, words: list[tuple[int, int]], first: int, low: int, high: int,
-              target: int) -> int:
+def _break_after(text: str, begin: int, end: int, words: list[tuple[int, int]]) -> list[bool]:
+    """``breaks[i]``: word i ends a sentence or is followed by a blank line (one regex pass)."""
+    word_ends = [e for _, e in words]
+    breaks = [False] * len(words)
+    for m in _SENTENCE_END.finditer(text, begin, end):
+        i = bisect_left(word_ends, m.end())
+        if i < len(words) and word_ends[i] == m.end():
+            breaks[i] = True
+    for m in _PARAGRAPH_BREAK.finditer(text, begin, end):
+        i = bisect_right(word_ends, m.start()) - 1
+        if i >= 0:
+            breaks[i] = True
+    return breaks
+
+
+def _best_cut(breaks: list[bool], first: int, low: int, high: int, target: int) -> int:
     """How many words (from ``first``) the next block takes: a natural break nearest target."""
     best: int | None = None
     for count in range(low, high + 1):
         idx = first + count - 1
-        if idx + 1 >= len(words):
+        if idx + 1 >= len(breaks):
             break
-        if _is_break(text, words[idx], words[idx + 1]):
-            if best is None or abs(count - target) < abs(best - target):
-                best = count
+        if breaks[idx] and (best is None or abs(count - target) < abs(best - target)):
+            best = count
     return best if best is not None else target
-
-
-def _is_break(text: str, word: tuple[int, int], following: tuple[int, int]) -> bool:
-    gap = text[word[1]:following[0]]
-    return "\n\n" in gap or bool(_SENTENCE_END.search(text[word[0]:word[1]]))
-
-
-def _word_count(text: str, span: tuple[int, int]) -> int:
-    return len(_WORD.findall(text, span[0], span[1]))

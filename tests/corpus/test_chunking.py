@@ -68,3 +68,10 @@ def test_spans_cover_every_word_once_in_order(tokens, sep):
         assert e1 <= s2
     for s, e in spans:
         assert text[s:e] == text[s:e].strip() and s < e
+
+
+def test_prefers_paragraph_break_without_punctuation():
+    first = " ".join(f"a{i}" for i in range(95))
+    text = first + "\n  \n" + " ".join(f"b{i}" for i in range(100))
+    spans = chunk_spans(text)
+    assert text[spans[0][0]:spans[0][1]] == first
