@@ -4,6 +4,7 @@ import llama_cpp
 import pytest
 
 from searchain.errors import ModelError
+from searchain.events import CancelToken
 from searchain.llm.base import GenerationParams
 from searchain.llm.chat_prompt import fit_messages
 from searchain.llm.llama_cpp_backend import LlamaCppLLM
@@ -108,3 +109,31 @@ def test_fit_messages_fails_clearly_when_system_and_last_do_not_fit():
     msgs = [{"role": "system", "content": "s " * 50}, {"role": "user", "content": "q " * 50}]
     with pytest.raises(ModelError, match="even after dropping"):
         fit_messages(msgs, count_tokens=_count_words, n_ctx=64, max_tokens=8)
+
+
+class _CancelAfterChecks(CancelToken):
+    """A token that becomes cancelled on its n-th check (so the cancel lands mid-prompt)."""
+
+    def __init__(self, checks: int):
+        super().__init__()
+        self._left = checks
+
+    @property
+    def cancelled(self) -> bool:
+        self._left -= 1
+        if self._left < 0:
+            self.cancel()
+        return super().cancelled
+
+
+def test_cancel_during_prompt_evaluation_keeps_the_work_done(fresh_llm):
+    prompt = "lorem ipsum dolor sit amet " * 40
+    n_prompt = len(fresh_llm.tokenize(prompt))
+    assert n_prompt > 2 * fresh_llm.n_batch
+    c = fresh_llm.complete(prompt, GenerationParams(max_tokens=5), cancel=_CancelAfterChecks(2))
+    assert c.finish_reason == "cancelled" and c.usage.completion_tokens == 0
+    assert c.usage.prompt_tokens_evaluated == 2 * fresh_llm.n_batch
+    # The next call picks up where the cancelled one stopped.
+    again = fresh_llm.complete(prompt, GenerationParams(max_tokens=5))
+    assert again.usage.prompt_tokens_evaluated == n_prompt - 2 * fresh_llm.n_batch
+    assert again.usage.completion_tokens == 5
