@@ -1,0 +1,40 @@
+"""The pooled evaluation corpus: every paragraph of a benchmark file, ingested and indexed once.
+
+The corpus is named after the file's content hash (``eval-musique-<hash>``), so a changed file
+gets a new corpus and an unchanged one is reused as is; an interrupted ingest or index build
+continues where it stopped (both steps are resumable in their own subsystems).
+"""
+
+from __future__ import annotations
+
+from ..config import AppPaths, Settings
+from ..events import CancelToken, EventCallback, check
+from .datasets import EvalDataset
+
+
+def ensure_eval_corpus(
+    paths: AppPaths,
+    settings: Settings,
+    dataset: EvalDataset,
+    *,
+    name: str | None = None,
+    on_event: EventCallback | None = None,
+    cancel: CancelToken | None = None,
+) -> str:
+    """Make sure the pooled corpus of ``dataset`` exists and is indexed; returns its name."""
+    from ..corpus.manager import READY, CorpusManager
+    from ..index.builder import build_index
+    from ..index.embedder import model_id_for
+    from ..index.status import index_status
+
+    name = name or dataset.corpus_name
+    manager = CorpusManager(paths, settings)
+    if not manager.exists(name) or manager.info(name).state != READY:
+        # The whole file, whatever --limit says: the other questions' paragraphs are distractors.
+        manager.add(name, dataset.path, format=dataset.kind, on_event=on_event, cancel=cancel)
+    check(cancel)
+    status = index_status(paths, name, embedder_id=model_id_for(settings.retrieval.embedder),
+                          verify_checksum=False)
+    if status.state != "ready":
+        build_index(paths, settings, name, on_event=on_event, cancel=cancel)
+    return name
