@@ -8,10 +8,12 @@ text in the transcript and in the message bar; the app keeps working.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from searchain.errors import Cancelled
 from searchain.reasoning import events as ev
 
 from .context import AppContext
@@ -20,6 +22,28 @@ from .views.chat import ChatView
 from .views.message_bar import MessageBar
 from .views.reasoning import ReasoningPanel
 from .workers import Job, JobRunner
+
+
+@dataclass(frozen=True)
+class AnswerSaved:
+    """The worker saved the question and opened the answer's message in the store."""
+
+    conversation_id: int
+    message_id: int
+
+
+class _PartialText:
+    """What has streamed in the current phase (a new phase starts over, as the chat pane does)."""
+
+    def __init__(self) -> None:
+        self.phase: str | None = None
+        self.text = ""
+
+    def add(self, event: ev.TokenGenerated) -> str:
+        if event.phase != self.phase:
+            self.phase, self.text = event.phase, ""
+        self.text += event.text
+        return self.text
 
 
 class AnswerFlow(QObject):
@@ -44,27 +68,46 @@ class AnswerFlow(QObject):
         return self.job is not None
 
     def ask(self, question: str) -> bool:
-        """Start answering ``question`` in the current conversation (a new one if none)."""
+        """Start answering ``question`` in the current conversation (a new one if none).
+
+        Every store write happens on the worker too (SQLite commits fsync, which would stall the
+        UI); the worker reports the saved ids with an ``AnswerSaved`` event.
+        """
         question = question.strip()
         if not question or self.busy:
             return False
-        try:
-            store = self.ctx.workspace().conversations()
-            conversation_id = self.conversations.ensure_current(question)
-            store.add_user_message(conversation_id, question)
-            self.message_id = store.begin_answer(conversation_id, run=self._run_info())
-        except Exception as exc:  # noqa: BLE001 - shown to the user
-            self.message_bar.show_error(exc, "Could not save the question")
-            return False
         self.events_seen = []
-        self.chat.begin_answer(question, key=str(self.message_id))
+        self.message_id = None
+        self.chat.begin_answer(question, key="pending")
         self.chat.set_phase("Loading the model…")
         self.reasoning.clear("Starting…")
-        mode = self.ctx.settings.reasoning.mode
-        ctx = self.ctx
+        ctx, mode, run = self.ctx, self.ctx.settings.reasoning.mode, self._run_info()
+        conversation_id = self.conversations.current_id
+        title = " ".join(question.split())[:60] or "New chat"
 
         def work(on_event, cancel):  # worker thread
-            return ctx.workspace().answer(question, mode=mode, on_event=on_event, cancel=cancel)
+            store = ctx.workspace().conversations()
+            cid = conversation_id if conversation_id is not None else store.create_conversation(title)
+            store.add_user_message(cid, question)
+            mid = store.begin_answer(cid, run)
+            on_event(AnswerSaved(cid, mid))
+            partial = _PartialText()
+
+            def relay(event):
+                if isinstance(event, ev.TokenGenerated):
+                    store.checkpoint_answer(mid, partial.add(event))  # throttled by the store
+                on_event(event)
+
+            try:
+                result = ctx.workspace().answer(question, mode=mode, on_event=relay, cancel=cancel)
+            except Cancelled:
+                store.cancel_answer(mid, partial.text)
+                raise
+            except BaseException as exc:
+                store.fail_answer(mid, " ".join(describe_error(exc)).strip(), partial_text=partial.text)
+                raise
+            store.finish_answer(mid, result)
+            return result
 
         self.job = self.runner.start(
             "answer", work, on_event=self._on_event, on_done=self._on_done,
@@ -81,7 +124,10 @@ class AnswerFlow(QObject):
     # -- events (UI thread) --------------------------------------------------------------------
     def _on_event(self, event: Any) -> None:
         self.events_seen.append(type(event).__name__)
-        if isinstance(event, ev.TokenGenerated):
+        if isinstance(event, AnswerSaved):
+            self.message_id = event.message_id
+            self.conversations.adopt(event.conversation_id)
+        elif isinstance(event, ev.TokenGenerated):
             self.chat.append_token(event.text, event.phase)
         elif isinstance(event, ev.RoundStarted):
             self.reasoning.start_round(event.round)
@@ -89,7 +135,6 @@ class AnswerFlow(QObject):
         elif isinstance(event, ev.ChainGenerated):
             self.reasoning.add_branch(event.branch)
             self.chat.set_phase(f"Round {event.round}: checking each step against the corpus…")
-            self._checkpoint()
         elif isinstance(event, ev.NodeChecked):
             self.reasoning.update_node(event.node)
         elif isinstance(event, ev.FeedbackGiven):
@@ -101,10 +146,6 @@ class AnswerFlow(QObject):
     def _on_done(self, result: Any) -> None:
         self.chat.finish_answer(result, key=str(self.message_id))
         self.reasoning.show_result(result)
-        try:
-            self.ctx.workspace().conversations().finish_answer(self.message_id, result)
-        except Exception as exc:  # noqa: BLE001
-            self.message_bar.show_error(exc, "The answer could not be saved")
         self._end()
         self.answered.emit(result)
 
@@ -113,13 +154,11 @@ class AnswerFlow(QObject):
         self.chat.fail_answer(f"{message}\n{hint}" if hint else message)
         self.reasoning.summary.setText("The answer failed; see the message above the chat.")
         self.message_bar.show_error(exc, "The question could not be answered")
-        self._store_failure(message, cancelled=False)
         self._end()
 
     def _on_cancelled(self) -> None:
         self.chat.fail_answer("Stopped.", cancelled=True)
         self.reasoning.summary.setText("Stopped by you.")
-        self._store_failure("", cancelled=True)
         self._end()
 
     # -- helpers ----------------------------------------------------------------------------
@@ -128,22 +167,6 @@ class AnswerFlow(QObject):
         self.chat.set_busy(False)
         self.conversations.refresh()
         self.busy_changed.emit(False)
-
-    def _checkpoint(self) -> None:
-        try:
-            self.ctx.workspace().conversations().checkpoint_answer(self.message_id, self.chat.streamed_text)
-        except Exception:  # noqa: BLE001 - a missed checkpoint loses nothing that the end does not save
-            pass
-
-    def _store_failure(self, message: str, cancelled: bool) -> None:
-        try:
-            store = self.ctx.workspace().conversations()
-            if cancelled:
-                store.cancel_answer(self.message_id, self.chat.streamed_text)
-            else:
-                store.fail_answer(self.message_id, message, partial_text=self.chat.streamed_text)
-        except Exception as exc:  # noqa: BLE001
-            self.message_bar.show_error(exc, "The failed answer could not be saved")
 
     def _run_info(self):
         from searchain.store.records import RunInfo

@@ -66,14 +66,12 @@ class ConversationFlow(QObject):
         self.chat.input.setFocus()
         self.current_changed.emit(None)
 
-    def ensure_current(self, first_question: str) -> Any:
-        """The current conversation's id, creating one titled after ``first_question`` if needed."""
-        if self.current_id is None:
-            title = " ".join(first_question.split())[:60]
-            self.current_id = self.store().create_conversation(title or "New chat")
-            self.refresh()
-            self.current_changed.emit(self.current_id)
-        return self.current_id
+    def adopt(self, conversation_id: Any) -> None:
+        """The answer worker saved into ``conversation_id`` (new when none was open)."""
+        if self.current_id != conversation_id:
+            self.current_id = conversation_id
+            self.current_changed.emit(conversation_id)
+        self.refresh()
 
     def open(self, conversation_id: Any) -> bool:
         if self.is_busy() or conversation_id is None:
