@@ -47,13 +47,19 @@ class LLMReader:
         self.max_tokens = int(max_tokens)
 
     def read(self, question: str, title: str, passage_text: str) -> ReaderResult:
-        messages = [
+        completion = self.llm.chat(self.messages(question, title, passage_text), self.params())
+        return self.result_from_reply(completion.text, passage_text, completion.token_logprobs)
+
+    def messages(self, question: str, title: str, passage_text: str) -> list[dict]:
+        """The chat the model is sent for one passage."""
+        return [
             {"role": "system", "content": _SYSTEM},
             {"role": "user", "content": f"Passage ({title}):\n{passage_text}\n\nQuestion: {question}\nAnswer span:"},
         ]
-        params = GenerationParams(max_tokens=self.max_tokens, temperature=0.0, stop=("\n",), logprobs=True)
-        completion = self.llm.chat(messages, params)
-        return self.result_from_reply(completion.text, passage_text, completion.token_logprobs)
+
+    def params(self) -> GenerationParams:
+        """Greedy, one line, with per-token log-probabilities for the confidence."""
+        return GenerationParams(max_tokens=self.max_tokens, temperature=0.0, stop=("\n",), logprobs=True)
 
     def read_many(self, question: str, passages: list[tuple[str, str]]) -> list[ReaderResult]:
         # One call per passage: a chat model reads best one passage at a time.
