@@ -31,10 +31,14 @@ class ProgressPrinter:
         self._stage: str | None = None
         self._last_draw = float("-inf")
         self._open_line = False
+        self._last_key: tuple | None = None
 
     def __call__(self, event: Any) -> None:
         if not isinstance(event, Progress):
             return
+        key = (event.stage, event.done, event.total, event.message)
+        if key == self._last_key:
+            return  # the same state again (e.g. a job's closing event): nothing new to show
         now = self.clock()
         new_stage = event.stage != self._stage
         finished = event.total is not None and event.done >= event.total
@@ -44,6 +48,7 @@ class ProgressPrinter:
             self._newline()
         self._stage = event.stage
         self._last_draw = now
+        self._last_key = key
         line = render(event, now)
         if self.tty:
             self.stream.write("\r" + line + "\x1b[K")

@@ -112,3 +112,40 @@ def test_first_interrupt_cancels_the_token():
         with pytest.raises(KeyboardInterrupt):
             os.kill(os.getpid(), signal.SIGINT)
     assert "stopping" in err.getvalue()
+
+
+def test_printer_does_not_repeat_an_identical_event():
+    out = io.StringIO()
+    show = ProgressPrinter(out, tty=False, clock=iter([0.0, 1.0, 2.0]).__next__)
+    done = Progress("s", 10, 10, started_at=0.0)
+    show(done)
+    show(done)
+    assert out.getvalue().count("\n") == 1
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_a_real_cli_process_stops_cleanly_and_keeps_passages(home, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    src = tmp_path / "big.tsv"
+    src.write_text("".join(f"{i}\tshort passage number {i}\tT{i}\n" for i in range(100_000)), encoding="utf-8")
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.Popen([sys.executable, "-m", "searchain", "--home", str(home.config_dir.parent),
+                             "corpus", "add", "big", str(src), "--no-index"],
+                            cwd=repo, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    first = proc.stderr.readline()  # the ingest stage has started
+    assert first.startswith("ingest")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, (out, err)
+    assert "stopping after the current batch" in err and "run the same command again" in err
+    from searchain.corpus.manager import CorpusManager
+    from searchain.config import Settings
+
+    info = CorpusManager(home, Settings()).info("big")
+    assert info.state == "incomplete" and info.passages < 100_000  # stopped at a batch boundary
+    assert main(["--home", str(home.config_dir.parent), "corpus", "add", "big", str(src), "--no-index"]) == 0
+    assert CorpusManager(home, Settings()).info("big").passages == 100_000
