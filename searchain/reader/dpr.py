@@ -52,7 +52,7 @@ def resolve_dpr_reader(model_dir_or_name: str | os.PathLike, models_dir: Path | 
     raise ModelError(
         f"No DPR reader found at {' or '.join(str(t) for t in tried)} "
         "(expected config.json, model weights and vocab.txt).",
-        hint="Download it with `searchain models pull-reader` (needs a network connection once), "
+        hint="Download it with `searchain reader pull` (needs a network connection once), "
         "or set the reader to 'llm' to use the chat model as reader.",
     )
 

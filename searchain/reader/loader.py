@@ -43,7 +43,7 @@ def load_reader(paths: AppPaths, settings: Settings, llm=None) -> Reader:
         raise ModelError(
             "No reader is available: no DPR reader is installed and no language model is loaded."
             if choice == "auto" else "The LLM reader needs a loaded language model.",
-            hint="Download the DPR reader with `searchain models pull-reader`, or configure a GGUF "
+            hint="Download the DPR reader with `searchain reader pull`, or configure a GGUF "
             "model (`--model PATH`).",
         )
     from .llm_reader import LLMReader
