@@ -25,7 +25,7 @@ class CheckpointThrottle:
         self._last_write: dict[int, float] = {}
         self._pending: dict[int, str] = {}
         self._timers: dict[int, threading.Timer] = {}
-        self._deferred_error: BaseException | None = None
+        self._deferred_errors: dict[int, BaseException] = {}
 
     def started(self, message_id: int) -> None:
         """The message was just written (empty): the next write may wait a full interval."""
@@ -34,9 +34,10 @@ class CheckpointThrottle:
     def offer(self, message_id: int, text: str) -> bool:
         """Record ``text``; write it now if the interval has passed. Returns True if written."""
         with self._lock:
-            self._raise_deferred()
+            self._raise_deferred(message_id)
             now = time.monotonic()
-            due = self._last_write.get(message_id, 0.0) + self._interval
+            last = self._last_write.get(message_id)
+            due = now if last is None else last + self._interval
             if now >= due:
                 self._pending.pop(message_id, None)
                 self._write(message_id, text)
@@ -55,6 +56,7 @@ class CheckpointThrottle:
         with self._lock:
             self._pending.pop(message_id, None)
             self._last_write.pop(message_id, None)
+            self._deferred_errors.pop(message_id, None)
             timer = self._timers.pop(message_id, None)
         if timer is not None:
             timer.cancel()
@@ -84,10 +86,10 @@ class CheckpointThrottle:
             try:
                 self._write(message_id, text)
                 self._last_write[message_id] = time.monotonic()
-            except BaseException as exc:  # a timer thread has nobody to tell: report it next call
-                self._deferred_error = exc
+            except Exception as exc:  # a timer thread has nobody to tell: report it next call
+                self._deferred_errors[message_id] = exc
 
-    def _raise_deferred(self) -> None:
-        if self._deferred_error is not None:
-            exc, self._deferred_error = self._deferred_error, None
+    def _raise_deferred(self, message_id: int) -> None:
+        exc = self._deferred_errors.pop(message_id, None)
+        if exc is not None:
             raise exc

@@ -222,10 +222,16 @@ class ConversationStore(ExchangeMixin):
 
     def delete(self, conversation_id: int) -> None:
         """Remove the conversation and, by cascade, its messages, runs, reasoning and citations."""
-        def run(c: sqlite3.Connection) -> None:
+        def run(c: sqlite3.Connection) -> list[int]:
             self._require_conversation(c, conversation_id)
+            streaming = [r[0] for r in c.execute(
+                "SELECT id FROM messages WHERE conversation_id = ? AND state = ?",
+                (conversation_id, STATE_STREAMING))]
             c.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
-        self._write(run)
+            return streaming
+        with self._lock:
+            for message_id in self._write(run):
+                self._throttle.forget(message_id)  # its held-back text has nowhere to go
 
     def search(self, text: str, limit: int = 50) -> list[SearchHit]:
         """Messages containing every word of ``text`` (any text is safe), best first."""

@@ -30,8 +30,17 @@ def message_to_json(message: Message) -> dict[str, Any]:
         "updated_at": message.updated_at,
         "error": message.error,
         "run": asdict(message.run) if message.run is not None else None,
-        "result": asdict(message.result) if message.result is not None else None,
+        "result": _lists(asdict(message.result)) if message.result is not None else None,
     }
+
+
+def _lists(value: Any) -> Any:
+    """Tuples (spans, parents) as lists, so the document is exactly what JSON would give back."""
+    if isinstance(value, dict):
+        return {k: _lists(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_lists(v) for v in value]
+    return value
 
 
 class _Checked:
@@ -83,7 +92,7 @@ class _Checked:
         value = self._get(key, True)
         if value is None:
             return None
-        if (not isinstance(value, list) or len(value) != 2
+        if (not isinstance(value, (list, tuple)) or len(value) != 2
                 or any(isinstance(v, bool) or not isinstance(v, int) for v in value)):
             raise _bad(f"{self.where}.{key}", "must be two whole numbers or null", value)
         return (value[0], value[1])

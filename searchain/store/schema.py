@@ -135,7 +135,9 @@ def migrate(conn: sqlite3.Connection, target: int = CURRENT_VERSION) -> list[int
     ``BEGIN IMMEDIATE`` transaction, so two processes opening a fresh file cannot both migrate.
     Tests pass a lower ``target`` to build databases as earlier releases left them.
     """
-    reached = []
+    reached: list[int] = []
+    if user_version(conn) >= target:
+        return reached  # the usual case: no write lock needed, so a busy database still opens
     while True:
         conn.execute("BEGIN IMMEDIATE")
         try:
