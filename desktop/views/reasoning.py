@@ -35,13 +35,11 @@ class ReasoningPanel(QWidget):
         self.tree.setAlternatingRowColors(True)
         self.tree.setWordWrap(False)
         header = self.tree.header()
-        header.setSectionResizeMode(COL_QUERY, QHeaderView.ResizeMode.Stretch)
-        for col in (COL_LLM, COL_READER):
+        # The query gets the most room; the rest scroll horizontally when the panel is narrow.
+        for col, width in ((COL_QUERY, 230), (COL_LLM, 110), (COL_READER, 110), (COL_CONF, 70), (COL_FATE, 120)):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
-            header.resizeSection(col, 140)
-        header.setSectionResizeMode(COL_CONF, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(COL_FATE, QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(False)
+            header.resizeSection(col, width)
+        header.setStretchLastSection(True)
         self.tree.itemDoubleClicked.connect(self._on_double_click)
 
         self.summary = QLabel("The reasoning tree appears here while an answer is built.", self)
