@@ -78,6 +78,10 @@ class RetrievalSettings:
     hnsw_ef_construction: int = 200
     hnsw_ef_search: int = 128
     batch_size: int = 64
+    bm25_title_weight: float = 2.0  # FTS5 column weight of the title against the text's 1.0
+    hybrid_dense_weight: float = 0.5  # share of the dense score in hybrid fusion
+    hybrid_depth: int = 50  # candidates each side proposes to the fusion
+    hybrid_method: str = "score"  # score (normalised score fusion) | rrf
 
 
 @dataclass

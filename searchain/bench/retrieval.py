@@ -1,5 +1,131 @@
-"""Placeholder until the retrieval benchmark lands."""
+"""``searchain bench retrieval --dataset PATH [--json]``: recall@k of each retriever.
+
+The dataset's paragraphs are pooled into one corpus (through the corpus ingest code, in a
+temporary home unless ``--work`` names a folder to keep and reuse), the index is built and
+timed, then every query is run against dense, BM25 and hybrid retrieval (plus plain RRF
+fusion, the usual baseline). Queries, as in ``../shared/eval/README.md``:
+
+- MuSiQue: each gold decomposition step, ``#n`` replaced by earlier answers; gold = the
+  step's supporting paragraph.
+- HotpotQA: each question, once per supporting paragraph (recall of each paragraph).
+
+Prints ONE JSON object: ``{"default": ..., "dense": {"recall@1": ..}, "bm25": .., "hybrid": ..,
+"corpus_size": .., "queries": .., "index_build_s": .., ...}``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+KS = (1, 5, 10)
 
 
 def register(sub) -> None:
-    pass
+    p = sub.add_parser("retrieval", help="recall@1/5/10 of dense, BM25 and hybrid retrieval")
+    p.add_argument("--dataset", required=True, help="a MuSiQue or HotpotQA JSON-lines file")
+    p.add_argument("--json", action="store_true", help="print only the JSON object (default too)")
+    p.add_argument("--limit", type=int, default=None, help="use the first N questions")
+    p.add_argument("--work", help="keep the pooled corpus and index in this folder and reuse them")
+    p.add_argument("--rrf-baseline", action=argparse_bool(), default=True,
+                   help="also score plain (unweighted, title-blind) RRF fusion as a baseline")
+    p.set_defaults(func=run)
+
+
+def argparse_bool():
+    import argparse
+
+    return argparse.BooleanOptionalAction
+
+
+def eval_queries(dataset) -> list[tuple[str, str]]:
+    """``[(query, gold pid)]`` for the dataset (see module docstring)."""
+    from ..corpus.ids import passage_pid
+    from ..eval.datasets import MUSIQUE
+
+    pairs: list[tuple[str, str]] = []
+    for q in dataset.questions:
+        if dataset.kind == MUSIQUE:
+            for step in q.steps:
+                if step.paragraph is not None and step.query.strip():
+                    pairs.append((step.query, passage_pid(step.paragraph.title, step.paragraph.text)))
+        else:
+            for p in q.supporting:
+                pairs.append((q.question, passage_pid(p.title, p.text)))
+    return pairs
+
+
+def recall_at(retriever, pairs: list[tuple[str, str]], ks=KS) -> dict[str, float]:
+    """Share of (query, gold) pairs whose gold passage is in the top k, for each k."""
+    depth = max(ks)
+    cache: dict[str, list[str]] = {}
+    hits = {k: 0 for k in ks}
+    for query, gold in pairs:
+        if query not in cache:
+            cache[query] = [h.passage.pid for h in retriever.search(query, depth)]
+        ranked = cache[query]
+        for k in ks:
+            hits[k] += gold in ranked[:k]
+    n = max(1, len(pairs))
+    return {f"recall@{k}": round(hits[k] / n, 4) for k in ks}
+
+
+def run(ctx, args) -> int:
+    from ..config import AppPaths, Settings
+    from ..corpus.manager import CorpusManager
+    from ..eval.datasets import load_dataset
+    from ..index.builder import build_index
+    from ..index.embedder import Embedder
+    from ..index.retrievers import BM25Retriever, HybridRetriever, open_retriever
+
+    dataset = load_dataset(args.dataset, limit=args.limit)
+    pairs = eval_queries(dataset)
+    work = Path(args.work).expanduser() if args.work else Path(tempfile.mkdtemp(prefix="searchain-bench-"))
+    try:
+        paths = AppPaths.resolve(work).ensure()
+        settings = replace(Settings(), retrieval=replace(ctx.settings.retrieval))
+        manager = CorpusManager(paths, settings)
+        name = dataset.corpus_name + (f"-first{args.limit}" if args.limit else "")
+        if not manager.exists(name):
+            manager.add(name, dataset.path, dataset.kind)
+        embedder = Embedder(settings.retrieval.embedder)
+        t0 = time.perf_counter()
+        report = build_index(paths, settings, name, embedder=embedder)
+        build_s = time.perf_counter() - t0
+
+        result: dict = {"default": settings.retrieval.retriever}
+        timings: dict[str, float] = {}
+        for kind in ("dense", "bm25", "hybrid"):
+            retriever = open_retriever(paths, settings, name, kind, embedder=embedder)
+            t = time.perf_counter()
+            result[kind] = recall_at(retriever, pairs)
+            timings[kind] = round((time.perf_counter() - t) * 1000 / max(1, len(pairs)), 2)
+        if args.rrf_baseline:
+            dense = open_retriever(paths, settings, name, "dense", embedder=embedder)
+            plain = HybridRetriever(dense, BM25Retriever(dense.source, title_weight=1.0),
+                                    dense_weight=0.5, method="rrf", depth=60)
+            result["rrf_plain"] = recall_at(plain, pairs)
+        with manager.open_store(name) as store:
+            corpus_size = store.count()
+        r = settings.retrieval
+        result.update({
+            "dataset": str(dataset.path), "kind": dataset.kind, "corpus_size": corpus_size,
+            "queries": len(pairs), "index_build_s": round(build_s, 2),
+            "index_build_fresh": report.embedded == corpus_size,
+            "embedder": embedder.model_id, "ms_per_query": timings,
+            "params": {"bm25_title_weight": r.bm25_title_weight,
+                       "hybrid_dense_weight": r.hybrid_dense_weight, "hybrid_depth": r.hybrid_depth,
+                       "hybrid_method": r.hybrid_method, "hnsw_m": r.hnsw_m,
+                       "hnsw_ef_search": r.hnsw_ef_search},
+        })
+    finally:
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+    json.dump(result, sys.stdout)
+    sys.stdout.write("\n")
+    return 0

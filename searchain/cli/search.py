@@ -1,5 +1,46 @@
-"""Placeholder until the search commands land."""
+"""``searchain search NAME "query" [-k 5] [--json] [--retriever dense|bm25|hybrid]``."""
+
+from __future__ import annotations
+
+import json
+import textwrap
 
 
 def register(sub) -> None:
-    pass
+    p = sub.add_parser("search", help="retrieve the passages of a corpus that best match a query")
+    p.add_argument("name", help="corpus name (see: searchain corpus list)")
+    p.add_argument("query", help="what to search for")
+    p.add_argument("-k", type=int, default=5, help="how many passages (default 5)")
+    p.add_argument("--retriever", choices=("dense", "bm25", "hybrid"),
+                   help="retrieval method (default: the retrieval.retriever setting)")
+    p.add_argument("--json", action="store_true", help="print the hits as one JSON object")
+    p.set_defaults(func=run)
+
+
+def run(ctx, args) -> int:
+    from ..errors import SearchainError
+    from ..index.retrievers import open_retriever
+
+    if args.k < 1:
+        raise SearchainError(f"-k must be at least 1, got {args.k}.")
+    if not args.query.strip():
+        raise SearchainError("The query is empty.", hint='Pass the text to search for, e.g. "capital of France".')
+    retriever = open_retriever(ctx.paths, ctx.settings, args.name, args.retriever)
+    hits = retriever.search(args.query, args.k)
+    if args.json:
+        print(json.dumps({
+            "corpus": args.name, "query": args.query, "retriever": retriever.name,
+            "hits": [{"rank": n, "score": round(h.score, 6), "retriever": h.retriever,
+                      "pid": h.passage.pid, "title": h.passage.title, "text": h.passage.text,
+                      "source": h.passage.source, "doc_id": h.passage.doc_id,
+                      "start": h.passage.start, "end": h.passage.end}
+                     for n, h in enumerate(hits, start=1)],
+        }, ensure_ascii=False))
+        return 0
+    if not hits:
+        print(f"No passages in '{args.name}' match {args.query!r}.")
+        return 0
+    for n, h in enumerate(hits, start=1):
+        print(f"[{n}] {h.passage.title or '(untitled)'}  ({h.retriever} {h.score:.3f}, {h.passage.pid})")
+        print(textwrap.indent(textwrap.shorten(h.passage.text, 400, placeholder=" ..."), "    "))
+    return 0

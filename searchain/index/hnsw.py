@@ -74,6 +74,18 @@ class HnswIndex:
                 self._index.resize_index(max(needed, int(self._index.get_max_elements() * 1.5)))
             self._index.add_items(vectors, labels, num_threads=num_threads)
 
+    def mark_deleted(self, labels) -> int:
+        """Hide ``labels`` from searches; returns how many were not hidden already."""
+        newly = 0
+        with self._lock:
+            for label in labels:
+                try:
+                    self._index.mark_deleted(int(label))
+                    newly += 1
+                except RuntimeError:  # already deleted (hnswlib cannot list deleted labels)
+                    pass
+        return newly
+
     # -- queries ------------------------------------------------------------------------
     @property
     def count(self) -> int:

@@ -1,0 +1,89 @@
+"""Hybrid retrieval: dense and BM25 candidates, fused into one ranking.
+
+Both retrievers propose ``depth`` candidates. With ``method="score"`` (the default) every
+candidate then gets *both* scores: the exact cosine from its stored vector and its BM25 score
+restricted to the candidate ids, so a passage found by one side is not penalised for sitting
+just outside the other side's list. Each score is min-max normalised over the candidates
+and the two are mixed with ``dense_weight``. ``method="rrf"`` is weighted reciprocal-rank
+fusion over the two lists (rank-only; kept for comparison in ``searchain bench retrieval``).
+"""
+
+from __future__ import annotations
+
+from ..types import Hit
+from .bm25 import BM25Retriever
+from .dense import DenseRetriever
+
+NAME = "hybrid"
+METHODS = ("score", "rrf")
+RRF_K = 60
+
+
+class HybridRetriever:
+    name = NAME
+
+    def __init__(self, dense: DenseRetriever, bm25: BM25Retriever, *, dense_weight: float = 0.5,
+                 depth: int = 50, method: str = "score"):
+        if not 0.0 <= dense_weight <= 1.0:
+            raise ValueError(f"dense_weight must be between 0 and 1, got {dense_weight}")
+        if method not in METHODS:
+            raise ValueError(f"fusion method must be one of {METHODS}, got {method!r}")
+        self.dense = dense
+        self.bm25 = bm25
+        self.dense_weight = dense_weight
+        self.depth = max(1, depth)
+        self.method = method
+        self.source = bm25.source
+
+    def fused_scores(self, query: str, k: int) -> list[tuple[int, float]]:
+        depth = max(self.depth, k)
+        qv = self.dense.embed_query(query)
+        dense_ranked = self.dense.scores(qv, depth)
+        bm25_ranked = self.bm25.scores(query, depth)
+        if self.method == "rrf":
+            fused = _weighted_rrf(dense_ranked, bm25_ranked, self.dense_weight)
+        else:
+            cands = list(dict.fromkeys([i for i, _ in dense_ranked] + [i for i, _ in bm25_ranked]))
+            dense_s = dict(dense_ranked)
+            missing = [i for i in cands if i not in dense_s]
+            dense_s.update(self.dense.similarities(qv, missing))
+            bm25_s = dict(bm25_ranked)
+            missing = [i for i in cands if i not in bm25_s]
+            if missing:
+                bm25_s.update(self.bm25.scores(query, len(missing), restrict_to=missing))
+            fused = _score_fusion(cands, dense_s, bm25_s, self.dense_weight)
+        return sorted(fused.items(), key=lambda kv: -kv[1])[:k]
+
+    def search(self, query: str, k: int = 5) -> list[Hit]:
+        if not query.strip() or k <= 0:
+            return []
+        ranked = self.fused_scores(query, k * 2)  # a few spare in case some passages were deleted
+        passages = self.source.fetch([i for i, _ in ranked])
+        return [Hit(passages[i], s, NAME) for i, s in ranked if i in passages][:k]
+
+
+def _minmax(scores: dict[int, float], ids: list[int], missing: float) -> dict[int, float]:
+    """Scale to [0, 1] over ``ids``; an id without a score gets ``missing`` (before scaling)."""
+    values = [scores.get(i, missing) for i in ids]
+    lo, hi = min(values), max(values)
+    span = hi - lo
+    return {i: ((v - lo) / span if span > 0 else 1.0) for i, v in zip(ids, values)}
+
+
+def _score_fusion(cands: list[int], dense_s: dict[int, float], bm25_s: dict[int, float],
+                  w: float) -> dict[int, float]:
+    if not cands:
+        return {}
+    # No keyword match means a BM25 score of 0; a passage missing from the graph (stale index)
+    # gets the lowest cosine seen.
+    d = _minmax(dense_s, cands, min(dense_s.values(), default=0.0))
+    b = _minmax(bm25_s, cands, 0.0)
+    return {i: w * d[i] + (1.0 - w) * b[i] for i in cands}
+
+
+def _weighted_rrf(dense_ranked, bm25_ranked, w: float) -> dict[int, float]:
+    fused: dict[int, float] = {}
+    for weight, ranked in ((w, dense_ranked), (1.0 - w, bm25_ranked)):
+        for rank, (i, _) in enumerate(ranked):
+            fused[i] = fused.get(i, 0.0) + weight / (RRF_K + rank + 1)
+    return fused

@@ -1,0 +1,64 @@
+"""The retrievers and ``open_retriever``, the one way the rest of SearChain gets one.
+
+All three share the ``Retriever`` shape: ``search(query, k=5) -> list[Hit]``, best first, safe
+to call from several threads at once. BM25 needs only the passage store (no model, no index),
+so keyword search works even before the vector index is built.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from ..config import AppPaths, Settings
+from ..errors import ConfigError
+from ..types import Hit
+from .bm25 import BM25Retriever
+from .dense import DenseRetriever, open_graph
+from .embedder import Embedder
+from .hybrid import HybridRetriever
+from .layout import IndexLayout
+from .passages import PassageSource
+
+KINDS = ("dense", "bm25", "hybrid")
+
+__all__ = ["KINDS", "Retriever", "DenseRetriever", "BM25Retriever", "HybridRetriever", "open_retriever"]
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    name: str
+
+    def search(self, query: str, k: int = 5) -> list[Hit]: ...
+
+
+def open_retriever(paths: AppPaths, settings: Settings, corpus_name: str, kind: str | None = None,
+                   embedder: Embedder | None = None) -> Retriever:
+    """A retriever over ``corpus_name``; ``kind`` None means ``settings.retrieval.retriever``.
+
+    Raises ``CorpusError`` for an unknown corpus, ``IndexError_`` when a dense or hybrid
+    retriever meets a missing, damaged or other-model index, ``ConfigError`` for a bad kind.
+    """
+    from ..corpus.manager import CorpusManager
+
+    r = settings.retrieval
+    kind = (kind or r.retriever).strip().lower()
+    if kind not in KINDS:
+        raise ConfigError(f"Unknown retriever {kind!r}.", hint=f"Use one of: {', '.join(KINDS)}.")
+    manager = CorpusManager(paths, settings)
+    store = manager.open_store(corpus_name)
+    source = PassageSource(store)
+    try:
+        bm25 = BM25Retriever(source, title_weight=r.bm25_title_weight)
+        if kind == "bm25":
+            return bm25
+        embedder = embedder or Embedder(r.embedder)
+        layout = IndexLayout(manager.corpus_dir(corpus_name) / "index")
+        graph, _ = open_graph(layout, corpus_name, embedder, ef=r.hnsw_ef_search)
+        dense = DenseRetriever(source, graph, embedder)
+        if kind == "dense":
+            return dense
+        return HybridRetriever(dense, bm25, dense_weight=r.hybrid_dense_weight,
+                               depth=r.hybrid_depth, method=r.hybrid_method)
+    except BaseException:
+        source.close()
+        raise

@@ -1,0 +1,99 @@
+"""What state a corpus's index is in, without loading the model or the graph.
+
+States: ``missing`` (never built), ``partial`` (a build stopped before finishing; running
+it again continues), ``ready``, ``stale`` (the corpus has passages the index lacks, or lost
+some it has), ``mismatch`` (built with another embedder or passage format) and ``damaged``
+(metadata unreadable, graph file missing, or its checksum does not match).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import AppPaths, Settings
+from ..errors import IndexError_
+from .embedder import model_id_for
+from .hnsw import file_sha256
+from .layout import DOC_FORMAT, IndexLayout, IndexMeta, rebuild_hint
+
+MISSING, PARTIAL, READY, STALE, MISMATCH, DAMAGED = (
+    "missing", "partial", "ready", "stale", "mismatch", "damaged")
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    state: str
+    message: str
+    meta: IndexMeta | None = None
+    indexed: int = 0  # vectors in the graph
+    corpus_passages: int = 0
+    hint: str | None = None
+
+    @property
+    def usable(self) -> bool:
+        """Searchable as is (a stale index still answers, it just lacks the newest passages)."""
+        return self.state in (READY, STALE)
+
+
+def index_layout(paths: AppPaths, corpus_name: str) -> IndexLayout:
+    from ..corpus.manager import CorpusManager
+
+    return IndexLayout(CorpusManager(paths, Settings()).corpus_dir(corpus_name) / "index")
+
+
+def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None = None,
+                 verify_checksum: bool = True) -> IndexStatus:
+    """The state of ``corpus_name``'s index.
+
+    ``embedder_id`` is the model the caller wants (default: the one in the saved settings);
+    ``verify_checksum=False`` skips hashing the graph file (fast for very large indexes).
+    """
+    from ..corpus.manager import CorpusManager
+
+    settings = Settings.load(paths)
+    wanted = embedder_id or model_id_for(settings.retrieval.embedder)
+    manager = CorpusManager(paths, settings)
+    layout = IndexLayout(manager.corpus_dir(corpus_name) / "index")
+    with manager.open_store(corpus_name) as store:
+        corpus_count, corpus_max = store.count(), store.max_id()
+    hint = rebuild_hint(corpus_name)
+    build_hint = f"Build it with: searchain corpus rebuild {corpus_name}"
+
+    if not layout.meta_file.exists():
+        if layout.shard_files():
+            return IndexStatus(PARTIAL, f"The index of '{corpus_name}' was not finished; building "
+                               "again continues where it stopped.", corpus_passages=corpus_count,
+                               hint=build_hint)
+        return IndexStatus(MISSING, f"Corpus '{corpus_name}' has no index yet.",
+                           corpus_passages=corpus_count, hint=build_hint)
+    try:
+        meta = IndexMeta.read(layout.meta_file, corpus_name)
+    except IndexError_ as exc:
+        return IndexStatus(DAMAGED, exc.message, corpus_passages=corpus_count, hint=hint)
+    base = dict(meta=meta, indexed=meta.count, corpus_passages=corpus_count, hint=hint)
+    if meta.embedder != wanted or meta.doc_format != DOC_FORMAT:
+        return IndexStatus(MISMATCH, mismatch_message(corpus_name, meta.embedder, wanted), **base)
+    problem = graph_problem(layout.hnsw_file, meta, verify_checksum)
+    if problem:
+        return IndexStatus(DAMAGED, f"The index of '{corpus_name}' is damaged: {problem}.", **base)
+    if corpus_max > meta.max_id or corpus_count != meta.count:
+        return IndexStatus(STALE, f"The index of '{corpus_name}' holds {meta.count} passages, the "
+                           f"corpus {corpus_count}; building again adds only the new ones.",
+                           **{**base, "hint": build_hint})
+    return IndexStatus(READY, f"The index of '{corpus_name}' is ready ({meta.count} passages).",
+                       **{**base, "hint": None})
+
+
+def mismatch_message(corpus_name: str, built_with: str, wanted: str) -> str:
+    return (f"The index of corpus '{corpus_name}' was built with embedding model '{built_with}', "
+            f"but the configured model is '{wanted}'; vectors of different models cannot be mixed.")
+
+
+def graph_problem(path: Path, meta: IndexMeta, verify_checksum: bool) -> str | None:
+    """Why the graph file cannot be trusted, or None."""
+    if not path.is_file():
+        return f"{path} is missing"
+    if verify_checksum and file_sha256(path) != meta.checksum:
+        return f"the checksum of {path} does not match (truncated or overwritten)"
+    return None

