@@ -188,7 +188,8 @@ class MainWindow(QMainWindow):
         ctx = self.ctx
 
         def work(_on_event, _cancel):
-            return ctx.workspace().corpora.document(passage.corpus, passage.doc_id)
+            with ctx.workspace().corpora.open_store(passage.corpus) as store:
+                return store.document(passage.doc_id)
 
         def show(doc) -> None:
             from .document import document_text

@@ -103,3 +103,17 @@ def test_cancel_stops_an_add_and_keeps_the_other_corpora(qtbot, ctx, tmp_path):
     assert outcome.args == ["cancelled"]
     assert "Cancelled" in dialog.status.text()
     assert "demo" in dialog.names()
+
+
+def test_open_whole_document_from_the_passage_viewer(qtbot, ctx):
+    from desktop.main_window import MainWindow
+
+    window = MainWindow(ctx)
+    qtbot.addWidget(window)
+    with ctx.workspace().corpora.open_store("demo") as store:
+        passage = next(p for _, batch in [(0, b) for b in store.iter_batches()] for _, p in batch)
+    window.passage.show_passage(passage, (0, 5))
+    window.passage.open_document.click()
+    qtbot.waitUntil(lambda: getattr(window, "document_dialog", None) is not None, timeout=30_000)
+    text = window.document_dialog.body.toPlainText()
+    assert passage.text in text
