@@ -110,23 +110,36 @@ def _find_branch_row(branches, branch_rows, node, node_rows) -> int | None:
     return None
 
 
-def _passage(row, offset: int) -> Passage | None:
-    corpus, pid, title, text, source, doc_id, start, end = row[offset:offset + 8]
-    if text is None:
+_PASSAGE_FIELDS = ("corpus", "pid", "title", "text", "source", "doc_id", "start", "end")
+
+
+def _passage(row, offset: int, seen: dict) -> Passage | None:
+    """The Passage in ``row[offset:offset + 8]``; one object per distinct passage in ``seen``.
+
+    Reopening a long chat builds thousands of passages and a frozen dataclass's ``__init__``
+    (``object.__setattr__`` per field) was the largest single cost, so a passage met again
+    (a citation of a node's passage) is reused and new ones fill ``__dict__`` directly.
+    """
+    values = row[offset:offset + 8]
+    if values[3] is None:
         return None
-    return Passage(corpus, pid, title, text, source, doc_id, start, end)
+    passage = seen.get(values)
+    if passage is None:
+        passage = object.__new__(Passage)
+        passage.__dict__.update(zip(_PASSAGE_FIELDS, values))
+        seen[values] = passage
+    return passage
 
 
 def _span(start, end) -> tuple[int, int] | None:
     return None if start is None else (start, end)
 
 
-def _node(row) -> Node:
-    return Node(
-        round=row[4], position=row[5], query=row[6], llm_answer=row[7], unsolved=bool(row[8]),
-        reader_answer=row[9], confidence=row[10], decision=row[11], source=row[12],
-        passage=_passage(row, 13), span=_span(row[21], row[22]),
-    )
+def _node(row, seen: dict) -> Node:
+    # Positional, in Node's field order (round, position, query, llm_answer, unsolved,
+    # reader_answer, confidence, decision, source, passage, span): keywords cost more.
+    return Node(row[4], row[5], row[6], row[7], bool(row[8]), row[9], row[10], row[11], row[12],
+                _passage(row, 13, seen), _span(row[21], row[22]))
 
 
 def load_results(conn: sqlite3.Connection, where: str, params: tuple) -> dict[int, AnswerResult]:
@@ -152,11 +165,12 @@ def load_results(conn: sqlite3.Connection, where: str, params: tuple) -> dict[in
                                        parent=_span(row[4], row[5]), feedback=row[6],
                                        final_content=row[7]))
     paths: dict[int, list[tuple[int, Node]]] = defaultdict(list)
+    seen: dict[int, dict] = {}  # per message: passages already built (never shared across answers)
     for row in conn.execute(
         f"SELECT {_NODE_COLUMNS} FROM nodes WHERE {select_ids} ORDER BY message_id, ordinal",
         params,
     ):
-        node = _node(row)
+        node = _node(row, seen.setdefault(row[0], {}))
         if row[2] is not None:
             branches[row[0]][row[2]].nodes.append(node)
         if row[3] is not None:
@@ -166,9 +180,10 @@ def load_results(conn: sqlite3.Connection, where: str, params: tuple) -> dict[in
         f"SELECT {_CITATION_COLUMNS} FROM citations WHERE {select_ids} ORDER BY message_id, ordinal",
         params,
     ):
-        references[row[0]].append(Reference(mark=row[2], passage=_passage(row, 3),
-                                            span=_span(row[11], row[12]), query=row[13],
-                                            answer=row[14]))
+        passage = _passage(row, 3, seen.setdefault(row[0], {}))
+        span = None if row[11] is None else (row[11], row[12])
+        # Positional, in field order (mark, passage, span, query, answer).
+        references[row[0]].append(Reference(row[2], passage, span, row[13], row[14]))
     for message_id, result in results.items():
         result.branches = branches.get(message_id, [])
         result.path = [node for _, node in sorted(paths.get(message_id, []), key=lambda p: p[0])]
