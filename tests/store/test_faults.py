@@ -144,3 +144,14 @@ def test_import_errors_name_the_bad_place(conversation_store, tmp_path, sample_r
         s.import_json_file(bad)
     with pytest.raises(StoreError, match="Cannot read the import file"):
         s.import_json_file(tmp_path / "missing.json")
+
+
+def test_an_unusable_database_path_is_explained(tmp_path):
+    folder = tmp_path / "a-folder.db"
+    folder.mkdir()
+    with pytest.raises(StoreError, match="Cannot write the conversation database .*a-folder.db"):
+        ConversationStore.open(folder)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    with pytest.raises(StoreError, match="Cannot create the folder"):
+        ConversationStore.open(blocker / "sub" / "c.db")
