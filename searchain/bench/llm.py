@@ -1,7 +1,7 @@
 """``searchain bench llm --model PATH [--json]``: the llama.cpp backend against bare llama_cpp.
 
 Both sides load the same GGUF with the same settings and generate the same number of tokens,
-greedily, from the same prompt with an empty KV cache, alternating A/B runs; the medians give
+greedily, from the same prompt with an empty KV cache, in A/B then B/A order; the medians give
 ``backend_tokens_per_s``, ``raw_tokens_per_s`` and ``overhead_ratio`` (raw time / backend time:
 1.0 means the backend adds nothing, > 1 that it is faster). A 3-round dialogue then reports
 ``prompt_tokens_evaluated_per_round`` with KV reuse and with the cache cleared before each round.
@@ -73,9 +73,13 @@ def measure(base_settings, args) -> dict:
 
         run_backend(), run_raw()  # warm-up: page in the weights, build the graphs
         backend_runs, raw_runs = [], []
-        for _ in range(args.repeats):
-            backend_runs.append(run_backend())
-            raw_runs.append(run_raw())
+        for i in range(args.repeats):  # A B, B A, ...: neither side always goes first
+            if i % 2:
+                raw_runs.append(run_raw())
+                backend_runs.append(run_backend())
+            else:
+                backend_runs.append(run_backend())
+                raw_runs.append(run_raw())
         b_time = statistics.median(r[0] for r in backend_runs)
         r_time = statistics.median(r[0] for r in raw_runs)
         b_tokens, r_tokens = backend_runs[0][1], raw_runs[0][1]
