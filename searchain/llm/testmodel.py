@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ModelError
-from .bpe_vocab import TOKEN_CONTROL, build_vocab
+from .bpe_vocab import CHATML_TEMPLATE, TOKEN_CONTROL, build_vocab
 
 
 @dataclass(frozen=True)
@@ -60,12 +60,14 @@ def write_test_gguf(
     layout: str = "tiny",
     seed: int = 0,
     quant: str | None = "default",
+    chat_template: str | None = CHATML_TEMPLATE,
 ) -> Path:
     """Write a random-weight GGUF with ``layout``'s shapes to ``path`` and return the path.
 
     ``quant`` names a llama.cpp file type such as ``Q4_K_M`` (the weights are written unquantised
     to a temporary file, then quantised by ``llama_model_quantize``); ``"default"`` means the
     layout's own default (none for ``tiny``, Q4_K_M for the real shapes); ``None`` keeps F32/F16.
+    ``chat_template`` is stored as ``tokenizer.chat_template`` (``None``: the file has none).
     """
     if layout not in LAYOUTS:
         raise ModelError(f"Unknown test-model layout {layout!r}.",
@@ -75,12 +77,12 @@ def write_test_gguf(
     path.parent.mkdir(parents=True, exist_ok=True)
     quant = spec.default_quant if quant == "default" else quant
     if quant is None:
-        _write_unquantised(path, spec, layout, seed)
+        _write_unquantised(path, spec, layout, seed, chat_template)
         return path
     ftype = quant_file_type(quant)
     raw = path.with_name(f".{path.name}.unquantised.tmp")
     try:
-        _write_unquantised(raw, spec, layout, seed)
+        _write_unquantised(raw, spec, layout, seed, chat_template)
         quantize_gguf(raw, path, ftype)
     finally:
         raw.unlink(missing_ok=True)
@@ -116,7 +118,8 @@ def quantize_gguf(src: Path, dst: Path, ftype: int, *, n_threads: int = 0) -> No
                               "the tensor shapes.")
 
 
-def _write_unquantised(path: Path, spec: Layout, layout: str, seed: int) -> None:
+def _write_unquantised(path: Path, spec: Layout, layout: str, seed: int,
+                       chat_template: str | None) -> None:
     import gguf
 
     vocab = build_vocab(pad_to=spec.vocab_size)
@@ -148,7 +151,8 @@ def _write_unquantised(path: Path, spec: Layout, layout: str, seed: int) -> None
     w.add_eos_token_id(vocab.eos_id)
     w.add_pad_token_id(vocab.bos_id)
     w.add_add_bos_token(False)
-    w.add_chat_template(vocab.chat_template)
+    if chat_template is not None:
+        w.add_chat_template(chat_template)
 
     shapes: list[tuple[str, tuple[int, ...], type]] = [
         ("token_embd.weight", (n_vocab, spec.n_embd), weight_dtype),

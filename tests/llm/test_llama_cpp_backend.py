@@ -158,3 +158,36 @@ def test_bad_messages_and_empty_prompt_are_clear_errors(tiny_llm):
         tiny_llm.chat([{"role": "wizard", "content": "hi"}])
     with pytest.raises(ModelError, match="empty"):
         tiny_llm.complete("")
+
+
+def test_gguf_without_chat_template_falls_back_to_chatml_with_a_warning(tmp_path,
+                                                                        tiny_llm_settings):
+    from searchain.llm.llama_cpp_backend import LlamaCppLLM
+    from searchain.llm.testmodel import write_test_gguf
+
+    path = write_test_gguf(tmp_path / "bare.gguf", chat_template=None)
+    llm = LlamaCppLLM(tiny_llm_settings, path)
+    try:
+        assert "no chat template" in llm.warnings[0].message
+        assert llm.render_chat([{"role": "user", "content": "hi"}]).startswith("<|im_start|>user")
+        c = llm.chat([{"role": "user", "content": "hi"}], GenerationParams(
+            max_tokens=20, grammar=QUERY_GRAMMAR))
+        assert c.text.startswith("[Query 1]: ")
+    finally:
+        llm.close()
+
+
+def test_template_that_rejects_the_messages_is_a_clear_error(tmp_path, tiny_llm_settings):
+    from searchain.llm.llama_cpp_backend import LlamaCppLLM
+    from searchain.llm.testmodel import write_test_gguf
+
+    strict = ("{% if messages[0]['role'] != 'user' %}"
+              "{{ raise_exception('Conversation must start with the user') }}{% endif %}"
+              "{% for m in messages %}{{ m['role'] + ': ' + m['content'] + '\n' }}{% endfor %}")
+    llm = LlamaCppLLM(tiny_llm_settings, write_test_gguf(tmp_path / "s.gguf", chat_template=strict))
+    try:
+        with pytest.raises(ModelError, match="must start with the user"):
+            llm.chat([{"role": "assistant", "content": "hello"}])
+        assert llm.render_chat([{"role": "user", "content": "q"}]) == "user: q\n"
+    finally:
+        llm.close()
