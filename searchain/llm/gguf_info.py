@@ -54,7 +54,7 @@ class ModelFacts:
 
 
 def read_model_facts(path: str | os.PathLike) -> ModelFacts:
-    """Read ``path``'s GGUF metadata; raise ``ModelError`` if it is missing, not a GGUF, or damaged."""
+    """Read ``path``'s GGUF metadata; ``ModelError`` if missing, not a GGUF, or damaged."""
     path = Path(path)
     _check_is_gguf(path)
     import gguf

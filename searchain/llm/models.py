@@ -6,7 +6,8 @@ pull resumes where it stopped (``hf_hub_download`` itself no longer resumes acro
 arrives as ``Progress("download", bytes_done, bytes_total)`` events; ``cancel`` stops between
 chunks and keeps the partial file for the next ``pull``. After the download the file's SHA-256 is
 compared with the catalogue's pin, else with the Hub's LFS ETag (which is the SHA-256); a mismatch
-deletes the partial file and raises ``ModelError``; only a verified GGUF is moved into place. ``HF_ENDPOINT`` (or ``endpoint=``) points at a mirror.
+deletes the partial file and raises ``ModelError``; only a verified GGUF is moved into place.
+``HF_ENDPOINT`` (or ``endpoint=``) points at a mirror.
 """
 
 from __future__ import annotations
@@ -102,7 +103,8 @@ class ModelManager:
         path = (root / filename).resolve()
         if root not in path.parents:
             raise ModelError(f"{name_or_file!r} is not inside the models folder {self.models_dir}.",
-                             hint="Give a catalogue name or a file name from `searchain models list`.")
+                             hint="Give a catalogue name or a file name from "
+                                  "`searchain models list`.")
         partials = list((root / PARTIAL_DIR).glob(f"{glob.escape(path.name)}.*.part"))
         if not path.is_file() and not partials:
             raise ModelError(f"No model {name_or_file!r} in {self.models_dir}.",
