@@ -173,6 +173,7 @@ def _open_existing_graph(layout: IndexLayout, corpus_name: str, owner: dict, dim
                                ef_construction=meta.hnsw_ef_construction, ef=r.hnsw_ef_search)
     except IndexError_:
         return None, 0, True
+    graph.deleted = max(0, graph.count - meta.count)
     return graph, meta.max_id, False
 
 

@@ -33,6 +33,7 @@ def open_graph(layout: IndexLayout, corpus_name: str, embedder: Embedder, *, ef:
     graph = HnswIndex.load(layout.hnsw_file, meta.dim, expected_sha256=None, m=meta.hnsw_m,
                            ef_construction=meta.hnsw_ef_construction, ef=ef,
                            what=f"corpus '{corpus_name}'", hint=hint)
+    graph.deleted = max(0, graph.count - meta.count)
     return graph, meta
 
 

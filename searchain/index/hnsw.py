@@ -47,6 +47,7 @@ class HnswIndex:
         self._index = hnswlib.Index(space=SPACE, dim=dim)
         self._lock = threading.RLock()
         self._initialised = False
+        self.deleted = 0  # labels hidden by mark_deleted (hnswlib cannot count them itself)
 
     # -- construction -------------------------------------------------------------------
     def init_empty(self, capacity: int) -> None:
@@ -82,6 +83,7 @@ class HnswIndex:
                 try:
                     self._index.mark_deleted(int(label))
                     newly += 1
+                    self.deleted += 1
                 except RuntimeError:  # already deleted (hnswlib cannot list deleted labels)
                     pass
         return newly
@@ -107,13 +109,17 @@ class HnswIndex:
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-``k`` (labels, cosine similarities) per query row; fewer when the index is small."""
         queries = np.ascontiguousarray(np.atleast_2d(queries), dtype=np.float32)
-        k = min(k, self.count)
-        if k <= 0:
-            empty = np.zeros((len(queries), 0))
-            return empty.astype(np.int64), empty.astype(np.float32)
-        # hnswlib searches with max(ef, k) candidates itself, so a large k needs no set_ef.
-        labels, dist = self._index.knn_query(queries, k=k, num_threads=1)
-        return labels.astype(np.int64), (1.0 - dist).astype(np.float32)
+        k = min(k, self.count - self.deleted)
+        # hnswlib searches with max(ef, k) candidates itself, so a large k needs no set_ef. With
+        # deleted labels it can still come up short of k and refuse: ask for fewer then.
+        while k > 0:
+            try:
+                labels, dist = self._index.knn_query(queries, k=k, num_threads=1)
+                return labels.astype(np.int64), (1.0 - dist).astype(np.float32)
+            except RuntimeError:
+                k //= 2
+        empty = np.zeros((len(queries), 0))
+        return empty.astype(np.int64), empty.astype(np.float32)
 
     def vectors(self, labels) -> np.ndarray:
         """The stored vectors of ``labels`` (n x dim); raises KeyError-like RuntimeError if absent."""

@@ -1,0 +1,36 @@
+"""``searchain search`` prints hits (text and --json) and clear errors."""
+
+import json
+
+import pytest
+
+from searchain.cli.main import main
+from tests.fixtures.index import MINI_CORPUS
+
+
+@pytest.mark.slow  # the CLI loads its own copy of the model
+def test_search_json_output(indexed_copy, capsys):
+    code = main(["search", MINI_CORPUS, "capital of Japan", "-k", "3", "--json"])
+    out = capsys.readouterr().out
+    assert code == 0
+    data = json.loads(out)
+    assert data["corpus"] == MINI_CORPUS and len(data["hits"]) == 3
+    top = data["hits"][0]
+    assert top["title"] == "Tokyo" and top["rank"] == 1 and top["pid"] == "m016"
+    assert data["retriever"] == "hybrid"
+
+
+def test_search_text_output_with_bm25(indexed_copy, capsys):
+    code = main(["search", MINI_CORPUS, "Mount Everest, highest in the world", "--retriever", "bm25", "-k", "2"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert out.startswith("[1] Mount Everest") and "[2]" in out
+
+
+def test_search_bad_input_is_a_clear_error(indexed_copy, capsys):
+    assert main(["search", MINI_CORPUS, "x", "-k", "0", "--retriever", "bm25"]) == 1
+    assert "-k must be at least 1" in capsys.readouterr().err
+    assert main(["search", "nope", "x", "--retriever", "bm25"]) == 1
+    assert "nope" in capsys.readouterr().err
+    assert main(["search", MINI_CORPUS, "  ", "--retriever", "bm25"]) == 1
+    assert "empty" in capsys.readouterr().err
