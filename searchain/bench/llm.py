@@ -3,7 +3,8 @@
 Both sides load the same GGUF with the same settings and generate the same number of tokens,
 greedily, from the same prompt with an empty KV cache, in A/B then B/A order; the medians give
 ``backend_tokens_per_s``, ``raw_tokens_per_s`` and ``overhead_ratio`` (raw time / backend time:
-1.0 means the backend adds nothing, > 1 that it is faster). A 3-round dialogue then reports
+1.0 means the backend adds nothing, > 1 that it is faster; the tokens/s are end to end, prompt
+included, while ``backend_decode_tokens_per_s`` is generation alone). A 3-round dialogue then reports
 ``prompt_tokens_evaluated_per_round`` with KV reuse and with the cache cleared before each round.
 A random-weight file with a real layout (``searchain models make-test-model --layout llama-1b``)
 measures the speed of the real model. Prints ONE JSON object.
@@ -61,7 +62,8 @@ def measure(base_settings, args) -> dict:
             backend.reset_cache()
             started = time.perf_counter()
             c = backend.complete(PROMPT, params)
-            return time.perf_counter() - started, c.usage.completion_tokens, c.usage.prompt_tokens
+            return (time.perf_counter() - started, c.usage.completion_tokens,
+                    c.usage.prompt_tokens, c.decode_tokens_per_s, c.prompt_seconds)
 
         def run_raw():
             raw.reset()
@@ -103,6 +105,10 @@ def measure(base_settings, args) -> dict:
             "backend_tokens_per_s": round(b_tokens / b_time, 2),
             "raw_tokens_per_s": round(r_tokens / r_time, 2),
             "overhead_ratio": round((r_time / r_tokens) / (b_time / b_tokens), 4),
+            # The backend's own split of a run: decode speed, and prompt evaluation speed.
+            "backend_decode_tokens_per_s": round(statistics.median(r[3] for r in backend_runs), 2),
+            "backend_prompt_tokens_per_s": round(
+                backend_runs[0][2] / statistics.median(r[4] for r in backend_runs), 2),
             "prompt_tokens_evaluated_per_round": {
                 "with_reuse": _dialogue(backend, reuse=True),
                 "without_reuse": _dialogue(backend, reuse=False),
