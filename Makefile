@@ -5,6 +5,9 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 # torch is pinned to the CPU build: anything else pulls gigabytes of CUDA packages.
 CONSTRAINTS := packaging/constraints-cpu.txt
+# Xvfb plus the xcb libraries Qt's xcb platform plugin loads.
+XVFB_PACKAGES := xvfb libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-image0 libxcb-render-util0 \
+  libxcb-xkb1 libxkbcommon-x11-0 libxcb-shape0 libxcb-randr0 libxcb-xinerama0
 
 .PHONY: install run test test-deps bundle clean
 
@@ -22,8 +25,8 @@ run: install
 
 # The screenshot test renders under a virtual X server: install Xvfb when we can (root on Debian).
 test-deps:
-	@command -v Xvfb >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
-	  && (apt-get update -qq && apt-get install -y -qq xvfb >/dev/null) || echo "note: Xvfb not installed; the screenshot test will be skipped"; }
+	@{ command -v Xvfb >/dev/null && dpkg -s libxcb-icccm4 libxcb-keysyms1 >/dev/null 2>&1; } || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+	  && (apt-get update -qq && apt-get install -y -qq $(XVFB_PACKAGES) >/dev/null) || echo "note: Xvfb not installed; the screenshot test will be skipped"; }
 
 test: install test-deps
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest

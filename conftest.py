@@ -18,6 +18,7 @@ pytest_plugins = [
     "tests.fixtures.corpus",
     "tests.fixtures.index",
     "tests.fixtures.llm",
+    "tests.fixtures.reader",
     "tests.fixtures.reasoning",
     "tests.fixtures.store",
 ]

@@ -103,6 +103,8 @@ class LLMSettings:
 class ReasoningSettings:
     mode: str = "searchain"  # searchain | coq | direct | rag
     reader: str = "auto"  # auto | dpr | llm
+    reader_model: str = "facebook/dpr-reader-multiset-base"  # DPR reader, in models/readers/
+    task: str = "auto"  # auto | multihop | yesno | longform: which CoQ prompt variant
     theta: float = 1.5  # reader confidence above which IR corrects the LLM (DPR relevance logit)
     llm_reader_theta: float = 0.5  # the LLM reader's own threshold (probability scale)
     alpha: float = 0.35  # ROUGE-L consistency threshold for long-form answers

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-BENCH_MODULES = ("retrieval", "index", "llm", "engine", "store")
+BENCH_MODULES = ("retrieval", "index", "ingest", "llm", "engine", "store")
 
 
 def register(sub) -> None:
