@@ -82,6 +82,7 @@ class RetrievalSettings:
     hybrid_dense_weight: float = 0.5  # share of the dense score in hybrid fusion
     hybrid_depth: int = 50  # candidates each side proposes to the fusion
     hybrid_method: str = "score"  # score (normalised score fusion) | rrf
+    hybrid_title_boost: float = 0.0  # bonus when the query names a passage's title (0 = off)
 
 
 @dataclass
@@ -89,6 +90,7 @@ class LLMSettings:
     model_path: str = ""  # a GGUF file; empty until the user picks or downloads one
     backend: str = "llama_cpp"  # llama_cpp | openai
     server_url: str = ""  # for the OpenAI-compatible backend
+    server_model: str = ""  # model name on that server; empty = the first one it lists
     n_gpu_layers: int = -1  # -1 = auto: all layers when the build can offload, else 0
     n_ctx: int = 4096
     n_threads: int = 0  # 0 = let llama.cpp choose

@@ -3,7 +3,8 @@
 ``settings.backend`` picks the backend: ``llama_cpp`` loads ``settings.model_path`` in-process
 (the file is validated from its GGUF header first, RAM is checked, GPU offload is automatic and
 falls back to the CPU with an ``LLMWarning`` if it fails), ``openai`` connects to
-``settings.server_url`` (model: the server's first listed one; API key: ``$SEARCHAIN_LLM_API_KEY``).
+``settings.server_url`` (model: ``settings.server_model``, else the server's first listed one;
+API key: ``$SEARCHAIN_LLM_API_KEY``).
 Warnings go to ``on_event`` and stay on the instance as ``.warnings``.
 """
 
@@ -32,6 +33,6 @@ def load_llm(settings: LLMSettings, *, on_event: EventCallback | None = None) ->
                               hint="Set llm.server_url, e.g. http://127.0.0.1:8080.")
         from .openai_backend import OpenAICompatibleLLM
 
-        return OpenAICompatibleLLM(settings.server_url)
+        return OpenAICompatibleLLM(settings.server_url, model=settings.server_model or None)
     raise ConfigError(f"Unknown LLM backend {settings.backend!r} (settings llm.backend).",
                       hint=f"Use one of: {', '.join(BACKENDS)}.")
