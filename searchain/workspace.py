@@ -9,9 +9,7 @@ inside the methods so that creating a Workspace is instant and needs none of the
 
 from __future__ import annotations
 
-import inspect
 import threading
-from pathlib import Path
 from typing import Any, Callable
 
 from .config import AppPaths, Settings
@@ -102,17 +100,9 @@ class Workspace:
                         hint="Download one with `searchain models pull ...`, or pass "
                         "`--model PATH` with a GGUF file (in the app: Settings > Model).",
                     )
-                if llm_settings.backend == "llama_cpp" and not Path(llm_settings.model_path).expanduser().is_file():
-                    raise ModelError(
-                        f"The model file {llm_settings.model_path} does not exist.",
-                        hint="Check the path, or download a model with `searchain models pull ...`.",
-                    )
-                try:
-                    from .llm.loader import load_llm
-                except ImportError:  # the loader is optional: llama.cpp is the default backend
-                    from .llm.llama_cpp_backend import LlamaCppLLM as load_llm
+                from .llm.loader import load_llm  # validates the file and says what is wrong
 
-                self._llm = _call_with_optional(load_llm, llm_settings, on_event=on_event)
+                self._llm = load_llm(llm_settings, on_event=on_event)
             return self._llm
 
     def unload_llm(self) -> None:
@@ -160,10 +150,9 @@ class Workspace:
 
         Modes without IR ("direct", "coq") do not open a retriever or load a reader.
         """
+        from .llm.base import GenerationParams
         from .reasoning.engine import SearChainEngine
         from .reasoning.modes import needs_ir
-
-        from .llm.base import GenerationParams
 
         reasoning, llm = self.settings.reasoning, self.settings.llm
         mode = mode or reasoning.mode
@@ -210,10 +199,3 @@ class _LazyEmbedder:
     def encode(self, texts):
         return self._get().encode(texts)
 
-
-def _call_with_optional(func, *args, **optional):
-    """Call ``func(*args, **kw)`` passing only the optional keywords its signature accepts."""
-    params = inspect.signature(func).parameters
-    accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    kwargs = {k: v for k, v in optional.items() if accepts_any or k in params}
-    return func(*args, **kwargs)
