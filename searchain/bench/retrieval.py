@@ -75,6 +75,23 @@ def recall_at(retriever, pairs: list[tuple[str, str]], ks=KS) -> dict[str, float
     return {f"recall@{k}": round(hits[k] / n, 4) for k in ks}
 
 
+def _source_file(path: Path, limit: int | None, work: Path) -> Path:
+    """The dataset file, or a copy of its first ``limit`` records (the pooled corpus of a
+    ``--limit`` run holds only the paragraphs of the questions it asks)."""
+    if not limit:
+        return path
+    out = work / f"first{limit}-{path.name}"
+    with open(path, encoding="utf-8") as src, open(out, "w", encoding="utf-8") as dst:
+        kept = 0
+        for line in src:
+            if line.strip():
+                dst.write(line)
+                kept += 1
+                if kept >= limit:
+                    break
+    return out
+
+
 def run(ctx, args) -> int:
     from ..config import AppPaths, Settings
     from ..corpus.manager import CorpusManager
@@ -92,7 +109,7 @@ def run(ctx, args) -> int:
         manager = CorpusManager(paths, settings)
         name = dataset.corpus_name + (f"-first{args.limit}" if args.limit else "")
         if not manager.exists(name):
-            manager.add(name, dataset.path, dataset.kind)
+            manager.add(name, _source_file(dataset.path, args.limit, work), dataset.kind)
         embedder = Embedder(settings.retrieval.embedder)
         t0 = time.perf_counter()
         report = build_index(paths, settings, name, embedder=embedder)
@@ -120,7 +137,8 @@ def run(ctx, args) -> int:
             "embedder": embedder.model_id, "ms_per_query": timings,
             "params": {"bm25_title_weight": r.bm25_title_weight,
                        "hybrid_dense_weight": r.hybrid_dense_weight, "hybrid_depth": r.hybrid_depth,
-                       "hybrid_method": r.hybrid_method, "hnsw_m": r.hnsw_m,
+                       "hybrid_method": r.hybrid_method,
+                       "hybrid_title_boost": r.hybrid_title_boost, "hnsw_m": r.hnsw_m,
                        "hnsw_ef_search": r.hnsw_ef_search},
         })
     finally:

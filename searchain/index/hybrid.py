@@ -10,9 +10,10 @@ fusion over the two lists (rank-only; kept for comparison in ``searchain bench r
 
 from __future__ import annotations
 
-from ..types import Hit
+from ..types import Hit, Passage
 from .bm25 import BM25Retriever
 from .dense import DenseRetriever
+from .query import title_match, tokenize
 
 NAME = "hybrid"
 METHODS = ("score", "rrf")
@@ -23,7 +24,7 @@ class HybridRetriever:
     name = NAME
 
     def __init__(self, dense: DenseRetriever, bm25: BM25Retriever, *, dense_weight: float = 0.5,
-                 depth: int = 50, method: str = "score"):
+                 depth: int = 50, method: str = "score", title_boost: float = 0.0):
         if not 0.0 <= dense_weight <= 1.0:
             raise ValueError(f"dense_weight must be between 0 and 1, got {dense_weight}")
         if method not in METHODS:
@@ -33,9 +34,10 @@ class HybridRetriever:
         self.dense_weight = dense_weight
         self.depth = max(1, depth)
         self.method = method
+        self.title_boost = title_boost
         self.source = bm25.source
 
-    def fused_scores(self, query: str, k: int) -> list[tuple[int, float]]:
+    def fused_scores(self, query: str, k: int) -> list[tuple[int, float, Passage]]:
         depth = max(self.depth, k)
         qv = self.dense.embed_query(query)
         dense_ranked = self.dense.scores(qv, depth)
@@ -52,14 +54,19 @@ class HybridRetriever:
             if missing:
                 bm25_s.update(self.bm25.scores(query, len(missing), restrict_to=missing))
             fused = _score_fusion(cands, dense_s, bm25_s, self.dense_weight)
-        return sorted(fused.items(), key=lambda kv: -kv[1])[:k]
+        # Passages deleted since the last build drop out here.
+        passages = self.source.fetch(list(fused))
+        if self.title_boost:
+            q_tokens = tokenize(query)
+            for i, p in passages.items():
+                fused[i] += self.title_boost * title_match(p.title, q_tokens)
+        ranked = sorted((kv for kv in fused.items() if kv[0] in passages), key=lambda kv: -kv[1])
+        return [(i, s, passages[i]) for i, s in ranked[:k]]
 
     def search(self, query: str, k: int = 5) -> list[Hit]:
         if not query.strip() or k <= 0:
             return []
-        ranked = self.fused_scores(query, k * 2)  # a few spare in case some passages were deleted
-        passages = self.source.fetch([i for i, _ in ranked])
-        return [Hit(passages[i], s, NAME) for i, s in ranked if i in passages][:k]
+        return [Hit(p, s, NAME) for _, s, p in self.fused_scores(query, k)]
 
 
 def _minmax(scores: dict[int, float], ids: list[int], missing: float) -> dict[int, float]:

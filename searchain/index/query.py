@@ -62,3 +62,26 @@ def fts_match_expression(text: str) -> str | None:
     if not words:
         return None
     return " OR ".join(f'"{w}"' for w in words)
+
+
+_PARENTHETICAL = re.compile(r"\s*\([^)]*\)")
+
+
+def title_match(title: str, query_tokens: list[str]) -> float:
+    """How well a passage title is named by a query: 1.0 when the whole title (less a
+    disambiguating "(...)" suffix) occurs in the query as a phrase, else the share of its
+    content words that occur in the query, halved (a partial name is weaker evidence).
+
+    Entity-centric questions name the article that answers them ("Where was Marie Curie
+    born?"), so this is a strong, cheap signal on encyclopedic corpora.
+    """
+    words = tokenize(_PARENTHETICAL.sub("", title)) or tokenize(title)
+    if not words or not query_tokens:
+        return 0.0
+    n = len(words)
+    for i in range(len(query_tokens) - n + 1):
+        if query_tokens[i:i + n] == words:
+            return 1.0
+    content = [w for w in words if w not in STOP_WORDS] or words
+    present = set(query_tokens)
+    return 0.5 * sum(w in present for w in content) / len(content)

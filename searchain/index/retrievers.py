@@ -58,7 +58,8 @@ def open_retriever(paths: AppPaths, settings: Settings, corpus_name: str, kind: 
         if kind == "dense":
             return dense
         return HybridRetriever(dense, bm25, dense_weight=r.hybrid_dense_weight,
-                               depth=r.hybrid_depth, method=r.hybrid_method)
+                               depth=r.hybrid_depth, method=r.hybrid_method,
+                               title_boost=r.hybrid_title_boost)
     except BaseException:
         source.close()
         raise

@@ -19,3 +19,14 @@ def test_syntax_is_quoted_away():
 
 def test_unicode_words_survive():
     assert keywords("Ångström über Zürich") == ["ångström", "über", "zürich"]
+
+
+def test_title_match_phrase_partial_and_disambiguation():
+    from searchain.index.query import title_match, tokenize
+
+    q = tokenize("Where was Marie Curie born?")
+    assert title_match("Marie Curie", q) == 1.0
+    assert title_match("Python (programming language)", tokenize("who created python")) == 1.0
+    assert title_match("Pierre Curie", q) == 0.25  # half of the content words, halved
+    assert title_match("Berlin", q) == 0.0
+    assert title_match("", q) == 0.0

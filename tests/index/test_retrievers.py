@@ -104,3 +104,14 @@ def test_default_kind_comes_from_settings(indexed_home, embedder):
     settings = Settings()
     settings.retrieval.retriever = "bm25"
     assert open_retriever(indexed_home, settings, MINI_CORPUS).name == "bm25"
+
+
+def test_hybrid_title_boost_prefers_the_named_article(retrievers):
+    plain = HybridRetriever(retrievers["dense"], retrievers["bm25"])
+    boosted = HybridRetriever(retrievers["dense"], retrievers["bm25"], title_boost=1.0)
+    query = "Eiffel Tower height"  # also close to Paris, which the Eiffel text names
+    assert boosted.search(query, 1)[0].passage.title == "Eiffel Tower"
+    top = boosted.fused_scores(query, 3)
+    base = dict((i, s) for i, s, _ in plain.fused_scores(query, 3))
+    eiffel = [(i, s) for i, s, p in top if p.title == "Eiffel Tower"][0]
+    assert eiffel[1] == pytest.approx(base[eiffel[0]] + 1.0)
