@@ -97,8 +97,9 @@ class Embedder:
     """Encodes text to L2-normalised float32 vectors with a sentence-transformers model.
 
     The model loads on first use and stays cached on the instance; loading is guarded by a
-    lock so that two threads asking at once load it once. ``encode`` itself may be called from
-    several threads (PyTorch inference is re-entrant).
+    lock so that two threads asking at once load it once. ``encode`` may be called from several
+    threads: calls into the model are serialised, because Hugging Face fast tokenizers raise
+    "Already borrowed" when one tokenizer is used by two threads at once.
     """
 
     def __init__(self, name: str = DEFAULT_MODEL, device: str = "cpu"):
@@ -107,6 +108,7 @@ class Embedder:
         self.model_id = model_id_for(name)
         self._model = None
         self._lock = threading.Lock()
+        self._encode_lock = threading.Lock()
 
     @property
     def model(self):
@@ -161,8 +163,9 @@ class Embedder:
         for start in range(0, total, chunk):
             check(cancel)
             part = list(texts[start:start + chunk])
-            vecs = model.encode(part, batch_size=batch_size, convert_to_numpy=True,
-                                normalize_embeddings=True, show_progress_bar=False)
+            with self._encode_lock:
+                vecs = model.encode(part, batch_size=batch_size, convert_to_numpy=True,
+                                    normalize_embeddings=True, show_progress_bar=False)
             out[start:start + len(part)] = vecs
             emit(on_event, Progress(stage, min(start + chunk, total), total))
         return out
