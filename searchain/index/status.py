@@ -36,12 +36,6 @@ class IndexStatus:
         return self.state in (READY, STALE)
 
 
-def index_layout(paths: AppPaths, corpus_name: str) -> IndexLayout:
-    from ..corpus.manager import CorpusManager
-
-    return IndexLayout(CorpusManager(paths, Settings()).corpus_dir(corpus_name) / "index")
-
-
 def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None = None,
                  verify_checksum: bool = True) -> IndexStatus:
     """The state of ``corpus_name``'s index.
