@@ -117,3 +117,36 @@ def test_open_whole_document_from_the_passage_viewer(qtbot, ctx):
     qtbot.waitUntil(lambda: getattr(window, "document_dialog", None) is not None, timeout=30_000)
     text = window.document_dialog.body.toPlainText()
     assert passage.text in text
+
+
+def _write_notes(path, texts):
+    path.write_text("\n".join(json.dumps({"id": f"n{i}", "title": f"Note {i}", "text": t})
+                              for i, t in enumerate(texts)) + "\n", encoding="utf-8")
+
+
+def test_add_from_the_file_picker_then_rebuild_reads_the_changed_source(qtbot, ctx, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog, QInputDialog
+
+    source = tmp_path / "birds.jsonl"
+    _write_notes(source, [f"The heron number {i} nests by the quiet lake." for i in range(12)])
+    # Only the modal pickers are replaced: what a user would choose in them.
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(source), ""))
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("birds", True))
+    dialog = make_manager(qtbot, ctx)
+    with qtbot.waitSignal(dialog.job_finished, timeout=180_000) as outcome:
+        dialog.add_dialog("file")
+    assert outcome.args == ["done"], dialog.status.text()
+    assert "birds" in dialog.names()
+    assert ctx.workspace().corpora.info("birds").passages == 12
+
+    # The source changes on disk; Rebuild re-reads it and re-indexes.
+    _write_notes(source, [f"The kingfisher number {i} dives in the river." for i in range(5)])
+    dialog.select("birds")
+    with qtbot.waitSignal(dialog.job_finished, timeout=180_000) as outcome:
+        dialog.rebuild(dialog.selected())
+    assert outcome.args == ["done"], dialog.status.text()
+    assert ctx.workspace().corpora.info("birds").passages == 5
+    hits = ctx.workspace().retriever("birds").search("kingfisher river", k=3)
+    assert hits and "kingfisher" in hits[0].passage.text
+    row = [dialog.table.item(dialog.names().index("birds"), c).text() for c in range(dialog.table.columnCount())]
+    assert row[1] == "5" and row[2] == "5" and row[4] == "ready"
