@@ -39,7 +39,8 @@ class LocalModel:
 class ModelManager:
     def __init__(self, paths: AppPaths, *, endpoint: str | None = None):
         self.models_dir = paths.models_dir
-        self.endpoint = endpoint
+        # Read HF_ENDPOINT now, not at huggingface_hub's import, so a mirror set later is honoured.
+        self.endpoint = endpoint or os.environ.get("HF_ENDPOINT") or None
 
     def catalogue(self) -> tuple[CatalogueEntry, ...]:
         return CATALOGUE

@@ -68,3 +68,30 @@ def test_missing_model_file_is_refused(qtbot, home, tmp_path):
     window.use_model(str(tmp_path / "gone.gguf"))
     assert window.message_bar.kind == "error" and "does not exist" in window.message_bar.message.text()
     assert window.ctx.settings.llm.model_path == ""
+
+
+def test_download_from_the_catalogue_with_progress_then_listed(qtbot, home, monkeypatch, tiny_gguf):
+    """The real pull (huggingface_hub) against a loopback Hub: the one network boundary we fake."""
+    import huggingface_hub.constants as hf_constants
+
+    from searchain.events import Progress
+    from tests.llm.hf_stub import HubStub
+
+    payload = tiny_gguf.read_bytes()
+    monkeypatch.setattr(hf_constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(hf_constants, "DOWNLOAD_CHUNK_SIZE", 64 * 1024)
+    dialog = ModelDialog(AppContext(home, Settings.load(home)), JobRunner())
+    qtbot.addWidget(dialog)
+    name = dialog.catalogue.item(0, 0).text()
+    with HubStub(payload) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)  # a mirror, as a user would configure one
+        events = []
+        with qtbot.waitSignal(dialog.job_finished, timeout=120_000) as outcome:
+            job = dialog.download(name)
+            job.event.connect(events.append)
+            assert not dialog.download_button.isEnabled()
+    assert outcome.args == ["done"], dialog.status.text()
+    assert any(isinstance(e, Progress) and e.stage == "download" and e.total == len(payload) for e in events)
+    downloaded = [p for p in dialog.local_paths() if p.endswith(".gguf")]
+    assert len(downloaded) == 1 and open(downloaded[0], "rb").read() == payload
+    assert "Downloaded to" in dialog.status.text() and dialog.download_button.isEnabled()
