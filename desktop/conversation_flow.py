@@ -86,7 +86,9 @@ class ConversationFlow(QObject):
         entries = [
             ChatEntry(
                 role=m.role, text=m.content, key=str(m.id), result=m.result,
-                status={"complete": "done"}.get(m.state, m.state), error=m.error or "",
+                # A stored "streaming" answer was cut off by a crash: no process is writing it now.
+                status={"complete": "done", "streaming": "interrupted"}.get(m.state, m.state),
+                error=m.error or "",
             )
             for m in conversation.messages
         ]

@@ -220,6 +220,8 @@ class ChatView(QWidget):
             body += f"<p style='color:#c62828'>⚠ {text_to_html(entry.error)}</p>"
         elif entry.status == "cancelled":
             body += "<p style='color:#888'><i>Stopped.</i></p>"
+        elif entry.status == "interrupted":
+            body += "<p style='color:#888'><i>Interrupted: the app closed before this answer finished.</i></p>"
         return f"{head}</p><div>{body}</div>"
 
     # -- input and links ---------------------------------------------------------------------

@@ -118,3 +118,23 @@ def test_shortcuts_new_chat_and_escape_stop(qtbot, home):
     window.new_action.trigger()
     assert window.conversations.current_id is None
     assert window.new_action.shortcut().toString() == "Ctrl+N"
+
+
+def test_answer_cut_off_by_a_crash_reopens_as_interrupted_with_its_partial_text(qtbot, home):
+    from searchain.store.conversations import ConversationStore
+    from searchain.store.records import RunInfo
+
+    # An earlier run of the app checkpointed part of an answer, then died.
+    store = ConversationStore.open(home.conversations_db)
+    cid = store.create_conversation("Crashed")
+    store.add_user_message(cid, "Where is the observatory?")
+    mid = store.begin_answer(cid, RunInfo.from_settings(Settings()))
+    store.checkpoint_answer(mid, "[Query 1]: Where is the <b>observatory</b>?")
+    store.close()  # flushes the checkpoint; the message stays in state "streaming"
+
+    window = make_window(qtbot, home)
+    assert window.conversations.open(cid)
+    html = window.chat.transcript.toHtml()
+    assert "Interrupted" in html and "working" not in html
+    assert "&lt;b&gt;observatory&lt;/b&gt;" in html  # partial text kept, as plain text
+    assert not window.answers.busy and window.chat._pending() is None
