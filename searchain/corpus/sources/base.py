@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Iterator
 
@@ -65,6 +66,16 @@ class Source:
                     self.problems.skip(self.path, number, f"not valid UTF-8 ({exc.reason} at byte {exc.start})")
                     continue
                 yield number, line.rstrip("\r\n")
+
+    def iter_json_lines(self) -> Iterator[tuple[int, object]]:
+        """``(line_number, value)`` for each non-blank JSON line; invalid JSON is logged and skipped."""
+        for number, line in self.iter_lines():
+            if not line.strip():
+                continue
+            try:
+                yield number, json.loads(line)
+            except ValueError as exc:
+                self.problems.skip(self.path, number, f"invalid JSON: {exc}")
 
 
 def _size(path: Path) -> int:

@@ -6,7 +6,6 @@ without an id gets one from its content (``passage_pid``); a document-sized text
 
 from __future__ import annotations
 
-import json
 from typing import Iterator
 
 from ...types import Passage
@@ -18,14 +17,7 @@ class JsonlSource(Source):
     format = "jsonl"
 
     def passages(self) -> Iterator[Passage]:
-        for number, line in self.iter_lines():
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                self.problems.skip(self.path, number, f"invalid JSON: {exc}")
-                continue
+        for number, record in self.iter_json_lines():
             if not isinstance(record, dict):
                 self.problems.skip(self.path, number, f"expected a JSON object, got {type(record).__name__}")
                 continue

@@ -8,7 +8,6 @@ duplicates) and a benchmark can find a gold paragraph by computing its pid.
 
 from __future__ import annotations
 
-import json
 from typing import Iterator
 
 from ...types import Passage
@@ -20,14 +19,7 @@ class _MultiHopSource(Source):
     list_key = ""
 
     def passages(self) -> Iterator[Passage]:
-        for number, line in self.iter_lines():
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                self.problems.skip(self.path, number, f"invalid JSON: {exc}")
-                continue
+        for number, record in self.iter_json_lines():
             paragraphs = record.get(self.list_key) if isinstance(record, dict) else None
             if not isinstance(paragraphs, list):
                 self.problems.skip(self.path, number, f'no "{self.list_key}" list in this record')
