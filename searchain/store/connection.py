@@ -113,12 +113,7 @@ def check_integrity(conn: sqlite3.Connection, path: Path) -> None:
 
 def keep_damaged_copy(path: Path) -> Path:
     """Copy ``path`` (and its WAL) to ``<name>.damaged-<timestamp>``; returns the copy's path."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    backup = path.with_name(f"{path.name}.damaged-{stamp}")
-    n = 1
-    while backup.exists():
-        n += 1
-        backup = path.with_name(f"{path.name}.damaged-{stamp}-{n}")
+    backup = _free_sibling(path, "damaged")
     try:
         shutil.copy2(path, backup)
         wal = path.with_name(path.name + "-wal")
@@ -130,6 +125,17 @@ def keep_damaged_copy(path: Path) -> Path:
             hint=f"Copy {path} somewhere safe by hand before deleting it.",
         ) from exc
     return backup
+
+
+def _free_sibling(path: Path, tag: str) -> Path:
+    """``<name>.<tag>-<timestamp>`` beside ``path``, numbered if that name is already taken."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    candidate = path.with_name(f"{path.name}.{tag}-{stamp}")
+    n = 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.name}.{tag}-{stamp}-{n}")
+    return candidate
 
 
 def with_retry(fn: Callable[[], T], path: Path, retries: int, pause: float = 0.05) -> T:
@@ -171,12 +177,7 @@ def set_aside(path: Path) -> Path:
     Nothing is deleted: the old file stays next to the new one for the user to recover from.
     Returns the new name of the old database.
     """
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    target = path.with_name(f"{path.name}.old-{stamp}")
-    n = 1
-    while target.exists():
-        n += 1
-        target = path.with_name(f"{path.name}.old-{stamp}-{n}")
+    target = _free_sibling(path, "old")
     try:
         for suffix in ("-wal", "-shm"):
             side = path.with_name(path.name + suffix)
