@@ -9,13 +9,12 @@ truncated or damaged file is caught before hnswlib reads it (hnswlib itself may 
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 import threading
 from pathlib import Path
 
 import numpy as np
 
+from ..config import atomic_write
 from ..errors import IndexError_
 
 SPACE = "ip"  # inner product == cosine on normalised vectors
@@ -134,23 +133,15 @@ class HnswIndex:
     # -- persistence --------------------------------------------------------------------
     def save(self, path: Path) -> str:
         """Write the index atomically to ``path``; returns the file's SHA-256."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        os.close(fd)
-        try:
+        digest = ""
+
+        def write(tmp: Path) -> None:
+            nonlocal digest
             with self._lock:
-                self._index.save_index(tmp)
-            with open(tmp, "rb+") as fh:
-                os.fsync(fh.fileno())
-            digest = file_sha256(Path(tmp))
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+                self._index.save_index(str(tmp))
+            digest = file_sha256(tmp)
+
+        atomic_write(Path(path), write)
         return digest
 
     @classmethod
