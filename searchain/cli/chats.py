@@ -10,7 +10,7 @@ import json
 import sys
 from dataclasses import asdict
 
-from ..errors import StoreError
+from .confirm import confirm
 
 
 def register(sub) -> None:
@@ -114,19 +114,10 @@ def _rename(ctx, args) -> int:
     return 0
 
 
-def _confirm(question: str, yes: bool) -> bool:
-    if yes:
-        return True
-    if not sys.stdin.isatty():
-        raise StoreError("Refusing to delete without confirmation.",
-                         hint="Add --yes to confirm when not running interactively.")
-    return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
-
-
 def _delete(ctx, args) -> int:
     with _open(ctx) as store:
         title = store.get_conversation(args.id).title
-        if not _confirm(f"Delete conversation {args.id} ({title!r}) and all its messages?",
+        if not confirm(f"Delete conversation {args.id} ({title!r}) and all its messages?",
                         args.yes):
             print("Nothing deleted.")
             return 1
@@ -166,7 +157,7 @@ def _reset(ctx, args) -> int:
     if not path.exists():
         print(f"No conversation database at {path}; nothing to reset.")
         return 0
-    if not _confirm(f"Set {path} aside and start with no saved conversations?", args.yes):
+    if not confirm(f"Set {path} aside and start with no saved conversations?", args.yes):
         print("Nothing changed.")
         return 1
     kept = set_aside(path)

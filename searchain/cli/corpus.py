@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
-from ..errors import CorpusError, SearchainError
+from ..errors import CorpusError
+from .confirm import confirm
 from .progress import ProgressPrinter, cancel_on_interrupt
 
 FORMAT_CHOICES = ("tsv", "jsonl", "hotpotqa", "musique", "mediawiki", "folder")
@@ -61,8 +62,8 @@ def cmd_add(ctx, args) -> int:
         except BaseException:
             show.close()
             if manager.exists(args.name):
-                print(f"note: passages stored so far are kept; run the same command again to "
-                      f"continue.", file=sys.stderr)
+                print("note: passages stored so far are kept; run the same command again to "
+                      "continue.", file=sys.stderr)
             raise
     _print_report(args.name, report)
     if args.no_index:
@@ -145,14 +146,9 @@ def cmd_remove(ctx, args) -> int:
     manager = _manager(ctx)
     if not manager.exists(args.name) and not manager.corpus_dir(args.name).exists():
         raise CorpusError(f"There is no corpus named {args.name!r}.")
-    if not args.yes:
-        if not sys.stdin.isatty():
-            raise SearchainError(f"Refusing to remove {args.name!r} without confirmation.",
-                                 hint="Pass --yes.")
-        answer = input(f"Remove corpus {args.name!r} and its index? [y/N] ")
-        if answer.strip().lower() not in ("y", "yes"):
-            print("kept")
-            return 1
+    if not confirm(f"Remove corpus {args.name!r} and its index?", args.yes):
+        print("kept")
+        return 1
     manager.remove(args.name)
     print(f"removed {args.name}; active corpus: {manager.active}")
     return 0
