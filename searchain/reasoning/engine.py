@@ -26,7 +26,7 @@ from .duplicates import DuplicateDetector
 from .events import Done, Failed
 from .grammar import DEFAULT_MAX_NODES, coq_grammar, final_content_grammar
 from .loop import Generator, ReasoningRun
-from .modes import MODE_COQ, MODE_DIRECT, MODE_RAG, MODE_SEARCHAIN, check_mode
+from .modes import MODE_DIRECT, MODE_RAG, MODE_SEARCHAIN, check_mode
 from .parser import short_answer, strip_marks
 from .prompts import TASKS, PromptBook, detect_task
 from .result import AnswerResult

@@ -2,7 +2,6 @@
 
 import json
 
-import pytest
 from PySide6.QtCore import Qt
 
 from desktop.context import AppContext
