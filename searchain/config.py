@@ -79,9 +79,10 @@ class RetrievalSettings:
     hnsw_ef_search: int = 128
     batch_size: int = 64
     bm25_title_weight: float = 2.0  # FTS5 column weight of the title against the text's 1.0
+    bm25_idf_power: float = 1.0  # weight each query term by idf**p on top of BM25 (0 = plain BM25)
     hybrid_dense_weight: float = 0.5  # share of the dense score in hybrid fusion
     hybrid_depth: int = 50  # candidates each side proposes to the fusion
-    hybrid_method: str = "score"  # score (normalised score fusion) | rrf
+    hybrid_method: str = "zscore"  # zscore | minmax (normalised score fusion) | rrf
     hybrid_title_boost: float = 0.0  # bonus when the query names a passage's title (0 = off)
 
 

@@ -124,7 +124,7 @@ def run(ctx, args) -> int:
             timings[kind] = round((time.perf_counter() - t) * 1000 / max(1, len(pairs)), 2)
         if args.rrf_baseline:
             dense = open_retriever(paths, settings, name, "dense", embedder=embedder)
-            plain = HybridRetriever(dense, BM25Retriever(dense.source, title_weight=1.0),
+            plain = HybridRetriever(dense, BM25Retriever(dense.source, title_weight=1.0, idf_power=0.0),
                                     dense_weight=0.5, method="rrf", depth=60)
             result["rrf_plain"] = recall_at(plain, pairs)
         with manager.open_store(name) as store:
@@ -135,7 +135,7 @@ def run(ctx, args) -> int:
             "queries": len(pairs), "index_build_s": round(build_s, 2),
             "index_build_fresh": report.embedded == corpus_size,
             "embedder": embedder.model_id, "ms_per_query": timings,
-            "params": {"bm25_title_weight": r.bm25_title_weight,
+            "params": {"bm25_title_weight": r.bm25_title_weight, "bm25_idf_power": r.bm25_idf_power,
                        "hybrid_dense_weight": r.hybrid_dense_weight, "hybrid_depth": r.hybrid_depth,
                        "hybrid_method": r.hybrid_method,
                        "hybrid_title_boost": r.hybrid_title_boost, "hnsw_m": r.hnsw_m,

@@ -1,11 +1,16 @@
 """Hybrid retrieval: dense and BM25 candidates, fused into one ranking.
 
-Both retrievers propose ``depth`` candidates. With ``method="score"`` (the default) every
-candidate then gets *both* scores: the exact cosine from its stored vector and its BM25 score
-restricted to the candidate ids, so a passage found by one side is not penalised for sitting
-just outside the other side's list. Each score is min-max normalised over the candidates
-and the two are mixed with ``dense_weight``. ``method="rrf"`` is weighted reciprocal-rank
-fusion over the two lists (rank-only; kept for comparison in ``searchain bench retrieval``).
+Both retrievers propose ``depth`` candidates. With score fusion every candidate then gets
+*both* scores: the exact cosine from its stored vector and its BM25 score restricted to the
+candidate ids, so a passage found by one side is not penalised for sitting just outside the
+other side's list. Each score is normalised over the candidates and the two are mixed with
+``dense_weight``:
+
+- ``method="zscore"`` (default): standard scores, so both sides enter with the same spread
+  over the candidates; with min-max the two extremes alone set each side's scale.
+- ``method="minmax"``: scaled to [0, 1] (``"score"`` is its old name, still accepted).
+- ``method="rrf"``: weighted reciprocal-rank fusion over the two lists (rank-only; kept for
+  comparison in ``searchain bench retrieval``).
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ from .dense import DenseRetriever
 from .query import title_match, tokenize
 
 NAME = "hybrid"
-METHODS = ("score", "rrf")
+METHODS = ("zscore", "minmax", "rrf")
+_ALIASES = {"score": "minmax"}
 RRF_K = 60
 
 
@@ -24,7 +30,8 @@ class HybridRetriever:
     name = NAME
 
     def __init__(self, dense: DenseRetriever, bm25: BM25Retriever, *, dense_weight: float = 0.5,
-                 depth: int = 50, method: str = "score", title_boost: float = 0.0):
+                 depth: int = 50, method: str = "zscore", title_boost: float = 0.0):
+        method = _ALIASES.get(method, method)
         if not 0.0 <= dense_weight <= 1.0:
             raise ValueError(f"dense_weight must be between 0 and 1, got {dense_weight}")
         if method not in METHODS:
@@ -53,7 +60,7 @@ class HybridRetriever:
             missing = [i for i in cands if i not in bm25_s]
             if missing:
                 bm25_s.update(self.bm25.scores(query, len(missing), restrict_to=missing))
-            fused = _score_fusion(cands, dense_s, bm25_s, self.dense_weight)
+            fused = _score_fusion(cands, dense_s, bm25_s, self.dense_weight, self.method)
         # Passages deleted since the last build drop out here.
         passages = self.source.fetch(list(fused))
         if self.title_boost:
@@ -77,14 +84,23 @@ def _minmax(scores: dict[int, float], ids: list[int], missing: float) -> dict[in
     return {i: ((v - lo) / span if span > 0 else 1.0) for i, v in zip(ids, values)}
 
 
+def _zscore(scores: dict[int, float], ids: list[int], missing: float) -> dict[int, float]:
+    """Standard scores over ``ids``; an id without a score gets ``missing`` first."""
+    values = [scores.get(i, missing) for i in ids]
+    mean = sum(values) / len(values)
+    std = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+    return {i: ((v - mean) / std if std > 0 else 0.0) for i, v in zip(ids, values)}
+
+
 def _score_fusion(cands: list[int], dense_s: dict[int, float], bm25_s: dict[int, float],
-                  w: float) -> dict[int, float]:
+                  w: float, method: str) -> dict[int, float]:
     if not cands:
         return {}
     # No keyword match means a BM25 score of 0; a passage missing from the graph (stale index)
     # gets the lowest cosine seen.
-    d = _minmax(dense_s, cands, min(dense_s.values(), default=0.0))
-    b = _minmax(bm25_s, cands, 0.0)
+    norm = _zscore if method == "zscore" else _minmax
+    d = norm(dense_s, cands, min(dense_s.values(), default=0.0))
+    b = norm(bm25_s, cands, 0.0)
     return {i: w * d[i] + (1.0 - w) * b[i] for i in cands}
 
 

@@ -59,8 +59,11 @@ def fts_match_expression(text: str) -> str | None:
     they never contain a double quote themselves.
     """
     words = keywords(text)
-    if not words:
-        return None
+    return quoted_or(words) if words else None
+
+
+def quoted_or(words: list[str]) -> str:
+    """``"a" OR "b"``: FTS5 phrases OR-ed; ``words`` must come from ``tokenize``/``keywords``."""
     return " OR ".join(f'"{w}"' for w in words)
 
 

@@ -48,7 +48,7 @@ def open_retriever(paths: AppPaths, settings: Settings, corpus_name: str, kind: 
     store = manager.open_store(corpus_name)
     source = PassageSource(store)
     try:
-        bm25 = BM25Retriever(source, title_weight=r.bm25_title_weight)
+        bm25 = BM25Retriever(source, title_weight=r.bm25_title_weight, idf_power=r.bm25_idf_power)
         if kind == "bm25":
             return bm25
         embedder = embedder or Embedder(r.embedder)
