@@ -9,8 +9,9 @@ Vectors (``--dist``):
   Queries are fresh draws from the same mixture. (Calibrated against MiniLM embeddings of the
   HotpotQA passages: similar nearest-neighbour cosines at equal n.)
 - ``uniform``: uniform on the unit sphere (Gaussian then normalised) -- the hardest case.
-- ``--real CORPUS``: the built index's own passage vectors (from its checkpoints); 500 of them
-  are held out of the graph and used as queries.
+- ``--real CORPUS`` (repeatable: the corpora's vectors are pooled): the built indexes' own
+  passage vectors (from their checkpoints); 500 of them are held out of the graph and used
+  as queries.
 
 Ground truth is exact brute-force inner product (numpy). Latency is per single query on one
 thread (``set_num_threads(1)``). ``encode_overhead`` is the build pipeline's embedding stage
@@ -40,7 +41,8 @@ def register(sub) -> None:
     p.add_argument("--ef-construction", type=int, default=None)
     p.add_argument("--ef", type=int, default=None, help="query ef (default: retrieval.hnsw_ef_search)")
     p.add_argument("--ef-sweep", default="", help="also measure these query ef values, e.g. 64,256")
-    p.add_argument("--real", metavar="CORPUS", help="also measure on this corpus's real passage vectors")
+    p.add_argument("--real", metavar="CORPUS", action="append", default=[],
+                   help="also measure on this corpus's real passage vectors (repeat to pool corpora)")
     p.add_argument("--encode-dataset", metavar="PATH",
                    help="measure encode overhead on this MuSiQue/HotpotQA file's passages "
                    "(default: the bundled demo corpus)")
@@ -230,10 +232,10 @@ def run(ctx, args) -> int:
                                                    ef_sweep=sweep)}
     del data
     if args.real:
-        vecs = real_vectors(ctx.paths, args.real)
+        vecs = np.concatenate([real_vectors(ctx.paths, name) for name in args.real])
         held = np.random.default_rng(args.seed).permutation(len(vecs))
         nq = min(500, len(vecs) // 10)
-        result["real"] = {"corpus": args.real, "queries_are": "held-out passage vectors",
+        result["real"] = {"corpus": ",".join(args.real), "queries_are": "held-out passage vectors",
                           **measure_hnsw(vecs[held[nq:]], vecs[held[:nq]], m=m,
                                          ef_construction=efc, ef=ef, ef_sweep=sweep)}
     if not args.no_encode:

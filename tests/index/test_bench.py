@@ -33,3 +33,24 @@ def test_bench_retrieval_prints_one_json_object(shared_eval, home, capsys):
     assert data["corpus_size"] == 60 and data["queries"] >= 6 and data["index_build_s"] > 0
     # Even on 3 questions the gold step paragraphs are mostly in the top 10 of 60 passages.
     assert data["hybrid"]["recall@10"] >= 0.8
+
+
+def test_bench_index_measures_synthetic_and_pooled_real_vectors(indexed_home, capsys):
+    from searchain.cli.main import main
+    from tests.fixtures.index import MINI_CORPUS, MINI_PASSAGES
+
+    code = main(["--home", str(indexed_home.config_dir.parent), "bench", "index", "--n", "2000",
+                 "--dim", "32", "--queries", "50", "--real", MINI_CORPUS, "--real", MINI_CORPUS,
+                 "--no-encode", "--json"])
+    assert code == 0
+    data = json.loads(capsys.readouterr().out.strip())
+    assert data["n"] == 2000 and data["dim"] == 32 and data["queries"] == 50
+    assert 0.9 <= data["recall@10_vs_exact"] <= 1.0  # 2000 clustered vectors: an easy graph
+    assert 0 < data["query_p50_ms"] <= data["query_p99_ms"]
+    real = data["real"]
+    pooled = 2 * len(MINI_PASSAGES)  # the corpus given twice: its vectors pooled twice
+    held = pooled // 10
+    assert real["corpus"] == f"{MINI_CORPUS},{MINI_CORPUS}"
+    assert real["n"] == pooled - held and real["queries"] == held and real["dim"] == 384
+    # 36 vectors in the graph: the search is exhaustive, so recall is exact.
+    assert real["recall@10_vs_exact"] == 1.0
