@@ -8,7 +8,10 @@ other side's list. Each score is normalised over the candidates and the two are 
 
 - ``method="zscore"`` (default): standard scores, so both sides enter with the same spread
   over the candidates; with min-max the two extremes alone set each side's scale.
-- ``method="minmax"``: scaled to [0, 1] (``"score"`` is its old name, still accepted).
+- ``method="minmax"``: scaled to [0, 1].
+- ``"score"``, the name saved by earlier versions for "normalised score fusion", means
+  ``"zscore"``: settings files write every field, so mapping it to min-max would pin old
+  installs to the weaker normalisation they never chose.
 - ``method="rrf"``: weighted reciprocal-rank fusion over the two lists (rank-only; kept for
   comparison in ``searchain bench retrieval``).
 """
@@ -22,7 +25,7 @@ from .query import title_match, tokenize
 
 NAME = "hybrid"
 METHODS = ("zscore", "minmax", "rrf")
-_ALIASES = {"score": "minmax"}
+_ALIASES = {"score": "zscore"}
 RRF_K = 60
 
 

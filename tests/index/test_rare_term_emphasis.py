@@ -116,6 +116,7 @@ def test_hybrid_methods_and_the_old_name(county_source):
 
     bm25 = BM25Retriever(county_source)
     assert HybridRetriever(_Dense(), bm25).method == "zscore"
-    assert HybridRetriever(_Dense(), bm25, method="score").method == "minmax"
+    assert HybridRetriever(_Dense(), bm25, method="score").method == "zscore"  # saved by v1
+    assert HybridRetriever(_Dense(), bm25, method="minmax").method == "minmax"
     with pytest.raises(ValueError, match="fusion method"):
         HybridRetriever(_Dense(), bm25, method="max")
