@@ -76,6 +76,7 @@ class BM25Retriever:
             restrict_to = [i for i, _ in self._plain(conn, quoted_or(terms), max(k, RESCORE_DEPTH), None)]
             if not restrict_to:
                 return []
+        self._check_corpus_version(conn)
         total: dict[int, float] = {}
         for term in terms:
             weight = self._idf(conn, term) ** self.idf_power
@@ -100,14 +101,17 @@ class BM25Retriever:
             rows = rows[:k]
         return [(int(i), float(s)) for i, s in rows]
 
-    def _idf(self, conn, term: str) -> float:
-        """FTS5's IDF for ``term`` (its own formula, floored like FTS5's), cached until the
-        corpus changes (``PRAGMA data_version`` moves when another connection commits)."""
+    def _check_corpus_version(self, conn) -> None:
+        """Drop cached document frequencies when the corpus changed (``PRAGMA data_version``
+        moves when another connection commits)."""
         version = conn.execute("PRAGMA data_version").fetchone()[0]
         if version != self._data_version or not self._total:
             self._doc_freq.clear()
             self._total = conn.execute("SELECT count(*) FROM passages").fetchone()[0]
             self._data_version = version
+
+    def _idf(self, conn, term: str) -> float:
+        """FTS5's IDF for ``term`` (its own formula, floored like FTS5's), cached per corpus version."""
         df = self._doc_freq.get(term)
         if df is None:
             df = conn.execute("SELECT count(*) FROM passages_fts WHERE passages_fts MATCH ?",
