@@ -83,7 +83,9 @@ class RetrievalSettings:
     hybrid_dense_weight: float = 0.5  # share of the dense score in hybrid fusion
     hybrid_depth: int = 50  # candidates each side proposes to the fusion
     hybrid_method: str = "zscore"  # zscore | minmax (normalised score fusion) | rrf
-    hybrid_title_boost: float = 0.0  # bonus (in fused-score units: std devs under zscore) when the query names a passage's title; 0 = off
+    # Bonus when the query names a passage's title, in fused-score units (standard deviations
+    # under zscore fusion); 0 = off.
+    hybrid_title_boost: float = 0.0
 
 
 @dataclass
