@@ -117,6 +117,7 @@ class ReasoningSettings:
     top_k: int = 1  # passages retrieved per node (1 = the paper's setting)
     rerank: bool = False
     duplicate_threshold: float = 0.9  # cosine above which two queries are the same
+    followup_turns: int = 3  # earlier turns a follow-up is rewritten with (0: take questions as typed)
 
 
 @dataclass

@@ -10,7 +10,7 @@ inside the methods so that creating a Workspace is instant and needs none of the
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from .config import AppPaths, Settings
 from .errors import ModelError
@@ -174,12 +174,17 @@ class Workspace:
         mode: str | None = None,
         corpus: str | None = None,
         task: str | None = None,
+        history: Sequence[Any] = (),
         on_event: EventCallback | None = None,
         cancel: CancelToken | None = None,
     ):
-        """Answer ``question``; returns an ``AnswerResult`` (raises ``Cancelled`` if cancelled)."""
+        """Answer ``question``; returns an ``AnswerResult`` (raises ``Cancelled`` if cancelled).
+
+        ``history``: earlier ``PriorTurn``s of the conversation, oldest first (follow-ups).
+        """
         engine = self.engine(mode=mode, corpus=corpus)
-        return engine.answer(question, mode=mode, task=task, on_event=on_event, cancel=cancel)
+        return engine.answer(question, mode=mode, task=task, history=history, on_event=on_event,
+                             cancel=cancel)
 
     def close(self) -> None:
         """Release the loaded model and stores (the app calls this on exit)."""

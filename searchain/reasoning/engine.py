@@ -1,7 +1,8 @@
 """``SearChainEngine``: one object that answers questions in any mode and reports as it goes.
 
 Modes (see ``modes.py``): ``searchain`` (Algorithm 1 + tracing), ``coq`` (the chain without IR),
-``direct`` and ``rag`` (baselines). ``answer`` blocks and returns an ``AnswerResult``;
+``direct`` and ``rag`` (baselines). A question asked after earlier turns (``history``) is first
+rewritten to stand on its own (see ``followup.py``), in every mode. ``answer`` blocks and returns an ``AnswerResult``;
 ``iter_answer`` runs the same work on a worker thread and yields the events as they happen, the
 last one being ``Done(result)``.
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from ..config import ReasoningSettings
 from ..errors import Cancelled, ConfigError, SearchainError
@@ -23,7 +24,8 @@ from ..events import CancelToken, EventCallback, emit
 from ..llm.base import GenerationParams
 from .baselines import answer_direct, answer_rag
 from .duplicates import DuplicateDetector
-from .events import Done, Failed
+from .events import PHASE_REWRITE, Done, Failed, QuestionRewritten
+from .followup import PriorTurn, rewrite_followup
 from .grammar import DEFAULT_MAX_NODES, coq_grammar, final_content_grammar
 from .loop import Generator, ReasoningRun
 from .modes import MODE_DIRECT, MODE_RAG, MODE_SEARCHAIN, check_mode
@@ -58,10 +60,14 @@ class SearChainEngine:
     # -- public API ----------------------------------------------------------------------------
 
     def answer(self, question: str, *, mode: str | None = None, task: str | None = None,
-               on_event: EventCallback | None = None, cancel: CancelToken | None = None) -> AnswerResult:
-        """Answer ``question``; emits events to ``on_event``; raises ``Cancelled`` if cancelled."""
+               history: Sequence[PriorTurn] = (), on_event: EventCallback | None = None,
+               cancel: CancelToken | None = None) -> AnswerResult:
+        """Answer ``question``; emits events to ``on_event``; raises ``Cancelled`` if cancelled.
+
+        ``history``: the conversation's earlier turns, oldest first; a follow-up is read with them.
+        """
         try:
-            result = self._answer(question, mode or self.settings.mode, task, on_event, cancel)
+            result = self._answer(question, mode or self.settings.mode, task, tuple(history), on_event, cancel)
         except Cancelled:
             raise
         except Exception as exc:
@@ -71,7 +77,7 @@ class SearChainEngine:
         return result
 
     def iter_answer(self, question: str, *, mode: str | None = None, task: str | None = None,
-                    cancel: CancelToken | None = None) -> Iterator[Any]:
+                    history: Sequence[PriorTurn] = (), cancel: CancelToken | None = None) -> Iterator[Any]:
         """Yield events while answering; the last is ``Done(result)``. Errors re-raise here."""
         token = _LinkedToken(cancel)
         events: queue.Queue = queue.Queue()
@@ -80,7 +86,7 @@ class SearChainEngine:
 
         def work() -> None:
             try:
-                self.answer(question, mode=mode, task=task, on_event=events.put, cancel=token)
+                self.answer(question, mode=mode, task=task, history=history, on_event=events.put, cancel=token)
             except BaseException as exc:  # handed to the consumer thread below
                 failure.append(exc)
             finally:
@@ -102,18 +108,21 @@ class SearChainEngine:
 
     # -- internals -----------------------------------------------------------------------------
 
-    def _answer(self, question: str, mode: str, task: str | None, on_event, cancel) -> AnswerResult:
+    def _answer(self, asked: str, mode: str, task: str | None, history: tuple[PriorTurn, ...],
+                on_event, cancel) -> AnswerResult:
         started = time.perf_counter()
-        if not isinstance(question, str) or not question.strip():
+        if not isinstance(asked, str) or not asked.strip():
             raise SearchainError("The question is empty.", hint="Type a question to answer.")
         check_mode(mode)
         task = task or getattr(self.settings, "task", "auto")
-        task = detect_task(question) if task == "auto" else task
-        if task not in TASKS:
+        if task != "auto" and task not in TASKS:
             raise ConfigError(f"Unknown task variant {task!r}.", hint=f"Use auto or one of: {', '.join(TASKS)}.")
         self._require(mode)
         gen = Generator(self.llm, self.generation, self.use_grammar, on_event, cancel, stop=_CHAIN_STOPS)
-        result = AnswerResult(question=question, mode=mode, final_content="", answer="")
+        question = self._standalone(asked, history, gen, on_event)
+        task = detect_task(question) if task == "auto" else task
+        result = AnswerResult(question=asked, mode=mode, final_content="", answer="",
+                              standalone_question=question if question != asked else None)
         if mode == MODE_DIRECT:
             result.final_content, result.references = answer_direct(question, generator=gen, prompts=self.prompts)
             result.stop_reason = "finish"
@@ -128,6 +137,15 @@ class SearChainEngine:
         result.prompt_tokens, result.completion_tokens = gen.prompt_tokens, gen.completion_tokens
         result.seconds = time.perf_counter() - started
         return result
+
+    def _standalone(self, asked: str, history: tuple[PriorTurn, ...], gen: Generator, on_event) -> str:
+        turns = getattr(self.settings, "followup_turns", 0)
+        if not history or turns <= 0:
+            return asked
+        question = rewrite_followup(asked, history, generator=gen, prompts=self.prompts,
+                                    max_turns=turns, phase=PHASE_REWRITE)
+        emit(on_event, QuestionRewritten(asked, question))
+        return question
 
     def _require(self, mode: str) -> None:
         if mode in (MODE_SEARCHAIN, MODE_RAG) and self.retriever is None:

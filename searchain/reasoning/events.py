@@ -20,10 +20,19 @@ from .result import AnswerResult, Branch, Node
 # TokenGenerated.phase values.
 PHASE_CHAIN = "chain"  # the model writing a Chain-of-Query (or a baseline's answer)
 PHASE_FINAL = "final"  # the model writing the traced [Final Content]
+PHASE_REWRITE = "rewrite"  # the model rewriting a follow-up question to stand alone
 
 # FeedbackGiven.kind values.
 FEEDBACK_CORRECTION = "correction"
 FEEDBACK_COMPLETION = "completion"
+
+
+@dataclass(frozen=True)
+class QuestionRewritten:
+    """A follow-up was read with the conversation: ``standalone`` is what will be answered."""
+
+    original: str
+    standalone: str
 
 
 @dataclass(frozen=True)
@@ -81,4 +90,4 @@ class Failed:
     message: str
 
 
-ReasoningEvent = Union[RoundStarted, ChainGenerated, NodeChecked, FeedbackGiven, TokenGenerated, Done, Failed]
+ReasoningEvent = Union[QuestionRewritten, RoundStarted, ChainGenerated, NodeChecked, FeedbackGiven, TokenGenerated, Done, Failed]

@@ -65,11 +65,17 @@ class Generator:
     completion_tokens: int = 0
     stop: tuple[str, ...] = field(default=())
 
-    def chat(self, messages: list[ChatMessage], phase: str, grammar: str | None) -> Completion:
+    def chat(self, messages: list[ChatMessage], phase: str, grammar: str | None, *,
+             max_tokens: int | None = None, stop: tuple[str, ...] | None = None) -> Completion:
+        """One model call. ``stop`` replaces the generator's own grammar-less stops for this call;
+        ``max_tokens`` caps it below the configured budget (never above)."""
         check(self.cancel)
         with_grammar = self.use_grammar and grammar is not None and getattr(self.llm, "supports_grammar", False)
+        extra_stops = self.stop if stop is None else stop
         params = replace(self.params, grammar=grammar if with_grammar else None,
-                         stop=self.params.stop if with_grammar else self.params.stop + self.stop)
+                         stop=self.params.stop if with_grammar else self.params.stop + extra_stops)
+        if max_tokens is not None:
+            params = replace(params, max_tokens=min(params.max_tokens, max_tokens))
         on_token: Callable[[str], None] | None = None
         if self.on_event is not None:
             on_token = lambda piece: self.on_event(TokenGenerated(piece, phase))  # noqa: E731

@@ -23,7 +23,7 @@ TASKS = (TASK_MULTIHOP, TASK_YESNO, TASK_LONGFORM)
 
 _TEMPLATES = (
     "coq_instructions", "coq_multihop", "coq_yesno", "coq_longform", "coq_question",
-    "feedback_correction", "feedback_completion", "tracing", "direct", "rag",
+    "feedback_correction", "feedback_completion", "tracing", "direct", "rag", "followup",
 )
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _YESNO_START = re.compile(
@@ -94,6 +94,10 @@ class PromptBook:
         for n, (query, answer) in enumerate(pairs, start=1):
             lines.append(f"[Query {n}]: {query}\n[Answer {n}]: {answer}")
         return fill(self.templates["tracing"], question=question.strip(), pairs="\n".join(lines))
+
+    def followup(self, question: str, turns: str) -> str:
+        """The rewrite prompt: earlier turns (already formatted), then the new question."""
+        return fill(self.templates["followup"], question=" ".join(question.split()), turns=turns)
 
     def direct(self, question: str) -> str:
         return fill(self.templates["direct"], question=question.strip())

@@ -97,3 +97,11 @@ class AnswerResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
+    # The follow-up as rewritten from the conversation and answered, when it differs from
+    # ``question`` (what the user typed); None when the question was answered as typed.
+    standalone_question: str | None = None
+
+    @property
+    def searched_question(self) -> str:
+        """The question the chain, retrieval and tracing actually worked on."""
+        return self.standalone_question or self.question
