@@ -27,6 +27,7 @@ from typing import Callable, TypeVar
 import sqlite_utils
 
 from ..errors import StoreError
+from ..reasoning.followup import PriorTurn
 from ..reasoning.result import AnswerResult
 from . import connection as _conn
 from .checkpoints import CheckpointThrottle
@@ -236,6 +237,34 @@ class ConversationStore(ExchangeMixin):
     def search(self, text: str, limit: int = 50) -> list[SearchHit]:
         """Messages containing every word of ``text`` (any text is safe), best first."""
         return self._read(lambda c: search_messages(c, text, limit))
+
+    def prior_turns(self, conversation_id: int, limit: int) -> list[PriorTurn]:
+        """The last ``limit`` answered questions of a conversation, oldest first (for follow-ups).
+
+        A question counts once its answer completed; failed or stopped answers are left out,
+        since they hold nothing a follow-up could refer to. Reads only message texts, so it stays
+        cheap however long the conversation is.
+        """
+        if limit <= 0:
+            return []
+
+        def load(c: sqlite3.Connection) -> list[PriorTurn]:
+            self._require_conversation(c, conversation_id)
+            rows = c.execute(
+                "SELECT role, content, state FROM messages WHERE conversation_id = ? "
+                "ORDER BY id DESC LIMIT ?", (conversation_id, 4 * limit + 2)).fetchall()
+            turns: list[PriorTurn] = []
+            answer: str | None = None
+            for role, content, state in rows:  # newest first
+                if role == ROLE_ASSISTANT:
+                    answer = content if state == STATE_COMPLETE else None
+                elif answer is not None:
+                    turns.append(PriorTurn(content, answer))
+                    answer = None
+                    if len(turns) == limit:
+                        break
+            return turns[::-1]
+        return self._read(load)
 
     # ---- messages --------------------------------------------------------------------------
 

@@ -164,6 +164,8 @@ def result_from_json(c: _Checked) -> AnswerResult:
         path=[_node(n) for n in _items(c, "path")], branches=branches, rounds=c.integer("rounds"),
         stop_reason=c.text("stop_reason"), prompt_tokens=c.integer("prompt_tokens"),
         completion_tokens=c.integer("completion_tokens"), seconds=c.number("seconds"),
+        # Absent from exports written before follow-ups were rewritten.
+        standalone_question=c.text("standalone_question", optional=True),
     )
 
 

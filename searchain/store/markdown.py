@@ -28,7 +28,10 @@ def conversation_markdown(conversation: Conversation) -> str:
 def _message_lines(message: Message) -> list[str]:
     if message.role == ROLE_USER:
         return ["## Question", "", message.content, ""]
-    lines = ["## Answer", "", message.content or "*(no text)*", ""]
+    lines = ["## Answer", ""]
+    if message.result is not None and message.result.standalone_question:
+        lines += [f"*Answered as: {message.result.standalone_question}*", ""]
+    lines += [message.content or "*(no text)*", ""]
     if message.state == STATE_FAILED:
         lines += [f"*(failed: {message.error or 'unknown error'})*", ""]
     elif message.state in _STATE_NOTES:

@@ -29,7 +29,7 @@ _BRANCH_COLUMNS = (
 )
 _RESULT_COLUMNS = (
     "message_id, question, mode, final_content, answer, rounds, stop_reason, prompt_tokens, "
-    "completion_tokens, seconds"
+    "completion_tokens, seconds, standalone_question"
 )
 
 
@@ -59,11 +59,16 @@ def _node_row(message_id: int, ordinal: int, node: Node, branch_ordinal, path_in
 def save_result(conn: sqlite3.Connection, message_id: int, result: AnswerResult) -> None:
     """Insert the rows of ``result`` for ``message_id`` (inside the caller's transaction)."""
     conn.execute(
-        f"INSERT INTO results ({_RESULT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        f"INSERT INTO results ({_RESULT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
         (message_id, result.question, result.mode, result.final_content, result.answer,
          int(result.rounds), result.stop_reason, int(result.prompt_tokens),
-         int(result.completion_tokens), float(result.seconds)),
+         int(result.completion_tokens), float(result.seconds), result.standalone_question),
     )
+    save_reasoning_rows(conn, message_id, result)
+
+
+def save_reasoning_rows(conn: sqlite3.Connection, message_id: int, result: AnswerResult) -> None:
+    """The branches, nodes and citations of ``result`` (every schema version lays these out alike)."""
     conn.executemany(
         f"INSERT INTO branches ({_BRANCH_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
         [
@@ -153,6 +158,7 @@ def load_results(conn: sqlite3.Connection, where: str, params: tuple) -> dict[in
         results[row[0]] = AnswerResult(
             question=row[1], mode=row[2], final_content=row[3], answer=row[4], rounds=row[5],
             stop_reason=row[6], prompt_tokens=row[7], completion_tokens=row[8], seconds=row[9],
+            standalone_question=row[10],
         )
     if not results:
         return results

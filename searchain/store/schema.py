@@ -107,6 +107,13 @@ _V3_LIST_ORDER = [
 ]
 
 
+# v4: a follow-up question is answered as rewritten from the conversation; keep what was searched.
+# NULL means the question was answered as typed (every answer saved before v4).
+_V4_STANDALONE = [
+    "ALTER TABLE results ADD COLUMN standalone_question TEXT",
+]
+
+
 def _statements(statements: list[str]) -> Callable[[sqlite3.Connection], None]:
     def step(conn: sqlite3.Connection) -> None:
         for sql in statements:
@@ -120,6 +127,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _statements(_V1_CORE),
     _statements(_V2_SEARCH),
     _statements(_V3_LIST_ORDER),
+    _statements(_V4_STANDALONE),
 ]
 CURRENT_VERSION = len(MIGRATIONS)
 

@@ -6,7 +6,7 @@ import pytest
 
 from searchain.errors import StoreError
 from searchain.store import ConversationStore, schema
-from searchain.store.result_rows import save_result
+from searchain.store.result_rows import save_reasoning_rows
 
 
 def _build_old(path, version, sample_result):
@@ -30,7 +30,12 @@ def _build_old(path, version, sample_result):
                      (sample_result.final_content,))
         conn.execute("INSERT INTO runs VALUES (71, 'm.gguf', 'musique', 'dpr', 'searchain', "
                      "1.5, 0.35, 5, 1, 'hybrid')")
-        save_result(conn, 71, sample_result)  # results/branches/nodes/citations: v1 layout
+        r = sample_result  # the results row with the v1 columns, then the v1 reasoning tables
+        conn.execute("INSERT INTO results (message_id, question, mode, final_content, answer, rounds, "
+                     "stop_reason, prompt_tokens, completion_tokens, seconds) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                     (71, r.question, r.mode, r.final_content, r.answer, r.rounds, r.stop_reason,
+                      r.prompt_tokens, r.completion_tokens, r.seconds))
+        save_reasoning_rows(conn, 71, sample_result)
         conn.execute("COMMIT")
     conn.close()
 
