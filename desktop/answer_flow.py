@@ -82,24 +82,29 @@ class AnswerFlow(QObject):
         self.chat.set_phase("Loading the model…")
         self.reasoning.clear("Starting…")
         ctx, mode, run = self.ctx, self.ctx.settings.reasoning.mode, self._run_info()
+        followup_turns = self.ctx.settings.reasoning.followup_turns
         conversation_id = self.conversations.current_id
         title = " ".join(question.split())[:60] or "New chat"
 
         def work(on_event, cancel):  # worker thread
             store = ctx.workspace().conversations()
-            cid = conversation_id if conversation_id is not None else store.create_conversation(title)
+            if conversation_id is None:
+                cid, history = store.create_conversation(title), []
+            else:  # a follow-up is read with the turns before it (taken before it is saved)
+                cid, history = conversation_id, store.prior_turns(conversation_id, followup_turns)
             store.add_user_message(cid, question)
             mid = store.begin_answer(cid, run)
             on_event(AnswerSaved(cid, mid))
             partial = _PartialText()
 
             def relay(event):
-                if isinstance(event, ev.TokenGenerated):
+                if isinstance(event, ev.TokenGenerated) and event.phase != ev.PHASE_REWRITE:
                     store.checkpoint_answer(mid, partial.add(event))  # throttled by the store
                 on_event(event)
 
             try:
-                result = ctx.workspace().answer(question, mode=mode, on_event=relay, cancel=cancel)
+                result = ctx.workspace().answer(question, mode=mode, history=history, on_event=relay,
+                                                cancel=cancel)
             except Cancelled:
                 store.cancel_answer(mid, partial.text)
                 raise
@@ -128,7 +133,13 @@ class AnswerFlow(QObject):
             self.message_id = event.message_id
             self.conversations.adopt(event.conversation_id)
         elif isinstance(event, ev.TokenGenerated):
-            self.chat.append_token(event.text, event.phase)
+            if event.phase == ev.PHASE_REWRITE:  # the rewrite is shown once parsed, not raw
+                self.chat.set_phase("Reading the question with the conversation…")
+            else:
+                self.chat.append_token(event.text, event.phase)
+        elif isinstance(event, ev.QuestionRewritten):
+            if event.standalone != event.original:
+                self.chat.note_rewrite(event.standalone)
         elif isinstance(event, ev.RoundStarted):
             self.reasoning.start_round(event.round)
             self.chat.set_phase(f"Round {event.round}: writing a chain of queries…")

@@ -153,6 +153,13 @@ class ChatView(QWidget):
         bar = self.transcript.verticalScrollBar()
         bar.setValue(bar.maximum())
 
+    def note_rewrite(self, standalone: str) -> None:
+        """Show, above the answer being built, the standalone question a follow-up became."""
+        entry = self._pending()
+        if entry is not None:
+            entry.extra["answered_as"] = standalone
+            self.render()
+
     def finish_answer(self, result: AnswerResult, key: str | None = None) -> None:
         entry = self._pending()
         if entry is None:
@@ -205,17 +212,22 @@ class ChatView(QWidget):
                 f"{text_to_html(entry.text)}</td></tr></table>"
             )
         head = "<p style='margin-top:10px'><b>SearChain</b>"
+        answered_as = (entry.result.standalone_question if entry.result is not None
+                       else entry.extra.get("answered_as"))
+        # A follow-up is answered as rewritten with the conversation: say so, as plain text.
+        note = (f"<div style='color:#666'><i>Answered as: {escape(answered_as)}</i></div>"
+                if answered_as else "")
         if entry.status == "streaming":
-            return head + " <i style='color:#888'>(working…)</i></p><p style='color:#555'>"
-        body = ""
+            return head + f" <i style='color:#888'>(working…)</i></p>{note}<p style='color:#555'>"
+        body = note
         if entry.result is not None:
             marks = [ref.mark for ref in entry.result.references]
-            body = answer_html(entry.result.final_content, entry.key, marks)
+            body += answer_html(entry.result.final_content, entry.key, marks)
             body += references_html(entry.result.references, entry.key)
             meta = f"{entry.result.mode} · {entry.result.rounds} round(s) · {entry.result.seconds:.1f} s"
             body += f"<div style='color:#999;font-size:small'>{escape(meta)}</div>"
         elif entry.text:
-            body = text_to_html(entry.text)
+            body += text_to_html(entry.text)
         if entry.status == "failed":
             body += f"<p style='color:#c62828'>⚠ {text_to_html(entry.error)}</p>"
         elif entry.status == "cancelled":

@@ -1,5 +1,5 @@
 """Model and reasoning settings: GGUF, GPU layers (with detected offload support), context,
-threads; reader; θ, α, r_max, top-k and the answering mode. Saved on Apply/OK."""
+threads; reader; θ, α, r_max, top-k, follow-up turns and the answering mode. Saved on Apply/OK."""
 
 from __future__ import annotations
 
@@ -69,6 +69,10 @@ class SettingsDialog(QDialog):
         self.alpha = self._double(0.0, 1.0, reasoning.alpha, "alpha")
         self.r_max = self._spin(1, 20, reasoning.r_max, "rMax")
         self.top_k = self._spin(1, 20, reasoning.top_k, "topK")
+        self.followup_turns = self._spin(0, 10, reasoning.followup_turns, "followupTurns",
+                                         special="off: take every question as typed")
+        self.followup_turns.setToolTip("A question asked after earlier ones is first rewritten to stand "
+                                       "alone (\"when was he born?\" names who), using this many earlier turns.")
         reasoning_box = QGroupBox("Reasoning", self)
         form = QFormLayout(reasoning_box)
         form.addRow("Mode:", self.mode)
@@ -77,6 +81,7 @@ class SettingsDialog(QDialog):
         form.addRow("α (ROUGE-L consistency):", self.alpha)
         form.addRow("r_max (rounds):", self.r_max)
         form.addRow("Passages per query (top-k):", self.top_k)
+        form.addRow("Follow-ups read with (earlier turns):", self.followup_turns)
 
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Apply
                                    | QDialogButtonBox.StandardButton.Cancel, self)
@@ -140,6 +145,7 @@ class SettingsDialog(QDialog):
         reasoning.alpha = self.alpha.value()
         reasoning.r_max = self.r_max.value()
         reasoning.top_k = self.top_k.value()
+        reasoning.followup_turns = self.followup_turns.value()
         after = (llm.model_path, llm.n_gpu_layers, llm.n_ctx, llm.n_threads, reasoning.reader)
         self.applied.emit(before != after)
 

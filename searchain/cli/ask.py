@@ -3,6 +3,9 @@
 Progress (rounds, nodes checked, feedback) goes to stderr as it happens; the answer goes to
 stdout, as text or (``--json``) one JSON object with ``final_content``, ``answer``,
 ``references[]`` and ``nodes[]``.
+
+``--chat ID`` asks inside a saved conversation, as the app does: the question is read with that
+conversation's earlier turns (so "When was he born?" works) and the exchange is saved to it.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ def register(sub) -> None:
                    help="CoQ prompt variant (default: guessed from the question)")
     p.add_argument("--no-grammar", action="store_true", help="do not constrain the CoQ with a grammar")
     p.add_argument("--grammar", metavar="FILE", help="a GBNF file to use for the CoQ instead of the built-in one")
+    p.add_argument("--chat", metavar="ID", type=int,
+                   help="ask as a follow-up in saved conversation ID and save the exchange there")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=handle)
@@ -43,8 +48,10 @@ def handle(ctx, args) -> int:
         progress = None if args.quiet else _progress
         engine = workspace.engine(mode=args.mode, corpus=args.corpus)
         engine.chain_grammar = grammar
-        result = engine.answer(
-            args.question, mode=args.mode, task=args.task, on_event=progress)
+        if args.chat is None:
+            result = engine.answer(args.question, mode=args.mode, task=args.task, on_event=progress)
+        else:
+            result = _answer_in_chat(workspace, engine, args, progress)
     finally:
         workspace.close()
     if args.json:
@@ -52,6 +59,30 @@ def handle(ctx, args) -> int:
     else:
         print(render_text(result))
     return 0
+
+
+def _answer_in_chat(workspace, engine, args, progress):
+    """Answer as a follow-up in conversation ``args.chat``, saving both messages there."""
+    from ..errors import Cancelled
+    from ..store.records import RunInfo
+
+    store = workspace.conversations()
+    history = store.prior_turns(args.chat, workspace.settings.reasoning.followup_turns)
+    store.add_user_message(args.chat, args.question)
+    message_id = store.begin_answer(args.chat, RunInfo.from_settings(workspace.settings))
+    try:
+        result = engine.answer(args.question, mode=args.mode, task=args.task, history=history,
+                               on_event=progress)
+    except (Cancelled, KeyboardInterrupt):
+        store.cancel_answer(message_id)
+        raise
+    except BaseException as exc:
+        store.fail_answer(message_id, str(exc) or type(exc).__name__)
+        raise
+    store.finish_answer(message_id, result)
+    if progress is not None:
+        print(f"saved to chat {args.chat}", file=sys.stderr)
+    return result
 
 
 def _read_grammar(path: str) -> str:
@@ -70,9 +101,11 @@ def _read_grammar(path: str) -> str:
 
 
 def _progress(event: Any) -> None:
-    from ..reasoning.events import FeedbackGiven, NodeChecked, RoundStarted
+    from ..reasoning.events import FeedbackGiven, NodeChecked, QuestionRewritten, RoundStarted
 
-    if isinstance(event, RoundStarted):
+    if isinstance(event, QuestionRewritten):
+        print(f"read with the conversation as: {event.standalone}", file=sys.stderr)
+    elif isinstance(event, RoundStarted):
         print(f"round {event.round}: writing a chain of queries...", file=sys.stderr)
     elif isinstance(event, NodeChecked):
         node = event.node
@@ -87,6 +120,7 @@ def result_to_json(result) -> dict:
     nodes = [node for branch in result.branches for node in branch.nodes] or list(result.path)
     return {
         "question": result.question,
+        "standalone_question": result.standalone_question,
         "mode": result.mode,
         "final_content": result.final_content,
         "answer": result.answer,
@@ -116,7 +150,8 @@ def highlight(text: str, span: tuple[int, int] | None) -> str:
 
 
 def render_text(result) -> str:
-    out = [result.final_content or "(no answer)", ""]
+    out = [f"Answered as: {result.standalone_question}", ""] if result.standalone_question else []
+    out += [result.final_content or "(no answer)", ""]
     if result.references:
         out.append("References:")
         for ref in result.references:

@@ -50,6 +50,27 @@ def test_answer_streams_draws_tree_and_is_saved(qtbot, window):
     assert window.message_bar.isHidden()
 
 
+
+def test_a_follow_up_is_read_with_the_conversation(qtbot, window):
+    assert window.answers.ask("Where is Kestrel Bay?")
+    qtbot.waitUntil(lambda: not window.answers.busy, timeout=300_000)
+    assert "QuestionRewritten" not in window.answers.events_seen  # a first question stands alone
+    first_conversation = window.conversations.current_id
+    assert window.answers.ask("Who founded it?")
+    qtbot.waitUntil(lambda: not window.answers.busy, timeout=300_000)
+    assert window.conversations.current_id == first_conversation
+    # Only a question with earlier turns is rewritten: the history reached the engine.
+    assert "QuestionRewritten" in window.answers.events_seen
+    entry = window.chat.entries[-1]
+    assert entry.status == "done" and entry.result.question == "Who founded it?"
+    store = window.ctx.workspace().conversations()
+    saved = store.get_conversation(first_conversation).messages[-1].result
+    assert saved == entry.result
+    standalone = entry.result.standalone_question  # random weights: whatever they wrote, or None
+    text = window.chat.transcript.toPlainText()
+    assert ("Answered as: " + standalone in text) if standalone else ("Answered as" not in text)
+
+
 def test_stop_cancels_and_keeps_the_partial_answer(qtbot, window):
     assert window.answers.ask("Who founded Corvine Hall?")
     qtbot.waitUntil(lambda: "TokenGenerated" in window.answers.events_seen, timeout=300_000)

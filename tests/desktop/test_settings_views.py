@@ -22,6 +22,8 @@ def test_settings_dialog_saves_reasoning_and_model_values(qtbot, home):
     dialog.alpha.setValue(0.5)
     dialog.r_max.setValue(3)
     dialog.top_k.setValue(2)
+    dialog.followup_turns.setValue(0)
+    assert dialog.followup_turns.text().startswith("off")
     dialog.mode.setCurrentIndex(dialog.mode.findData("coq"))
     dialog.reader.setCurrentIndex(dialog.reader.findData("llm"))
     dialog.n_ctx.setValue(8192)
@@ -29,7 +31,7 @@ def test_settings_dialog_saves_reasoning_and_model_values(qtbot, home):
     dialog.accept()
     saved = json.loads(home.settings_file.read_text())
     assert saved["reasoning"] == {**saved["reasoning"], "theta": 2.25, "alpha": 0.5, "r_max": 3, "top_k": 2,
-                                  "mode": "coq", "reader": "llm"}
+                                  "mode": "coq", "reader": "llm", "followup_turns": 0}
     assert saved["llm"]["n_ctx"] == 8192 and saved["llm"]["n_gpu_layers"] == 0
     assert Settings.load(home).reasoning.theta == 2.25
 

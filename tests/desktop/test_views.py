@@ -62,6 +62,25 @@ def test_chat_streaming_is_plain_text_and_stop_shows(qtbot, answer_result):
     assert 'href="ref:7:1"' in chat.transcript.toHtml()
 
 
+
+def test_chat_says_what_a_follow_up_was_answered_as_in_plain_text(qtbot, answer_result):
+    from dataclasses import replace
+
+    chat = ChatView()
+    qtbot.addWidget(chat)
+    chat.begin_answer("Where was <i>he</i> born?", key="8")
+    chat.note_rewrite("Where was <b>Kevin Drew</b> born?")
+    assert "Answered as: Where was <b>Kevin Drew</b> born?" in chat.transcript.toPlainText()
+    chat.append_token("[Query 1]: x", "chain")  # streaming still goes below the note
+    assert chat.transcript.toPlainText().endswith("[Query 1]: x")
+    chat.finish_answer(replace(answer_result, standalone_question="Where was <b>Kevin Drew</b> born?"), key="8")
+    text = chat.transcript.toPlainText()
+    assert "Answered as: Where was <b>Kevin Drew</b> born?" in text
+    assert text.index("Answered as") < text.index(answer_result.answer[:10])
+    chat.set_entries([ChatEntry("assistant", "x", key="9", result=answer_result)])
+    assert "Answered as" not in chat.transcript.toPlainText()  # a question answered as typed
+
+
 def test_chat_failure_is_readable(qtbot):
     chat = ChatView()
     qtbot.addWidget(chat)

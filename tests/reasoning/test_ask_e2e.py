@@ -91,3 +91,38 @@ def test_text_rendering_highlights_spans_and_draws_the_tree(retriever, reader):
     assert "round 2 (from node 1.2)" in text and "1.2 [corrected] Where was Kevin Drew born? -> Toronto" in text
     data = result_to_json(result)
     assert data["references"][1]["span"] == [23, 30] and len(data["nodes"]) == 3
+
+
+def test_ask_in_a_saved_chat_reads_the_follow_up_with_it_and_saves_the_exchange(home, tiny_gguf, capsys):
+    from searchain.reasoning.result import AnswerResult
+    from searchain.store import ConversationStore, RunInfo
+
+    settings = Settings()
+    settings.llm.n_ctx = 2048
+    settings.llm.n_gpu_layers = 0
+    settings.llm.max_tokens = 40
+    settings.save(home)
+    with ConversationStore.open(home.conversations_db) as store:
+        cid = store.create_conversation("Observatory")
+        store.add_user_message(cid, "Who founded the Halloran Observatory?")
+        mid = store.begin_answer(cid, RunInfo.from_settings(settings))
+        store.finish_answer(mid, AnswerResult("Who founded the Halloran Observatory?", "direct",
+                                              "Ansel Ruddock founded it.", "Ansel Ruddock"))
+    root = str(home.config_dir.parent)
+    args = ["--home", root, "ask", "Where was he born?", "--model", str(tiny_gguf), "--mode", "direct", "--json"]
+    code = main(args + ["--chat", str(cid)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    out = json.loads(captured.out)
+    assert out["question"] == "Where was he born?" and "standalone_question" in out
+    assert "read with the conversation as: " in captured.err and f"saved to chat {cid}" in captured.err
+    with ConversationStore.open(home.conversations_db) as store:
+        messages = store.get_conversation(cid).messages
+    assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
+    assert messages[2].content == "Where was he born?" and messages[3].state == "complete"
+    assert messages[3].result.standalone_question == out["standalone_question"]
+    # An unknown chat is a clear error, and nothing is answered or saved.
+    code = main(args + ["--chat", "999"])
+    assert code == 1 and "999" in capsys.readouterr().err
+    with ConversationStore.open(home.conversations_db) as store:
+        assert store.get_conversation(cid).message_count == 4
