@@ -139,7 +139,7 @@ class SearChainEngine:
         return result
 
     def _standalone(self, asked: str, history: tuple[PriorTurn, ...], gen: Generator, on_event) -> str:
-        turns = getattr(self.settings, "followup_turns", 0)
+        turns = self.settings.followup_turns
         if not history or turns <= 0:
             return asked
         question = rewrite_followup(asked, history, generator=gen, prompts=self.prompts,
