@@ -3,8 +3,8 @@
 Modes (see ``modes.py``): ``searchain`` (Algorithm 1 + tracing), ``coq`` (the chain without IR),
 ``direct`` and ``rag`` (baselines). A question asked after earlier turns (``history``) is first
 rewritten to stand on its own (see ``followup.py``), in every mode. ``answer`` blocks and returns
-an ``AnswerResult``; ``iter_answer`` runs the same work on a worker thread and yields the events as they happen, the
-last one being ``Done(result)``.
+an ``AnswerResult``; ``iter_answer`` runs the same work on a worker thread and yields the events
+as they happen, the last one being ``Done(result)``.
 
 Cancellation: triggering the ``CancelToken`` makes the engine raise ``searchain.errors.Cancelled``
 at the next check point (between tokens, and around every retrieval and reader call). Nothing
