@@ -16,13 +16,16 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ..errors import ConfigError
+from .grammar import DEFAULT_STANDALONE_CHARS as STANDALONE_CHARS
+from .grammar import standalone_grammar
 from .parser import strip_marks
+
+__all__ = ["PriorTurn", "STANDALONE_CHARS", "format_turns", "parse_standalone", "rewrite_followup",
+           "standalone_grammar"]
 
 # What one earlier turn contributes to the rewrite prompt (answers can run long; the names the
 # follow-up refers to are nearly always near their start).
 TURN_ANSWER_CHARS = 400
-STANDALONE_CHARS = 300
 # Generation budget for the rewrite: one line of at most STANDALONE_CHARS characters.
 REWRITE_MAX_TOKENS = 128
 
@@ -35,17 +38,6 @@ class PriorTurn:
 
     question: str
     answer: str
-
-
-def standalone_grammar(max_chars: int = STANDALONE_CHARS) -> str:
-    """GBNF for the rewrite: one ``[Question]: ...`` line, visible first character, no brackets."""
-    if not isinstance(max_chars, int) or not 8 <= max_chars <= 2000:
-        raise ConfigError(f"Rewrite length {max_chars!r} is out of range.", hint="Use 8..2000.")
-    return "\n".join([
-        f'root ::= "[Question]: " lead qchar{{0,{max_chars - 1}}} "\\n"?',
-        r"lead ::= [^\n\r\[\] \t]",
-        r"qchar ::= [^\n\r\[\]]",
-    ]) + "\n"
 
 
 def format_turns(history: Sequence[PriorTurn]) -> str:

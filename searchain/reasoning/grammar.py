@@ -16,6 +16,11 @@ DEFAULT_MAX_NODES = 6
 DEFAULT_QUERY_CHARS = 120
 DEFAULT_ANSWER_CHARS = 200
 DEFAULT_FINAL_CHARS = 500
+DEFAULT_STANDALONE_CHARS = 300
+
+# A field starts with a visible character: no empty or blank queries/answers.
+_LEAD = r"lead ::= [^\n\r\[\] \t]"
+_QCHAR = r"qchar ::= [^\n\r\[\]]"
 
 
 def _check(name: str, value: int, low: int, high: int) -> None:
@@ -50,9 +55,8 @@ def coq_grammar(
         f"query ::= lead qchar{{0,{query_chars - 1}}}",
         f"answer ::= lead qchar{{0,{answer_chars - 1}}}",
         f'final ::= "[Final Content]: " lead fchar{{0,{final_chars - 1}}} "\\n"?',
-        # A field starts with a visible character: no empty or blank queries/answers.
-        r"lead ::= [^\n\r\[\] \t]",
-        r"qchar ::= [^\n\r\[\]]",
+        _LEAD,
+        _QCHAR,
         r'fchar ::= [^\n\r\[\]] | "[" [1-9] "]"',
     ]
     return "\n".join(lines) + "\n"
@@ -65,7 +69,13 @@ def final_content_grammar(max_marks_node: int = 9, *, final_chars: int = DEFAULT
     return "\n".join(
         [
             f'root ::= "[Final Content]: " lead fchar{{0,{final_chars - 1}}} "\\n"?',
-            r"lead ::= [^\n\r\[\] \t]",
+            _LEAD,
             f'fchar ::= [^\\n\\r\\[\\]] | "[" [1-{max_marks_node}] "]"',
         ]
     ) + "\n"
+
+
+def standalone_grammar(max_chars: int = DEFAULT_STANDALONE_CHARS) -> str:
+    """GBNF for a follow-up's rewrite: one ``[Question]: ...`` line (see ``followup.py``)."""
+    _check("max_chars", max_chars, 8, 2000)
+    return "\n".join([f'root ::= "[Question]: " lead qchar{{0,{max_chars - 1}}} "\\n"?', _LEAD, _QCHAR]) + "\n"
