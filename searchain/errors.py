@@ -4,6 +4,8 @@ Every error carries a message a user can act on: what went wrong, with which fil
 and what to do about it. The CLI prints ``str(error)``; the app shows it in a dialog.
 """
 
+import errno
+
 
 class SearchainError(Exception):
     """Base class for expected, user-facing failures (bad input, missing files, ...)."""
@@ -39,3 +41,11 @@ class StoreError(SearchainError):
 
 class Cancelled(Exception):
     """Raised inside a long job when its CancelToken was triggered. Not an error for the user."""
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """True for the OS's ENOSPC and SQLite's SQLITE_FULL ("database or disk is full")."""
+    if getattr(exc, "errno", None) == errno.ENOSPC:
+        return True
+    text = str(exc).lower()
+    return "disk is full" in text or "no space left" in text

@@ -163,7 +163,7 @@ def real_vectors(paths, corpus_name: str) -> np.ndarray:
         from ..errors import IndexError_
 
         raise IndexError_(f"Corpus '{corpus_name}' has no embedded passages to measure.",
-                          hint=f"Build its index first: searchain corpus rebuild {corpus_name}")
+                          hint=f"Build its index first: searchain corpus index {corpus_name}")
     return np.concatenate(parts)
 
 

@@ -1,11 +1,11 @@
-"""``searchain corpus ...``: add, list, info, remove, rebuild and pick the active corpus."""
+"""``searchain corpus ...``: add, list, info, index, remove, rebuild and pick the active corpus."""
 
 from __future__ import annotations
 
 import json
 import sys
 
-from ..errors import CorpusError
+from ..errors import Cancelled, CorpusError
 from .confirm import confirm
 from .progress import ProgressPrinter, cancel_on_interrupt
 
@@ -42,6 +42,13 @@ def register(sub) -> None:
     p.add_argument("name")
     p.add_argument("--no-index", action="store_true")
     p.set_defaults(func=cmd_rebuild)
+
+    p = csub.add_parser("index", help="build or update a corpus's vector index from its stored "
+                        "passages (continues a stopped build)")
+    p.add_argument("name")
+    p.add_argument("--rebuild", action="store_true",
+                   help="discard the index and re-embed every passage (after changing the embedding model)")
+    p.set_defaults(func=cmd_index)
 
     p = csub.add_parser("use", help="make a corpus the active one")
     p.add_argument("name")
@@ -81,6 +88,14 @@ def cmd_rebuild(ctx, args) -> int:
     return _build_index(ctx, args.name, rebuild=True)
 
 
+def cmd_index(ctx, args) -> int:
+    manager = _manager(ctx)
+    if not manager.exists(args.name):
+        raise CorpusError(f"There is no corpus named {args.name!r}.",
+                          hint="See `searchain corpus list`.")
+    return _build_index(ctx, args.name, rebuild=args.rebuild)
+
+
 def _build_index(ctx, name: str, *, rebuild: bool) -> int:
     try:
         from ..index.builder import build_index
@@ -89,7 +104,17 @@ def _build_index(ctx, name: str, *, rebuild: bool) -> int:
               f"search will not work until it is built.", file=sys.stderr)
         return 1
     with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
-        build_index(ctx.paths, ctx.settings, name, rebuild=rebuild, on_event=show, cancel=cancel)
+        try:
+            report = build_index(ctx.paths, ctx.settings, name, rebuild=rebuild, on_event=show,
+                                 cancel=cancel)
+        except (Cancelled, KeyboardInterrupt):
+            show.close()
+            print(f"note: finished embeddings are kept; `searchain corpus index {name}` continues "
+                  "from them.", file=sys.stderr)
+            raise
+    reused = f", {report.reused:,} reused" if report.reused else ""
+    print(f"{name}: index ready, {report.total:,} passages ({report.embedded:,} embedded{reused}) "
+          f"in {report.total_s:.1f}s")
     return 0
 
 

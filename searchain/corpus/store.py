@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from ..errors import CorpusError
+from ..errors import CorpusError, is_disk_full
 from ..types import Passage
 
 DB_NAME = "passages.db"
@@ -69,12 +69,6 @@ END;
 class AddResult:
     added: int
     duplicates: int  # passages whose pid was already stored (or repeated in the input)
-
-
-def is_disk_full(exc: BaseException) -> bool:
-    """True for SQLite's SQLITE_FULL ("database or disk is full") and the OS's ENOSPC."""
-    text = str(exc).lower()
-    return "disk is full" in text or "no space left" in text or getattr(exc, "errno", None) == 28
 
 
 class PassageStore:

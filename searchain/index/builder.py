@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import shutil
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from ..config import AppPaths, Settings
-from ..errors import IndexError_
+from ..errors import IndexError_, is_disk_full
 from ..events import CancelToken, EventCallback, Progress, check, emit
 from ..types import Passage
 from .embedder import Embedder
@@ -79,7 +80,7 @@ def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuil
     shards = ShardStore(layout, corpus_name)
     owner = {"embedder": embedder.model_id, "doc_format": DOC_FORMAT}
 
-    with manager.open_store(corpus_name) as store:
+    with manager.open_store(corpus_name) as store, _disk_full_is_resumable(corpus_name, shards):
         if rebuild:
             shutil.rmtree(layout.root, ignore_errors=True)
         existing = shards.owner()
@@ -154,6 +155,24 @@ def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuil
                        reused=before.vectors, added_to_graph=added, removed_from_graph=removed,
                        total=total, embed_s=embed_s, graph_s=graph_s,
                        total_s=time.perf_counter() - started, rebuilt_graph=rebuilt)
+
+
+@contextmanager
+def _disk_full_is_resumable(corpus_name: str, shards: ShardStore):
+    """Turn a full disk into an ``IndexError_`` that says what was kept: every finished shard
+    (and the previous graph, which saves never overwrite with a partial file)."""
+    try:
+        yield
+    except OSError as exc:
+        if not is_disk_full(exc):
+            raise
+        try:
+            kept = f"the {shards.summary().vectors:,} passages embedded so far are kept"
+        except IndexError_:
+            kept = "finished embedding checkpoints are kept"
+        raise IndexError_(f"Disk full while building the index of corpus '{corpus_name}'; {kept}.",
+                          hint=f"Free some disk space, then run: searchain corpus index {corpus_name} "
+                          "(it continues where it stopped).") from exc
 
 
 def _open_existing_graph(layout: IndexLayout, corpus_name: str, owner: dict, dim: int, r):

@@ -8,7 +8,7 @@ from ..errors import IndexError_
 from ..types import Hit
 from .embedder import Embedder
 from .hnsw import HnswIndex
-from .layout import IndexLayout, IndexMeta, rebuild_hint
+from .layout import IndexLayout, IndexMeta, build_hint, rebuild_hint, repair_hint
 from .passages import PassageSource
 from .status import graph_problem, mismatch_message
 
@@ -18,14 +18,15 @@ NAME = "dense"
 def open_graph(layout: IndexLayout, corpus_name: str, embedder: Embedder, *, ef: int,
                verify_checksum: bool = True) -> tuple[HnswIndex, IndexMeta]:
     """Load a corpus's graph after checking it was built by ``embedder`` and is intact."""
-    hint = rebuild_hint(corpus_name)
     if not layout.meta_file.exists():
         raise IndexError_(f"Corpus '{corpus_name}' has no finished vector index.",
-                          hint=f"Build it with: searchain corpus rebuild {corpus_name} "
-                          "(or search with --retriever bm25, which needs no index).")
+                          hint=build_hint(corpus_name) + " Keyword search (--retriever bm25) "
+                          "needs no vector index.")
     meta = IndexMeta.read(layout.meta_file, corpus_name)
     if meta.embedder != embedder.model_id:
-        raise IndexError_(mismatch_message(corpus_name, meta.embedder, embedder.model_id), hint=hint)
+        raise IndexError_(mismatch_message(corpus_name, meta.embedder, embedder.model_id),
+                          hint=rebuild_hint(corpus_name))
+    hint = repair_hint(corpus_name)
     problem = graph_problem(layout.hnsw_file, meta, verify_checksum)
     if problem:
         raise IndexError_(f"The vector index of corpus '{corpus_name}' is damaged: {problem}.",

@@ -8,7 +8,10 @@ truncated or damaged file is caught before hnswlib reads it (hnswlib itself may 
 
 from __future__ import annotations
 
+import array
 import hashlib
+import struct
+import sys
 import threading
 from pathlib import Path
 
@@ -18,6 +21,44 @@ from ..config import atomic_write
 from ..errors import IndexError_
 
 SPACE = "ip"  # inner product == cosine on normalised vectors
+
+
+# hnswlib's saveIndex header: six size_t, an int and a uint32, three size_t, a double, a size_t.
+_HEADER = struct.Struct("<6QiI3QdQ")
+
+
+def incomplete_save(path: Path) -> str | None:
+    """Why an hnswlib file on disk is not the whole index, or None when it is.
+
+    hnswlib writes through a C++ stream and never checks it: on a full disk ``save_index``
+    returns normally and leaves a truncated file. The file's layout (header, the level-0
+    block, then per element a uint32 byte count and that many link bytes) gives its exact
+    length, so walking the per-element counts tells a complete file from a cut one without
+    loading the graph.
+    """
+    size = Path(path).stat().st_size
+    with open(path, "rb") as fh:
+        head = fh.read(_HEADER.size)
+        if len(head) < _HEADER.size:
+            return f"{size} bytes, shorter than the header"
+        count, per_element = _HEADER.unpack(head)[2:4]
+        fh.seek(_HEADER.size + count * per_element)
+        tail = fh.read()
+    if _HEADER.size + count * per_element + 4 * count > size:
+        return f"{size} bytes, too short for {count} elements"
+    # Link blocks are whole uint32s, so the tail reads as uint32 words throughout.
+    words = array.array("I")
+    words.frombytes(tail[: len(tail) - len(tail) % 4])
+    if sys.byteorder != "little":
+        words.byteswap()
+    pos = 0
+    for _ in range(count):
+        if pos >= len(words):
+            return f"{size} bytes, cut inside the link lists"
+        pos += 1 + words[pos] // 4
+    if pos * 4 != len(tail):
+        return f"{size} bytes, {len(tail) - pos * 4:+d} bytes off the expected length"
+    return None
 
 
 def file_sha256(path: Path) -> str:
@@ -139,6 +180,11 @@ class HnswIndex:
             nonlocal digest
             with self._lock:
                 self._index.save_index(str(tmp))
+            problem = incomplete_save(tmp)
+            if problem:
+                raise IndexError_(f"The vector index could not be written completely to {path} "
+                                  f"({problem}); the disk is probably full. The previous index "
+                                  "file is untouched.", hint="Free some disk space and build again.")
             digest = file_sha256(tmp)
 
         atomic_write(Path(path), write)

@@ -26,8 +26,21 @@ FORMAT_VERSION = 1
 DOC_FORMAT = "title-newline-text-v1"
 
 
+def build_hint(corpus_name: str) -> str:
+    """For a missing, unfinished or stale index: building again only does what is left."""
+    return (f"Build it with: searchain corpus index {corpus_name} (a stopped build continues where "
+            "it left off; only passages without a vector are embedded).")
+
+
+def repair_hint(corpus_name: str) -> str:
+    """For a damaged graph or metadata file: the saved embeddings rebuild it without re-embedding."""
+    return (f"Repair it with: searchain corpus index {corpus_name} (the graph is rebuilt from the "
+            "saved embeddings; nothing is re-embedded).")
+
+
 def rebuild_hint(corpus_name: str) -> str:
-    return f"Rebuild it with: searchain corpus rebuild {corpus_name}"
+    """For an index made by another model, or damaged embeddings: every passage is re-embedded."""
+    return f"Re-embed every passage with: searchain corpus index {corpus_name} --rebuild"
 
 
 @dataclass(frozen=True)
@@ -87,7 +100,7 @@ class IndexMeta:
             return cls(**{k: v for k, v in data.items() if k in known})
         except (OSError, ValueError, TypeError) as exc:
             raise IndexError_(f"The index metadata {path} of corpus '{corpus_name}' is damaged: {exc}",
-                              hint=rebuild_hint(corpus_name)) from exc
+                              hint=repair_hint(corpus_name)) from exc
 
     def write(self, path: Path) -> None:
         atomic_write_text(path, self.to_json())

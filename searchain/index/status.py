@@ -15,7 +15,7 @@ from ..config import AppPaths, Settings
 from ..errors import IndexError_
 from .embedder import model_id_for
 from .hnsw import file_sha256
-from .layout import DOC_FORMAT, IndexLayout, IndexMeta, rebuild_hint
+from .layout import DOC_FORMAT, IndexLayout, IndexMeta, build_hint, rebuild_hint, repair_hint
 
 MISSING, PARTIAL, READY, STALE, MISMATCH, DAMAGED = (
     "missing", "partial", "ready", "stale", "mismatch", "damaged")
@@ -51,32 +51,33 @@ def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None =
     layout = IndexLayout(manager.corpus_dir(corpus_name) / "index")
     with manager.open_store(corpus_name) as store:
         corpus_count, corpus_max = store.count(), store.max_id()
-    hint = rebuild_hint(corpus_name)
-    build_hint = f"Build it with: searchain corpus rebuild {corpus_name}"
+    to_build = build_hint(corpus_name)
 
     if not layout.meta_file.exists():
         if layout.shard_files():
             return IndexStatus(PARTIAL, f"The index of '{corpus_name}' was not finished; building "
                                "again continues where it stopped.", corpus_passages=corpus_count,
-                               hint=build_hint)
+                               hint=to_build)
         return IndexStatus(MISSING, f"Corpus '{corpus_name}' has no index yet.",
-                           corpus_passages=corpus_count, hint=build_hint)
+                           corpus_passages=corpus_count, hint=to_build)
     try:
         meta = IndexMeta.read(layout.meta_file, corpus_name)
     except IndexError_ as exc:
-        return IndexStatus(DAMAGED, exc.message, corpus_passages=corpus_count, hint=hint)
-    base = dict(meta=meta, indexed=meta.count, corpus_passages=corpus_count, hint=hint)
+        return IndexStatus(DAMAGED, exc.message, corpus_passages=corpus_count,
+                           hint=repair_hint(corpus_name))
+    base = dict(meta=meta, indexed=meta.count, corpus_passages=corpus_count)
     if meta.embedder != wanted or meta.doc_format != DOC_FORMAT:
-        return IndexStatus(MISMATCH, mismatch_message(corpus_name, meta.embedder, wanted), **base)
+        return IndexStatus(MISMATCH, mismatch_message(corpus_name, meta.embedder, wanted), **base,
+                           hint=rebuild_hint(corpus_name))
     problem = graph_problem(layout.hnsw_file, meta, verify_checksum)
     if problem:
-        return IndexStatus(DAMAGED, f"The index of '{corpus_name}' is damaged: {problem}.", **base)
+        return IndexStatus(DAMAGED, f"The index of '{corpus_name}' is damaged: {problem}.", **base,
+                           hint=repair_hint(corpus_name))
     if corpus_max > meta.max_id or corpus_count != meta.count:
         return IndexStatus(STALE, f"The index of '{corpus_name}' holds {meta.count} passages, the "
                            f"corpus {corpus_count}; building again adds only the new ones.",
-                           **{**base, "hint": build_hint})
-    return IndexStatus(READY, f"The index of '{corpus_name}' is ready ({meta.count} passages).",
-                       **{**base, "hint": None})
+                           **base, hint=to_build)
+    return IndexStatus(READY, f"The index of '{corpus_name}' is ready ({meta.count} passages).", **base)
 
 
 def mismatch_message(corpus_name: str, built_with: str, wanted: str) -> str:

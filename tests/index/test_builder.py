@@ -86,7 +86,7 @@ def test_other_embedder_is_a_mismatch_naming_both_models(indexed_copy, tmp_path)
         open_retriever(indexed_copy, settings, MINI_CORPUS, "dense", embedder=other)
     text = str(err.value)
     assert "sentence-transformers/all-MiniLM-L6-v2" in text and other.model_id in text
-    assert "searchain corpus rebuild mini" in err.value.hint
+    assert "searchain corpus index mini --rebuild" in err.value.hint
     assert index_status(indexed_copy, MINI_CORPUS, embedder_id=other.model_id).state == MISMATCH
     with pytest.raises(IndexError_):
         build_index(indexed_copy, settings, MINI_CORPUS, embedder=other)
@@ -110,7 +110,8 @@ def test_damaged_graph_file_is_a_clear_error_and_is_repaired_without_re_embeddin
     for kind in ("dense", "hybrid"):
         with pytest.raises(IndexError_, match="damaged") as err:
             open_retriever(indexed_copy, Settings(), MINI_CORPUS, kind, embedder=embedder)
-        assert "searchain corpus rebuild mini" in err.value.hint
+        assert "searchain corpus index mini" in err.value.hint
+        assert "--rebuild" not in err.value.hint  # the saved embeddings suffice: no re-embedding
     report = build_index(indexed_copy, Settings(), MINI_CORPUS, embedder=embedder)
     assert report.embedded == 0 and report.rebuilt_graph and report.total == len(MINI_PASSAGES)
     assert index_status(indexed_copy, MINI_CORPUS).state == READY

@@ -1,10 +1,17 @@
 """The hnswlib wrapper: recall against exact search, atomic save/load, damage detection."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from searchain.errors import IndexError_
-from searchain.index.hnsw import HnswIndex, file_sha256
+from searchain.index.hnsw import HnswIndex, file_sha256, incomplete_save
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def unit_vectors(n, dim, seed=0):
@@ -84,3 +91,52 @@ def test_bad_shapes_are_rejected():
         index.add(np.zeros((3, 7), np.float32), [1, 2, 3])
     with pytest.raises(ValueError):
         index.add(np.zeros((3, 8), np.float32), [1, 2])
+
+
+def test_incomplete_save_tells_a_whole_file_from_a_cut_one(tmp_path):
+    index = HnswIndex(16, m=8, ef_construction=50)
+    index.add(unit_vectors(2000, 16), np.arange(1, 2001))  # enough elements to have upper levels
+    path = tmp_path / "v.hnsw"
+    index.save(path)
+    whole = path.read_bytes()
+    assert incomplete_save(path) is None
+    cut = tmp_path / "cut.hnsw"
+    for size in (0, 50, 96, len(whole) // 2, len(whole) - 4, len(whole) - 1):
+        cut.write_bytes(whole[:size])
+        assert incomplete_save(cut), size
+    cut.write_bytes(whole + b"\0" * 4)
+    assert "+4 bytes" in incomplete_save(cut)
+
+
+SAVE_UNDER_FILE_SIZE_LIMIT = r"""
+import resource, signal, sys
+import numpy as np
+from searchain.errors import IndexError_
+from searchain.index.hnsw import HnswIndex
+index = HnswIndex(16, m=8, ef_construction=50)
+index.add(np.random.default_rng(0).random((3000, 16), dtype=np.float32), np.arange(1, 3001))
+# A real failed write, as on a full disk: past RLIMIT_FSIZE write() fails (EFBIG) and hnswlib's
+# unchecked C++ stream silently stops, leaving a short file.
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, resource.RLIM_INFINITY))
+try:
+    index.save(sys.argv[1])
+except IndexError_ as exc:
+    print("refused:", exc)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
+def test_a_save_that_cannot_be_written_whole_keeps_the_previous_file(tmp_path):
+    path = tmp_path / "v.hnsw"
+    previous = HnswIndex(16)
+    previous.add(unit_vectors(50, 16), np.arange(1, 51))
+    previous.save(path)
+    before = path.read_bytes()
+    done = subprocess.run([sys.executable, "-c", SAVE_UNDER_FILE_SIZE_LIMIT, str(path)],
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "refused:" in done.stdout and "could not be written completely" in done.stdout
+    assert path.read_bytes() == before  # the old graph is still there, whole
+    assert [p.name for p in tmp_path.iterdir()] == ["v.hnsw"]  # the short temp file is gone

@@ -90,7 +90,8 @@ def test_bm25_needs_no_index_but_dense_says_how_to_build_one(home, tmp_path, emb
         .passage.title == "Jupiter"
     with pytest.raises(IndexError_) as err:
         open_retriever(home, Settings(), MINI_CORPUS, "dense", embedder=embedder)
-    assert "no finished vector index" in str(err.value) and "rebuild" in err.value.hint
+    assert "no finished vector index" in str(err.value)
+    assert "searchain corpus index mini" in err.value.hint and "bm25" in err.value.hint
 
 
 def test_factory_errors(indexed_home):
