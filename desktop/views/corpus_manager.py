@@ -1,7 +1,10 @@
 """The corpus manager: list corpora, add (file, folder, Wikipedia dump), rebuild, remove, activate.
 
 Adding and rebuilding run on a worker with a progress bar, a time-left estimate and Cancel;
-after the passages are stored the vector index is built in the same job.
+after the passages are stored the vector index is built in the same job. Each row shows its
+index's state; *Update index* brings it up to date from the stored passages (continuing a
+stopped build, or repairing a damaged graph from the saved embeddings), and re-embeds
+everything only when the index was made by another embedding model, after asking.
 """
 
 from __future__ import annotations
@@ -33,7 +36,9 @@ from ..render import describe_error, format_bytes
 from ..workers import Job, JobRunner
 from .progress import ProgressRow
 
-HEADERS = ("Name", "Passages", "Indexed", "Embedder", "State", "Size", "Active")
+HEADERS = ("Name", "Passages", "Indexed", "Embedder", "Index", "State", "Size", "Active")
+INDEX_STATE_TEXT = {"missing": "not built", "partial": "build stopped", "ready": "ready",
+                    "stale": "out of date", "mismatch": "other model", "damaged": "damaged"}
 
 
 def corpus_name_for(path: str | Path) -> str:
@@ -61,7 +66,9 @@ class CorpusManagerDialog(QDialog):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(HEADERS.index("Embedder"), QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().setVisible(False)
         self.status = QLabel(self)
         self.status.setObjectName("corpusStatus")
@@ -76,6 +83,7 @@ class CorpusManagerDialog(QDialog):
             ("file", "Add file…", lambda: self.add_dialog("file")),
             ("folder", "Add folder…", lambda: self.add_dialog("folder")),
             ("dump", "Add Wikipedia dump…", lambda: self.add_dialog("mediawiki")),
+            ("index", "Update index", lambda: self.update_index(self.selected())),
             ("rebuild", "Rebuild", lambda: self.rebuild(self.selected())),
             ("remove", "Remove", lambda: self.remove(self.selected())),
             ("active", "Use for questions", lambda: self.set_active(self.selected())),
@@ -104,13 +112,21 @@ class CorpusManagerDialog(QDialog):
             self._error(exc)
             return
         self.table.setRowCount(len(infos))
+        self.index_states = {}
         for row, info in enumerate(infos):
             indexed = "—" if info.indexed is None else f"{info.indexed:,}"
-            state = info.state if not info.problem else f"{info.state}: {info.problem}"
-            values = (info.name, f"{info.passages:,}", indexed, info.embedder or "not indexed", state,
+            index = self._index_status(info.name)
+            self.index_states[info.name] = index.state if index else None
+            values = (info.name, f"{info.passages:,}", indexed, info.embedder or "not indexed",
+                      INDEX_STATE_TEXT.get(index.state, index.state) if index else "?", info.state,
                       format_bytes(info.size_bytes), "✓" if info.active else "")
             for col, value in enumerate(values):
                 self.table.setItem(row, col, QTableWidgetItem(value))  # plain text items
+            if info.problem:  # the full reason in a tooltip keeps the column narrow
+                self.table.item(row, HEADERS.index("State")).setToolTip(info.problem)
+            if index:
+                tip = index.message + ("" if index.state == "ready" else "\nUpdate index fixes this.")
+                self.table.item(row, HEADERS.index("Index")).setToolTip(tip)
         if not infos:
             self.status.setText("No corpus yet. Add a file, a folder or a Wikipedia dump.")
 
@@ -166,6 +182,38 @@ class CorpusManagerDialog(QDialog):
 
         return self._start(f"Rebuilding '{name}'", work)
 
+    def update_index(self, name: str | None) -> Job | None:
+        """Bring ``name``'s index up to date; re-embeds everything only for another model's index."""
+        if not name:
+            return None
+        rebuild = self.index_states.get(name) == "mismatch"
+        if rebuild and self.confirm_destructive and QMessageBox.question(
+                self, "Re-embed corpus",
+                f"The index of '{name}' was made with another embedding model. Re-embed all of its "
+                "passages with the current one? This can take a while for a large corpus.") \
+                != QMessageBox.StandardButton.Yes:
+            return None
+        ctx = self.ctx
+
+        def work(on_event, cancel):
+            report = _build_index(ctx, name, rebuild, on_event, cancel)
+            ctx.workspace().forget_retriever(name)
+            return report
+
+        verb = "Re-embedding" if rebuild else "Updating the index of"
+        return self._start(f"{verb} '{name}'", work)
+
+    def _index_status(self, name: str):
+        """The index's state without hashing the graph (cheap enough for every refresh), or None."""
+        from searchain.index.embedder import model_id_for
+        from searchain.index.status import index_status
+
+        try:
+            return index_status(self.ctx.paths, name, verify_checksum=False,
+                                embedder_id=model_id_for(self.ctx.settings.retrieval.embedder))
+        except Exception:  # noqa: BLE001 - a damaged corpus is already shown as such
+            return None
+
     def remove(self, name: str | None) -> None:
         if not name or self.job is not None:
             return
@@ -218,14 +266,20 @@ class CorpusManagerDialog(QDialog):
 
     def _on_done(self, report) -> None:
         added = getattr(report, "added", None)
-        self._end(f"Done{f': {added:,} passages added' if isinstance(added, int) else ''}.", "done")
+        if hasattr(report, "embedded"):  # an IndexReport (not imported here: it pulls in numpy)
+            reused = f", {report.reused:,} kept" if report.reused else ""
+            text = f"Index ready: {report.total:,} passages ({report.embedded:,} embedded{reused})."
+        else:
+            text = f"Done{f': {added:,} passages added' if isinstance(added, int) else ''}."
+        self._end(text, "done")
 
     def _on_error(self, exc: BaseException) -> None:
         message, hint = describe_error(exc)
         self._end(f"{message}\n{hint}".strip(), "failed")
 
     def _on_cancelled(self) -> None:
-        self._end("Cancelled. Nothing was lost: run it again to continue where it stopped.", "cancelled")
+        self._end("Cancelled. Nothing was lost: run it again, or use Update index, to continue where "
+                  "it stopped.", "cancelled")
 
     def _end(self, text: str, outcome: str) -> None:
         self.job = None
@@ -244,7 +298,8 @@ class CorpusManagerDialog(QDialog):
         self.status.setText(f"{message}\n{hint}".strip())
 
 
-def _build_index(ctx: AppContext, name: str, rebuild: bool, on_event, cancel) -> None:
+def _build_index(ctx: AppContext, name: str, rebuild: bool, on_event, cancel):
     from searchain.index.builder import build_index  # lazy: the embedding stack
 
-    build_index(ctx.paths, ctx.settings, name, rebuild=rebuild, on_event=on_event, cancel=cancel)
+    return build_index(ctx.paths, ctx.settings, name, rebuild=rebuild, on_event=on_event,
+                       cancel=cancel)

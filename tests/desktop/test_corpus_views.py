@@ -5,7 +5,7 @@ import json
 import pytest
 
 from desktop.context import AppContext
-from desktop.views.corpus_manager import CorpusManagerDialog, corpus_name_for
+from desktop.views.corpus_manager import HEADERS, CorpusManagerDialog, corpus_name_for
 from desktop.views.search import SearchDialog
 from desktop.workers import JobRunner
 from searchain.config import Settings
@@ -26,12 +26,19 @@ def make_manager(qtbot, ctx):
     return dialog
 
 
+def row_of(dialog, name) -> dict[str, str]:
+    """The table row of corpus ``name`` as {header: text}."""
+    row = dialog.names().index(name)
+    return {h: dialog.table.item(row, c).text() for c, h in enumerate(HEADERS)}
+
+
 def test_lists_demo_corpus_with_index_state(qtbot, ctx):
     dialog = make_manager(qtbot, ctx)
     assert dialog.names() == ["demo"]
-    row = [dialog.table.item(0, c).text() for c in range(dialog.table.columnCount())]
-    assert row[0] == "demo" and int(row[1]) > 0 and row[2] == row[1]
-    assert "MiniLM" in row[3] and row[4] == "ready" and row[6] == "✓"
+    row = row_of(dialog, "demo")
+    assert int(row["Passages"]) > 0 and row["Indexed"] == row["Passages"]
+    assert "MiniLM" in row["Embedder"] and row["Index"] == "ready" and row["State"] == "ready"
+    assert row["Active"] == "✓"
 
 
 def test_add_index_activate_search_remove(qtbot, ctx, tmp_path):
@@ -148,5 +155,45 @@ def test_add_from_the_file_picker_then_rebuild_reads_the_changed_source(qtbot, c
     assert ctx.workspace().corpora.info("birds").passages == 5
     hits = ctx.workspace().retriever("birds").search("kingfisher river", k=3)
     assert hits and "kingfisher" in hits[0].passage.text
-    row = [dialog.table.item(dialog.names().index("birds"), c).text() for c in range(dialog.table.columnCount())]
-    assert row[1] == "5" and row[2] == "5" and row[4] == "ready"
+    row = row_of(dialog, "birds")
+    assert row["Passages"] == "5" and row["Indexed"] == "5" and row["Index"] == "ready"
+
+
+def test_update_index_builds_repairs_and_re_embeds_for_another_model(qtbot, ctx, tmp_path):
+    from searchain.index.embedder import resolve_model_path
+
+    source = tmp_path / "birds.jsonl"
+    _write_notes(source, [f"The heron number {i} nests by the quiet lake." for i in range(12)])
+    dialog = make_manager(qtbot, ctx)
+
+    def run(job_starter):
+        with qtbot.waitSignal(dialog.job_finished, timeout=180_000) as outcome:
+            assert job_starter() is not None
+        assert outcome.args == ["done"], dialog.status.text()
+
+    run(lambda: dialog.add("birds", source, index=False))
+    assert row_of(dialog, "birds")["Index"] == "not built"
+    dialog.select("birds")
+    run(lambda: dialog.update_index(dialog.selected()))
+    assert dialog.status.text() == "Index ready: 12 passages (12 embedded)."
+    assert row_of(dialog, "birds")["Index"] == "ready"
+
+    # A lost graph file is rebuilt from the saved embeddings: nothing is embedded again.
+    (ctx.paths.corpora_dir / "birds" / "index" / "vectors.hnsw").unlink()
+    dialog.refresh()
+    assert row_of(dialog, "birds")["Index"] == "damaged"
+    assert "Update index" in dialog.table.item(dialog.names().index("birds"), HEADERS.index("Index")).toolTip()
+    run(lambda: dialog.update_index("birds"))
+    assert dialog.status.text() == "Index ready: 12 passages (0 embedded, 12 kept)."
+    assert ctx.workspace().retriever("birds").search("heron lake", k=1)
+
+    # Another embedding model: the index cannot be extended, so every passage is re-embedded.
+    other = tmp_path / "other-model"
+    other.symlink_to(resolve_model_path("all-MiniLM-L6-v2"), target_is_directory=True)
+    ctx.settings.retrieval.embedder = str(other)
+    dialog.refresh()
+    assert row_of(dialog, "birds")["Index"] == "other model"
+    run(lambda: dialog.update_index("birds"))
+    assert dialog.status.text() == "Index ready: 12 passages (12 embedded)."
+    assert row_of(dialog, "birds")["Index"] == "ready"
+    assert row_of(dialog, "birds")["Embedder"].startswith("local:")  # the symlinked folder's id
