@@ -16,11 +16,12 @@ import glob
 import hashlib
 import os
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import AppPaths
-from ..errors import Cancelled, ModelError
+from ..errors import Cancelled, ModelError, is_disk_full
 from ..events import CancelToken, EventCallback, Progress, check, emit
 from .catalogue import CATALOGUE, CatalogueEntry
 from .gguf_info import ModelFacts, read_model_facts
@@ -77,6 +78,7 @@ class ModelManager:
         if final.is_file() and final.stat().st_size == size:
             return final  # already complete
         part = self._partial_path(entry.filename, etag)
+        self._check_space(part, size, entry.filename)
         self._fetch(url, part, size, entry.filename, on_event, cancel)
         expected = entry.sha256 or (etag if SHA256_RE.match(etag) else None)
         if expected:
@@ -123,6 +125,18 @@ class ModelManager:
         folder.mkdir(parents=True, exist_ok=True)
         return folder / f"{Path(filename).name}.{tag}.part"
 
+    def _check_space(self, part: Path, size: int, label: str) -> None:
+        """Refuse up front when the bytes still to fetch cannot fit: finding out after an hour
+        of downloading a 5 GB file is worse than being told at once."""
+        have = part.stat().st_size if part.is_file() else 0
+        needed = size - have if have <= size else size
+        free = shutil.disk_usage(part.parent).free
+        if needed > free:
+            raise ModelError(f"Not enough disk space for {label}: the download "
+                             f"needs {_gb(needed)} more, {self.models_dir} has {_gb(free)} free.",
+                             hint="Free some space, or keep SearChain's data on a larger disk "
+                                  "(--home DIR or $SEARCHAIN_HOME).")
+
     def _metadata(self, entry: CatalogueEntry) -> tuple[str, int, str]:
         """(download URL after redirects, size, ETag) from the Hub's HEAD answer."""
         import huggingface_hub
@@ -154,10 +168,7 @@ class ModelManager:
             except Cancelled:
                 raise  # the partial file stays for the next pull to resume
             except Exception as exc:
-                raise ModelError(f"Downloading {label} failed after {fh.tell():,} of {size:,} "
-                                 f"bytes: {exc}",
-                                 hint="Check the network and free disk space, then pull again: "
-                                      "it resumes where it stopped.") from exc
+                raise _fetch_error(label, fh.tell(), size, exc) from exc
 
     def _download_error(self, entry: CatalogueEntry, exc: Exception) -> ModelError:
         from huggingface_hub import errors as hf_errors
@@ -180,6 +191,20 @@ class ModelManager:
             hint="Check the internet connection (or HF_ENDPOINT), or copy a .gguf file into "
                  f"{self.models_dir} by hand.",
         )
+
+
+def _fetch_error(label: str, done: int, size: int, exc: Exception) -> ModelError:
+    if is_disk_full(exc):
+        return ModelError(f"The disk filled up while downloading {label} ({done:,} of {size:,} "
+                          "bytes are kept).",
+                          hint="Free some space, then pull again: it resumes where it stopped.")
+    return ModelError(f"Downloading {label} failed after {done:,} of {size:,} bytes: {exc}",
+                      hint="Check the network and free disk space, then pull again: it resumes "
+                           "where it stopped.")
+
+
+def _gb(n: int) -> str:
+    return f"{n / 1e9:.1f} GB" if n >= 1e8 else f"{n / 1e6:.1f} MB"
 
 
 def _progress_class(on_event: EventCallback | None, cancel: CancelToken | None, label: str):

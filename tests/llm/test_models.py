@@ -113,3 +113,55 @@ def test_unknown_name_and_remove(home, tiny_gguf):
         manager.remove("mine.gguf")
     with pytest.raises(ModelError, match="not inside the models folder"):
         manager.remove("../../outside.gguf")
+
+
+def test_pull_refuses_at_once_when_the_rest_of_the_file_cannot_fit(home, online, payload, monkeypatch):
+    import shutil as real_shutil
+
+    from searchain.llm import models
+
+    free = len(payload) // 2
+    usage = real_shutil.disk_usage(home.models_dir)
+    monkeypatch.setattr(models.shutil, "disk_usage",
+                        lambda path: usage._replace(free=free))  # what the OS would report
+    with HubStub(payload) as hub:
+        manager = ModelManager(home, endpoint=hub.url)
+        with pytest.raises(ModelError, match="Not enough disk space") as err:
+            manager.pull(NAME)
+        assert "qwen2.5-1.5b-instruct-q4_k_m.gguf" in str(err.value) and "--home" in err.value.hint
+        assert not [r for r in hub.requests if r[0] == "GET"]  # nothing was downloaded
+
+        # With half of it already downloaded, the other half fits.
+        partial = manager._partial_path("qwen2.5-1.5b-instruct-q4_k_m.gguf", hub.etag)
+        partial.write_bytes(payload[:len(payload) - free])
+        assert manager.pull(NAME).read_bytes() == payload
+
+
+def test_a_disk_filling_up_mid_download_keeps_the_partial_file(home, online, payload, monkeypatch):
+    import errno
+
+    from huggingface_hub import file_download
+
+    real_http_get = file_download.http_get
+
+    def http_get_onto_a_full_disk(url, temp_file, **kwargs):
+        class FillsUp:  # the file object http_get writes to; the disk fills after 128 KiB
+            def write(self, data):
+                if temp_file.tell() + len(data) > 128 * 1024:
+                    raise OSError(errno.ENOSPC, "No space left on device")
+                return temp_file.write(data)
+
+            def __getattr__(self, name):
+                return getattr(temp_file, name)
+
+        return real_http_get(url, FillsUp(), **kwargs)
+
+    monkeypatch.setattr(file_download, "http_get", http_get_onto_a_full_disk)
+    with HubStub(payload) as hub:
+        with pytest.raises(ModelError, match="disk filled up") as err:
+            ModelManager(home, endpoint=hub.url).pull(NAME)
+        assert "resumes" in err.value.hint
+        partial, = (home.models_dir / ".partial").iterdir()
+        assert partial.read_bytes() == payload[:partial.stat().st_size] and partial.stat().st_size > 0
+        monkeypatch.setattr(file_download, "http_get", real_http_get)
+        assert ModelManager(home, endpoint=hub.url).pull(NAME).read_bytes() == payload
