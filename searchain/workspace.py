@@ -63,7 +63,8 @@ class Workspace:
                     from .corpus.demo import ensure_demo_corpus
 
                     ensure_demo_corpus(self.paths, self.settings, on_event=on_event, cancel=cancel,
-                                       index=not lexical_only)
+                                       index=not lexical_only,
+                                       embedder=None if lexical_only else self.embedder())
                 from .index.retrievers import open_retriever
 
                 embedder = None if lexical_only else self.embedder()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import textwrap
 
+from .progress import ProgressPrinter, cancel_on_interrupt
+
 
 def register(sub) -> None:
     p = sub.add_parser("search", help="retrieve the passages of a corpus that best match a query")
@@ -25,7 +27,15 @@ def run(ctx, args) -> int:
         raise SearchainError(f"-k must be at least 1, got {args.k}.")
     if not args.query.strip():
         raise SearchainError("The query is empty.", hint='Pass the text to search for, e.g. "capital of France".')
-    retriever = open_retriever(ctx.paths, ctx.settings, args.name, args.retriever)
+    kind = (args.retriever or ctx.settings.retrieval.retriever).strip().lower()
+    embedder = None
+    if kind != "bm25":
+        from ..index.embedder import Embedder
+
+        embedder = Embedder(ctx.settings.retrieval.embedder)  # loads on first use
+    if args.name == "demo":  # as in the app: the shipped demo corpus is built on first use
+        _ensure_demo(ctx, embedder)
+    retriever = open_retriever(ctx.paths, ctx.settings, args.name, args.retriever, embedder=embedder)
     hits = retriever.search(args.query, args.k)
     if args.json:
         print(json.dumps({
@@ -44,3 +54,11 @@ def run(ctx, args) -> int:
         print(f"[{n}] {h.passage.title or '(untitled)'}  ({h.retriever} {h.score:.3f}, {h.passage.pid})")
         print(textwrap.indent(textwrap.shorten(h.passage.text, 400, placeholder=" ..."), "    "))
     return 0
+
+
+def _ensure_demo(ctx, embedder) -> None:
+    from ..corpus.demo import ensure_demo_corpus
+
+    with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
+        ensure_demo_corpus(ctx.paths, ctx.settings, on_event=show, cancel=cancel,
+                           index=embedder is not None, embedder=embedder)

@@ -36,8 +36,12 @@ def articles_fingerprint(folder: Path | None = None) -> str:
 
 
 def ensure_demo_corpus(paths: AppPaths, settings: Settings, *, on_event: EventCallback | None = None,
-                       cancel: CancelToken | None = None, index: bool = True) -> CorpusInfo:
+                       cancel: CancelToken | None = None, index: bool = True,
+                       embedder=None) -> CorpusInfo:
     """Make sure corpus "demo" exists, is complete and current, and (``index``) is indexed.
+
+    ``embedder`` (an ``index.embedder.Embedder``) is used for the build when given, so a caller
+    that searches next does not load the model twice.
 
     Missing or incomplete: ingest (continuing where a killed run stopped). Outdated articles:
     rebuild. Then build the vector index unless it already covers every passage.
@@ -61,7 +65,7 @@ def ensure_demo_corpus(paths: AppPaths, settings: Settings, *, on_event: EventCa
     if index and info.indexed != info.passages:
         from ..index.builder import build_index  # lazy: pulls in the embedding stack
 
-        build_index(paths, settings, DEMO_NAME, on_event=on_event, cancel=cancel)
+        build_index(paths, settings, DEMO_NAME, on_event=on_event, cancel=cancel, embedder=embedder)
         info = manager.info(DEMO_NAME)
     return info
 

@@ -124,7 +124,10 @@ class Embedder:
         try:
             from sentence_transformers import SentenceTransformer
 
-            return SentenceTransformer(path, device=self.device, local_files_only=True)
+            from ..quiet import no_transformers_progress
+
+            with no_transformers_progress():
+                return SentenceTransformer(path, device=self.device, local_files_only=True)
         except Exception as exc:
             raise ModelError(f"Cannot load embedding model '{self.name}' from {path}: {exc}",
                              hint="Check that the folder holds a complete sentence-transformers "

@@ -80,8 +80,11 @@ class DPRSpanReader:
             import torch  # noqa: F401  (fail here, clearly, if torch is missing)
             from transformers import BertTokenizerFast, DPRReader
 
-            self._tokenizer = BertTokenizerFast.from_pretrained(str(self.path))
-            self._model = DPRReader.from_pretrained(str(self.path))
+            from ..quiet import no_transformers_progress
+
+            with no_transformers_progress():
+                self._tokenizer = BertTokenizerFast.from_pretrained(str(self.path))
+                self._model = DPRReader.from_pretrained(str(self.path))
         except ImportError as exc:
             raise ModelError(f"The DPR reader needs torch and transformers: {exc}",
                              hint="Install them (`make install`), or use the LLM reader.") from exc

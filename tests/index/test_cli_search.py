@@ -34,3 +34,11 @@ def test_search_bad_input_is_a_clear_error(indexed_copy, capsys):
     assert "nope" in capsys.readouterr().err
     assert main(["search", MINI_CORPUS, "  ", "--retriever", "bm25"]) == 1
     assert "empty" in capsys.readouterr().err
+
+
+def test_searching_the_demo_on_a_fresh_home_builds_it_first(home, capsys):
+    assert main(["search", "demo", "Who composed The Lantern Suite?", "--retriever", "bm25", "-k", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("[1] The Lantern Suite")
+    assert main(["corpus", "list"]) == 0
+    assert "demo" in capsys.readouterr().out

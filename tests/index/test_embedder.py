@@ -93,3 +93,14 @@ def test_loading_a_missing_model_raises_model_error_lazily():
     e = Embedder("nobody/no-such-model-xyz")  # constructing is free
     with pytest.raises(ModelError):
         e.encode(["x"])
+
+
+def test_loading_the_model_draws_no_library_progress_bar(capfd):
+    from transformers.utils import logging as hf_logging
+
+    from searchain.index.embedder import Embedder
+
+    hf_logging.enable_progress_bar()
+    Embedder("sentence-transformers/all-MiniLM-L6-v2").model  # a fresh load, not the shared one
+    assert "Loading weights" not in capfd.readouterr().err  # the CLI draws its own progress
+    assert hf_logging.is_progress_bar_enabled()  # the caller's setting is restored
