@@ -13,6 +13,7 @@ from typing import Any
 from PySide6.QtCore import QByteArray, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QApplication,
     QFileDialog,
     QLabel,
     QMainWindow,
@@ -118,6 +119,11 @@ class MainWindow(QMainWindow):
         self._action(file, "Open &GGUF file…", self.open_gguf_file)
         file.addSeparator()
         self._action(file, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        edit = bar.addMenu("&Edit")
+        self.copy_answer_action = self._action(edit, "&Copy answer with sources", self.copy_answer,
+                                               "Ctrl+Shift+A")
+        self.ask_again_action = self._action(edit, "&Ask again", self.ask_again, "Ctrl+Shift+R")
+        self.chat.context_actions = [self.copy_answer_action, self.ask_again_action]
         corpus = bar.addMenu("&Corpus")
         self._action(corpus, "&Manage corpora…", self.open_corpus_manager, "Ctrl+Shift+C")
         self._action(corpus, "&Search the corpus…", self.open_search, "Ctrl+Shift+F")
@@ -155,7 +161,27 @@ class MainWindow(QMainWindow):
 
     def _on_busy(self, busy: bool) -> None:
         self.new_action.setEnabled(not busy)
+        self.ask_again_action.setEnabled(not busy)
         self.statusBar().showMessage("Answering…" if busy else "Ready", 0 if busy else 3000)
+
+    # -- answers -----------------------------------------------------------------------------
+    def copy_answer(self) -> str | None:
+        """Put the latest answer, with its numbered sources in full, on the clipboard (Markdown)."""
+        from searchain.store.markdown import answer_markdown
+
+        result = self.chat.last_result()
+        if result is None:
+            self.statusBar().showMessage("No answer to copy yet.", 3000)
+            return None
+        text = answer_markdown(result)
+        QApplication.clipboard().setText(text)
+        self.statusBar().showMessage(f"Copied the answer and its {len(result.references)} source(s).", 3000)
+        return text
+
+    def ask_again(self) -> bool:
+        """Ask the conversation's last question once more (after a failure, a stop, or a new model)."""
+        question = self.chat.last_question()
+        return bool(question) and self.answers.ask(question)
 
     # -- first run ---------------------------------------------------------------------------
     def show_first_run_guidance(self) -> None:

@@ -73,6 +73,9 @@ class ChatView(QWidget):
         self.transcript.setObjectName("transcript")
         self.transcript.setOpenLinks(False)
         self.transcript.anchorClicked.connect(self._on_anchor)
+        self.transcript.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.transcript.customContextMenuRequested.connect(self._context_menu)
+        self.context_actions: list = []  # QActions the window adds below Copy / Select All
         self.phase = QLabel("", self)
         self.phase.setObjectName("phaseLabel")
         self.phase.setTextFormat(Qt.TextFormat.PlainText)
@@ -236,6 +239,14 @@ class ChatView(QWidget):
             body += "<p style='color:#888'><i>Interrupted: the app closed before this answer finished.</i></p>"
         return f"{head}</p><div>{body}</div>"
 
+    def _context_menu(self, pos) -> None:
+        menu = self.transcript.createStandardContextMenu(pos)
+        if self.context_actions:
+            menu.addSeparator()
+            menu.addActions(self.context_actions)
+        menu.exec(self.transcript.viewport().mapToGlobal(pos))
+        menu.deleteLater()
+
     # -- input and links ---------------------------------------------------------------------
     def _submit(self) -> None:
         text = self.input.toPlainText().strip()
@@ -258,6 +269,12 @@ class ChatView(QWidget):
                 for ref in entry.result.references:
                     if ref.mark == mark:
                         return ref
+        return None
+
+    def last_question(self) -> str | None:
+        for entry in reversed(self.entries):
+            if entry.role == "user":
+                return entry.text
         return None
 
     def last_result(self) -> AnswerResult | None:

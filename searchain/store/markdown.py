@@ -6,7 +6,7 @@ cited span in bold, so the exported file stands on its own without the corpus.
 
 from __future__ import annotations
 
-from ..reasoning.result import Reference
+from ..reasoning.result import AnswerResult, Reference
 from .records import (ROLE_USER, STATE_CANCELLED, STATE_FAILED, STATE_STREAMING, Conversation,
                       Message)
 
@@ -22,6 +22,19 @@ def conversation_markdown(conversation: Conversation) -> str:
              f"{conversation.message_count} messages.*", ""]
     for message in conversation.messages:
         lines.extend(_message_lines(message))
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def answer_markdown(result: AnswerResult) -> str:
+    """One answer with its references, as the app copies it to the clipboard."""
+    lines = []
+    if result.standalone_question:
+        lines += [f"*Answered as: {result.standalone_question}*", ""]
+    lines += [result.final_content or "*(no text)*", ""]
+    if result.references:
+        lines += ["References:", ""]
+        for ref in result.references:
+            lines.extend(_reference_lines(ref))
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -137,3 +137,33 @@ def test_answer_cut_off_by_a_crash_reopens_as_interrupted_with_its_partial_text(
     assert "Interrupted" in html and "working" not in html
     assert "&lt;b&gt;observatory&lt;/b&gt;" in html  # partial text kept, as plain text
     assert not window.answers.busy and window.chat._pending() is None
+
+
+def test_copy_answer_with_sources_and_ask_again(qtbot, home, answer_result):
+    from PySide6.QtWidgets import QApplication
+
+    from searchain.store.records import RunInfo
+
+    window = make_window(qtbot, home)
+    assert window.copy_answer() is None  # nothing to copy in an empty chat
+    store = window.ctx.workspace().conversations()
+    cid = store.create_conversation("Eiffel")
+    store.add_user_message(cid, answer_result.question)
+    store.finish_answer(store.begin_answer(cid, RunInfo.from_settings(window.ctx.settings)), answer_result)
+    window.conversations.open(cid)
+
+    window.copy_answer_action.trigger()
+    copied = QApplication.clipboard().text()
+    assert copied.startswith(answer_result.final_content)
+    for ref in answer_result.references:  # every cited passage, in full, as plain text
+        assert f"[{ref.mark}] **{ref.passage.title}**" in copied
+    assert "Gustave Eiffel was born in **Dijon** in 1832." in copied
+    assert window.copy_answer_action in window.chat.context_actions
+
+    # Ask again re-asks the last question in the same chat (here it fails: no model installed).
+    window.ask_again_action.trigger()
+    assert window.answers.busy and not window.ask_again_action.isEnabled()
+    wait_idle(qtbot, window)
+    messages = store.get_conversation(cid).messages
+    assert [m.content for m in messages if m.role == "user"] == [answer_result.question] * 2
+    assert messages[-1].state == "failed" and window.ask_again_action.isEnabled()

@@ -3,7 +3,7 @@
 import threading
 
 from searchain.store import ConversationStore
-from searchain.store.markdown import conversation_markdown
+from searchain.store.markdown import answer_markdown, conversation_markdown
 
 
 def test_worker_streams_while_ui_thread_reads(tmp_path, sample_result, sample_run):
@@ -56,3 +56,13 @@ def test_markdown_puts_each_answer_before_its_numbered_references(conversation_s
         "*(failed: model file missing)*")]
     assert order == sorted(order)
     assert "corpus `musique`, passage `musique-2hop-270105-1`" in md
+
+
+def test_one_answer_as_markdown_carries_its_sources_in_full(sample_result):
+    md = answer_markdown(sample_result)
+    order = [md.index(x) for x in (
+        sample_result.final_content, "References:",
+        "[1] **Van Hook Township, Mountrail County, North Dakota**", "in **Mountrail County** in",
+        "[2] **Mountrail County Courthouse**", "> The Mountrail County Courthouse in **Stanley**,")]
+    assert order == sorted(order)
+    assert "Answered as" not in md  # asked on its own, not as a follow-up
