@@ -24,12 +24,13 @@ from ..errors import IndexError_, is_disk_full
 from ..events import CancelToken, EventCallback, Progress, check, emit
 from ..types import Passage
 from .embedder import Embedder
-from .hnsw import HnswIndex
+from .hnsw import HnswIndex, estimated_memory, physical_memory
 from .layout import DOC_FORMAT, IndexLayout, IndexMeta, rebuild_hint
 from .shards import ShardStore
 from .status import graph_problem, mismatch_message
 
 DEFAULT_SHARD_SIZE = 4096
+MAX_RAM_SHARE = 0.75  # of physical memory, for the graph: the app also holds an LLM
 EMBED_STAGE, GRAPH_STAGE = "embed", "index"
 
 
@@ -92,6 +93,7 @@ def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuil
         before = shards.summary()
         live_ids = np.fromiter((row[0] for row in store.conn.execute("SELECT id FROM passages")),
                                dtype=np.int64)
+        _check_memory(corpus_name, len(live_ids), embedder.dim, r.hnsw_m)
         if before.max_id > store.max_id():
             raise IndexError_(f"The index of corpus '{corpus_name}' holds passage ids the corpus "
                               "never had (was the corpus replaced?).", hint=rebuild_hint(corpus_name))
@@ -155,6 +157,18 @@ def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuil
                        reused=before.vectors, added_to_graph=added, removed_from_graph=removed,
                        total=total, embed_s=embed_s, graph_s=graph_s,
                        total_s=time.perf_counter() - started, rebuilt_graph=rebuilt)
+
+
+def _check_memory(corpus_name: str, count: int, dim: int, m: int) -> None:
+    """Refuse before embedding anything when the finished graph could not fit in memory: better
+    than days of embedding and then an out-of-memory kill at the graph stage."""
+    need, total = estimated_memory(count, dim, m), physical_memory()
+    if total and need > MAX_RAM_SHARE * total:
+        raise IndexError_(
+            f"The vector index of corpus '{corpus_name}' would need about {need / 1e9:.1f} GB of "
+            f"memory for {count:,} passages; this machine has {total / 1e9:.1f} GB in all.",
+            hint="Split the source into smaller corpora, or build on a machine with more memory. "
+                 "Keyword search (the bm25 retriever in the settings) needs no vector index.")
 
 
 @contextmanager

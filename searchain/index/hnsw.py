@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import array
 import hashlib
+import os
 import struct
 import sys
 import threading
@@ -59,6 +60,24 @@ def incomplete_save(path: Path) -> str | None:
     if pos * 4 != len(tail):
         return f"{size} bytes, {len(tail) - pos * 4:+d} bytes off the expected length"
     return None
+
+
+def estimated_memory(count: int, dim: int, m: int) -> int:
+    """Bytes of RAM an hnswlib graph of ``count`` float32 vectors takes once built.
+
+    Level 0 holds each vector (4·dim), its 2·M links (4 bytes each) and a label; upper levels,
+    the label map and per-element locks add about 160 bytes more. Measured: 1,954 bytes per
+    element for 60k × 384-d vectors at M = 32, where this gives 1,952.
+    """
+    return int(count) * (4 * dim + 8 * m + 160)
+
+
+def physical_memory() -> int | None:
+    """Total RAM in bytes, or None where the OS does not say (the memory check is then skipped)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
 
 
 def file_sha256(path: Path) -> str:

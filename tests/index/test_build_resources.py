@@ -1,4 +1,5 @@
-"""A full disk during an index build: a clear error, nothing lost, and the next build continues."""
+"""An index build meets its limits: a full disk (clear error, nothing lost, the next build continues)
+and a graph too big for memory (refused before anything is embedded)."""
 
 import errno
 import os
@@ -145,3 +146,18 @@ def _first_vectors(paths, embedder, n):
         batch = next(store.iter_batches(after_id=0, batch_size=n))
     ids = np.array([i for i, _ in batch], dtype=np.int64)
     return ids, embedder.encode([doc_text(p) for _, p in batch], batch_size=8)
+
+
+def test_an_index_too_big_for_memory_is_refused_before_embedding(home, tmp_path, embedder, monkeypatch):
+    from searchain.index import builder
+    from searchain.index.hnsw import estimated_memory
+
+    CorpusManager(home, Settings()).add(MINI_CORPUS, write_mini_corpus(tmp_path / "m.jsonl"), "jsonl")
+    need = estimated_memory(len(MINI_PASSAGES), 384, Settings().retrieval.hnsw_m)
+    monkeypatch.setattr(builder, "physical_memory", lambda: int(need / builder.MAX_RAM_SHARE) - 1)
+    with pytest.raises(IndexError_, match="would need about") as err:
+        build_index(home, Settings(), MINI_CORPUS, embedder=embedder)
+    assert f"{len(MINI_PASSAGES):,} passages" in str(err.value) and "bm25" in err.value.hint
+    assert not layout_of(home).shard_files()  # refused up front: nothing was embedded
+    monkeypatch.setattr(builder, "physical_memory", lambda: int(need / builder.MAX_RAM_SHARE) + 1)
+    assert build_index(home, Settings(), MINI_CORPUS, embedder=embedder).total == len(MINI_PASSAGES)
