@@ -30,7 +30,8 @@ from .progress import ProgressRow
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
-def _table(parent: QWidget, name: str, headers: tuple[str, ...]) -> QTableWidget:
+def _table(parent: QWidget, name: str, headers: tuple[str, ...], stretch: int) -> QTableWidget:
+    """A read-only, row-selecting table whose column ``stretch`` takes the spare width."""
     table = QTableWidget(0, len(headers), parent)
     table.setObjectName(name)
     table.setHorizontalHeaderLabels(list(headers))
@@ -38,8 +39,17 @@ def _table(parent: QWidget, name: str, headers: tuple[str, ...]) -> QTableWidget
     table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     table.verticalHeader().setVisible(False)
-    table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
+    table.setWordWrap(False)
     return table
+
+
+def parameters_label(count: int) -> str:
+    """1.54 B, 135 M: small test models would otherwise read as "0.00 B"."""
+    return f"{count / 1e9:.2f} B" if count >= 1e9 else f"{count / 1e6:.0f} M" if count >= 1e6 \
+        else f"{count:,}"
 
 
 class ModelDialog(QDialog):
@@ -53,9 +63,10 @@ class ModelDialog(QDialog):
         self.ctx = ctx
         self.runner = runner
         self.job: Job | None = None
-        self.local = _table(self, "localModels", ("File", "Architecture", "Parameters", "Quantisation", "Size"))
+        self.local = _table(self, "localModels", ("File", "Architecture", "Parameters", "Quantisation", "Size"),
+                            stretch=0)
         self.local.itemDoubleClicked.connect(lambda _item: self.use_selected())
-        self.catalogue = _table(self, "catalogueModels", ("Name", "Size", "Suits", "Licence"))
+        self.catalogue = _table(self, "catalogueModels", ("Name", "Size", "Suits", "Licence"), stretch=2)
         self.status = QLabel(self)
         self.status.setObjectName("modelStatus")
         self.status.setTextFormat(Qt.TextFormat.PlainText)
@@ -100,7 +111,7 @@ class ModelDialog(QDialog):
         for row, model in enumerate(local):
             facts = model.facts
             values = (model.path.name, facts.architecture if facts else f"unreadable: {model.error}",
-                      f"{facts.parameters / 1e9:.2f} B" if facts else "", facts.quantisation if facts else "",
+                      parameters_label(facts.parameters) if facts else "", facts.quantisation if facts else "",
                       format_bytes(facts.file_size if facts else None))
             for col, value in enumerate(values):
                 item = QTableWidgetItem(value)
@@ -109,7 +120,9 @@ class ModelDialog(QDialog):
         self.catalogue.setRowCount(len(catalogue))
         for row, entry in enumerate(catalogue):
             for col, value in enumerate((entry.name, entry.size_label, entry.hardware, entry.licence)):
-                self.catalogue.setItem(row, col, QTableWidgetItem(value))
+                item = QTableWidgetItem(value)
+                item.setToolTip(value)  # long advice and licence names are cut to the column
+                self.catalogue.setItem(row, col, item)
         if not local:
             self.status.setText("No model on this computer yet: download one below or open a GGUF file.")
 

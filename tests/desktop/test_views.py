@@ -172,3 +172,11 @@ def test_message_bar_shows_error_without_traceback(qtbot):
     with qtbot.waitSignal(bar.action_triggered) as blocker:
         bar.findChild(QPushButton, "action_catalogue").click()
     assert blocker.args == ["catalogue"]
+
+
+def test_parameter_counts_read_naturally_at_every_scale():
+    from desktop.views.model_dialog import parameters_label
+
+    assert parameters_label(1_543_714_304) == "1.54 B"
+    assert parameters_label(135_000_000) == "135 M"
+    assert parameters_label(133_312) == "133,312"  # a tiny test model is not "0.00 B"
