@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
@@ -22,6 +24,7 @@ from ..render import describe_error
 from ..workers import Job, JobRunner
 
 HIT_ROLE = Qt.ItemDataRole.UserRole + 1
+SNIPPET_CHARS = 240
 
 
 class SearchDialog(QDialog):
@@ -50,6 +53,8 @@ class SearchDialog(QDialog):
         self.results = QListWidget(self)
         self.results.setObjectName("searchResults")
         self.results.setWordWrap(True)
+        self.results.setAlternatingRowColors(True)
+        self.results.setSpacing(2)
         self.results.itemDoubleClicked.connect(self._open)
         self.status = QLabel("Double-click a result to read the whole passage.", self)
         self.status.setTextFormat(Qt.TextFormat.PlainText)
@@ -95,11 +100,13 @@ class SearchDialog(QDialog):
         self.job = None
         self.button.setEnabled(True)
         self.results.clear()
-        for hit in hits:
-            snippet = " ".join(hit.passage.text.split())[:240]
-            item = QListWidgetItem(f"{hit.passage.title}  ·  {hit.score:.3f}\n{snippet}")  # plain text
-            item.setData(HIT_ROLE, hit.passage)
-            item.setToolTip(hit.passage.text[:1000])
+        for rank, hit in enumerate(hits, start=1):
+            p = hit.passage
+            snippet = textwrap.shorten(" ".join(p.text.split()), SNIPPET_CHARS, placeholder=" …")
+            item = QListWidgetItem(f"{rank}. {p.title or '(untitled)'}\n{snippet}")  # plain text
+            item.setData(HIT_ROLE, p)
+            # Fused scores mean little to a reader: they go in the tooltip with the passage id.
+            item.setToolTip(f"{p.pid} · {hit.retriever} score {hit.score:.3f}\n\n{p.text[:1000]}")
             self.results.addItem(item)
         self.status.setText(f"{len(hits)} passage(s)." if hits else "Nothing found. Try other words.")
         self.searched.emit(len(hits))

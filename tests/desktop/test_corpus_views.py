@@ -92,7 +92,7 @@ def test_search_works_without_any_model(qtbot, ctx):
     with qtbot.waitSignal(search.searched, timeout=120_000) as found:
         search.search()
     assert found.args[0] > 0
-    assert search.results.item(0).text().startswith("Kestrel Bay")
+    assert search.results.item(0).text().startswith("1. Kestrel Bay\n")
     emitted = []
     search.passage_opened.connect(emitted.append)
     search.results.itemDoubleClicked.emit(search.results.item(0))
