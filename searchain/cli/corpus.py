@@ -146,14 +146,22 @@ def cmd_list(ctx, args) -> int:
 
 def cmd_info(ctx, args) -> int:
     info = _manager(ctx).info(args.name)
+    index = _index_status(ctx, args.name)
     if args.json:
-        print(json.dumps(info.to_dict(), indent=2))
+        data = info.to_dict()
+        if index is not None:
+            data["index"] = {"state": index.state, "message": index.message, "hint": index.hint}
+        print(json.dumps(data, indent=2))
         return 0
     print(f"name:      {info.name}{'  (active)' if info.active else ''}")
     print(f"state:     {info.state}{'  ' + info.problem if info.problem else ''}")
     print(f"passages:  {info.passages:,}")
     print(f"indexed:   {'-' if info.indexed is None else f'{info.indexed:,}'}"
           f"{'  (' + info.embedder + ')' if info.embedder else ''}")
+    if index is not None:
+        print(f"index:     {index.state}  {index.message}")
+        if index.hint:
+            print(f"           {index.hint}")
     print(f"size:      {_size(info.size_bytes)}")
     print(f"created:   {info.created}")
     print(f"folder:    {info.path}")
@@ -165,6 +173,19 @@ def cmd_info(ctx, args) -> int:
         print("note: an ingest was interrupted; run `searchain corpus add` with the same source "
               "to continue, or `searchain corpus rebuild` to start over.")
     return 0
+
+
+def _index_status(ctx, name: str):
+    """The index's state (checksum not verified: cheap for a big graph), or None if unreadable."""
+    from ..errors import SearchainError
+    from ..index.embedder import model_id_for
+    from ..index.status import index_status
+
+    try:
+        return index_status(ctx.paths, name, verify_checksum=False,
+                            embedder_id=model_id_for(ctx.settings.retrieval.embedder))
+    except SearchainError:
+        return None  # a damaged passage store is already reported as the corpus's state
 
 
 def cmd_remove(ctx, args) -> int:

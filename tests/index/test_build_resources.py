@@ -126,6 +126,9 @@ def test_cli_index_continues_a_stopped_build_and_rebuild_re_embeds(home, tmp_pat
     CorpusManager(home, Settings()).add(MINI_CORPUS, write_mini_corpus(tmp_path / "m.jsonl"), "jsonl")
     ShardStore(layout_of(home), MINI_CORPUS).write(1, *_first_vectors(home, embedder, 5))
     assert index_status(home, MINI_CORPUS).state == PARTIAL
+    assert main(["corpus", "info", MINI_CORPUS]) == 0
+    info = capsys.readouterr().out
+    assert "index:     partial" in info and "searchain corpus index mini" in info
     assert main(["corpus", "index", MINI_CORPUS]) == 0
     out = capsys.readouterr().out
     assert f"{len(MINI_PASSAGES):,} passages ({len(MINI_PASSAGES) - 5} embedded, 5 reused)" in out
