@@ -82,6 +82,8 @@ def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuil
     owner = {"embedder": embedder.model_id, "doc_format": DOC_FORMAT}
 
     with manager.open_store(corpus_name) as store, _disk_full_is_resumable(corpus_name, shards):
+        # Before anything is deleted or embedded: a graph that cannot fit is refused outright.
+        _check_memory(corpus_name, store.count(), embedder.dim, r.hnsw_m)
         if rebuild:
             shutil.rmtree(layout.root, ignore_errors=True)
         existing = shards.owner()
@@ -93,7 +95,6 @@ def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuil
         before = shards.summary()
         live_ids = np.fromiter((row[0] for row in store.conn.execute("SELECT id FROM passages")),
                                dtype=np.int64)
-        _check_memory(corpus_name, len(live_ids), embedder.dim, r.hnsw_m)
         if before.max_id > store.max_id():
             raise IndexError_(f"The index of corpus '{corpus_name}' holds passage ids the corpus "
                               "never had (was the corpus replaced?).", hint=rebuild_hint(corpus_name))

@@ -164,3 +164,9 @@ def test_an_index_too_big_for_memory_is_refused_before_embedding(home, tmp_path,
     assert not layout_of(home).shard_files()  # refused up front: nothing was embedded
     monkeypatch.setattr(builder, "physical_memory", lambda: int(need / builder.MAX_RAM_SHARE) + 1)
     assert build_index(home, Settings(), MINI_CORPUS, embedder=embedder).total == len(MINI_PASSAGES)
+
+    # A rebuild that could not fit is refused before the working index is thrown away.
+    monkeypatch.setattr(builder, "physical_memory", lambda: int(need / builder.MAX_RAM_SHARE) - 1)
+    with pytest.raises(IndexError_, match="would need about"):
+        build_index(home, Settings(), MINI_CORPUS, embedder=embedder, rebuild=True)
+    assert index_status(home, MINI_CORPUS).state == READY
