@@ -204,13 +204,11 @@ class CorpusManagerDialog(QDialog):
         return self._start(f"{verb} '{name}'", work)
 
     def _index_status(self, name: str):
-        """The index's state without hashing the graph (cheap enough for every refresh), or None."""
-        from searchain.index.embedder import model_id_for
-        from searchain.index.status import index_status
+        """The index's state for the table, or None when it cannot be read."""
+        from searchain.index.status import listing_status
 
         try:
-            return index_status(self.ctx.paths, name, verify_checksum=False,
-                                embedder_id=model_id_for(self.ctx.settings.retrieval.embedder))
+            return listing_status(self.ctx.paths, self.ctx.settings, name)
         except Exception:  # noqa: BLE001 - a damaged corpus is already shown as such
             return None
 

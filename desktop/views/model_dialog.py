@@ -110,12 +110,14 @@ class ModelDialog(QDialog):
         self.local.setRowCount(len(local))
         for row, model in enumerate(local):
             facts = model.facts
-            values = (model.path.name, facts.architecture if facts else f"unreadable: {model.error}",
+            values = (model.path.name, facts.architecture if facts else "unreadable",
                       parameters_label(facts.parameters) if facts else "", facts.quantisation if facts else "",
                       format_bytes(facts.file_size if facts else None))
             for col, value in enumerate(values):
                 item = QTableWidgetItem(value)
                 item.setData(PATH_ROLE, str(model.path))
+                if model.error:  # why it cannot be used, in full, without widening the column
+                    item.setToolTip(model.error)
                 self.local.setItem(row, col, item)
         self.catalogue.setRowCount(len(catalogue))
         for row, entry in enumerate(catalogue):

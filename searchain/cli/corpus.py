@@ -176,14 +176,12 @@ def cmd_info(ctx, args) -> int:
 
 
 def _index_status(ctx, name: str):
-    """The index's state (checksum not verified: cheap for a big graph), or None if unreadable."""
+    """The index's state for ``info``, or None when the passage store itself cannot be read."""
     from ..errors import SearchainError
-    from ..index.embedder import model_id_for
-    from ..index.status import index_status
+    from ..index.status import listing_status
 
     try:
-        return index_status(ctx.paths, name, verify_checksum=False,
-                            embedder_id=model_id_for(ctx.settings.retrieval.embedder))
+        return listing_status(ctx.paths, ctx.settings, name)
     except SearchainError:
         return None  # a damaged passage store is already reported as the corpus's state
 

@@ -80,6 +80,13 @@ def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None =
     return IndexStatus(READY, f"The index of '{corpus_name}' is ready ({meta.count} passages).", **base)
 
 
+def listing_status(paths: AppPaths, settings: Settings, corpus_name: str) -> IndexStatus:
+    """``index_status`` for a listing: the embedder of the given (in-memory) settings, and no
+    hashing of the graph, so it stays cheap for every corpus on every refresh."""
+    return index_status(paths, corpus_name, verify_checksum=False,
+                        embedder_id=model_id_for(settings.retrieval.embedder))
+
+
 def mismatch_message(corpus_name: str, built_with: str, wanted: str) -> str:
     return (f"The index of corpus '{corpus_name}' was built with embedding model '{built_with}', "
             f"but the configured model is '{wanted}'; vectors of different models cannot be mixed.")

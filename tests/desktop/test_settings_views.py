@@ -45,6 +45,9 @@ def test_model_dialog_lists_and_chooses_local_gguf(qtbot, home, tiny_gguf):
     dialog: ModelDialog = window.model_dialog
     assert sorted(p.split("/")[-1] for p in dialog.local_paths()) == ["broken.gguf", "tiny.gguf"]
     assert dialog.catalogue.rowCount() > 0
+    broken_row = [p.split("/")[-1] for p in dialog.local_paths()].index("broken.gguf")
+    architecture = dialog.local.item(broken_row, 1)
+    assert architecture.text() == "unreadable" and "not a GGUF" in architecture.toolTip()
     dialog.select_local(str(home.models_dir / "tiny.gguf"))
     dialog.use_selected()
     assert window.ctx.settings.llm.model_path == str(home.models_dir / "tiny.gguf")
