@@ -194,10 +194,16 @@ def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+APP_INDEX_FIX = "In the app: Corpus › Manage corpora…, select the corpus, then Update index."
+
+
 def describe_error(exc: BaseException) -> tuple[str, str]:
     """(message, hint) a user can read for any exception a job raised; never a traceback."""
-    from searchain.errors import SearchainError
+    from searchain.errors import IndexError_, SearchainError
 
+    if isinstance(exc, IndexError_) and "searchain corpus index" in (exc.hint or ""):
+        # The engine's hints name the CLI command; say where the same fix is in the app.
+        return exc.message, f"{exc.hint}\n{APP_INDEX_FIX}"
     if isinstance(exc, SearchainError):
         return exc.message, exc.hint or ""
     if isinstance(exc, MemoryError):

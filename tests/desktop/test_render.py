@@ -76,6 +76,17 @@ def test_errors_are_readable():
     assert "ZeroDivisionError" in message and "Traceback" not in message and hint
 
 
+def test_index_errors_also_say_where_the_fix_is_in_the_app():
+    from searchain.errors import IndexError_
+    from searchain.index.layout import build_hint, rebuild_hint, repair_hint
+
+    for hint in (build_hint("demo"), repair_hint("demo"), rebuild_hint("demo")):
+        _, shown = describe_error(IndexError_("The index of 'demo' is damaged.", hint=hint))
+        assert shown.startswith(hint) and "Manage corpora" in shown and "Update index" in shown
+    _, shown = describe_error(IndexError_("Other trouble.", hint="Check the file."))
+    assert shown == "Check the file."
+
+
 def test_document_text_from_passages_locates_the_cited_one():
     parts = [Passage("c", str(i), "T", f"part {i}", doc_id="d") for i in range(3)]
     text, span = document_text(parts, parts[1])
