@@ -89,10 +89,8 @@ def cmd_rebuild(ctx, args) -> int:
 
 
 def cmd_index(ctx, args) -> int:
-    manager = _manager(ctx)
-    if not manager.exists(args.name):
-        raise CorpusError(f"There is no corpus named {args.name!r}.",
-                          hint="See `searchain corpus list`.")
+    # An unknown name fails in build_index's open_store, before any model loads, with the
+    # manager's own message listing the corpora there are.
     return _build_index(ctx, args.name, rebuild=args.rebuild)
 
 
