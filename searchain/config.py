@@ -86,6 +86,10 @@ class RetrievalSettings:
     # Bonus when the query names a passage's title, in fused-score units (standard deviations
     # under zscore fusion); 0 = off.
     hybrid_title_boost: float = 0.0
+    # A cross-encoder that re-orders the first stage's best ``rerank_depth`` candidates: a name
+    # under <models_dir>/rerankers (``searchain reranker pull``) or a folder; "" = off.
+    reranker: str = ""
+    rerank_depth: int = 20
 
 
 @dataclass

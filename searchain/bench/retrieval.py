@@ -34,6 +34,9 @@ def register(sub) -> None:
     p.add_argument("--work", help="keep the pooled corpus and index in this folder and reuse them")
     p.add_argument("--rrf-baseline", action=argparse_bool(), default=True,
                    help="also score plain (unweighted, title-blind) RRF fusion as a baseline")
+    p.add_argument("--reranker", metavar="NAME|PATH",
+                   help="also score the default retriever re-ranked by this cross-encoder "
+                        "(default: the retrieval.reranker setting, if any)")
     p.set_defaults(func=run)
 
 
@@ -98,6 +101,7 @@ def run(ctx, args) -> int:
     from ..eval.datasets import load_dataset
     from ..index.builder import build_index
     from ..index.embedder import Embedder
+    from ..index.cross_encoder import CrossEncoderReranker
     from ..index.retrievers import BM25Retriever, HybridRetriever, open_retriever
 
     dataset = load_dataset(args.dataset, limit=args.limit)
@@ -118,12 +122,24 @@ def run(ctx, args) -> int:
         result: dict = {"default": settings.retrieval.retriever}
         timings: dict[str, float] = {}
         for kind in ("dense", "bm25", "hybrid"):
-            retriever = open_retriever(paths, settings, name, kind, embedder=embedder)
+            retriever = open_retriever(paths, settings, name, kind, embedder=embedder, rerank=False)
             t = time.perf_counter()
             result[kind] = recall_at(retriever, pairs)
             timings[kind] = round((time.perf_counter() - t) * 1000 / max(1, len(pairs)), 2)
+        settings.retrieval.reranker = (args.reranker or settings.retrieval.reranker).strip()
+        if settings.retrieval.reranker:
+            # Same first stage as the default's row above, so the two rows are a paired comparison.
+            # The re-ranker is installed in the user's home, not in the bench's scratch home.
+            reranker = CrossEncoderReranker(settings.retrieval.reranker, models_dir=ctx.paths.models_dir)
+            retriever = open_retriever(paths, settings, name, None, embedder=embedder, reranker=reranker)
+            t = time.perf_counter()
+            result[retriever.name] = recall_at(retriever, pairs)
+            timings[retriever.name] = round((time.perf_counter() - t) * 1000 / max(1, len(pairs)), 2)
+            result["reranker"] = retriever.reranker.name
+            if ctx.settings.retrieval.reranker.strip():  # on in the settings: it is the default
+                result["default"] = retriever.name
         if args.rrf_baseline:
-            dense = open_retriever(paths, settings, name, "dense", embedder=embedder)
+            dense = open_retriever(paths, settings, name, "dense", embedder=embedder, rerank=False)
             plain = HybridRetriever(dense, BM25Retriever(dense.source, title_weight=1.0, idf_power=0.0),
                                     dense_weight=0.5, method="rrf", depth=60)
             result["rrf_plain"] = recall_at(plain, pairs)
@@ -139,6 +155,7 @@ def run(ctx, args) -> int:
                        "hybrid_dense_weight": r.hybrid_dense_weight, "hybrid_depth": r.hybrid_depth,
                        "hybrid_method": r.hybrid_method,
                        "hybrid_title_boost": r.hybrid_title_boost, "hnsw_m": r.hnsw_m,
+                       "reranker": r.reranker, "rerank_depth": r.rerank_depth,
                        "hnsw_ef_search": r.hnsw_ef_search},
         })
     finally:

@@ -18,7 +18,7 @@ from ..config import AppPaths, Settings
 from ..errors import Cancelled, SearchainError
 
 # Modules under searchain.cli, each with register(subparsers).
-COMMAND_MODULES = ("corpus", "search", "models", "ask", "eval", "reader", "chats", "bench")
+COMMAND_MODULES = ("corpus", "search", "models", "ask", "eval", "reader", "reranker", "chats", "bench")
 
 
 @dataclass

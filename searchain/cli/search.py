@@ -1,4 +1,4 @@
-"""``searchain search NAME "query" [-k 5] [--json] [--retriever dense|bm25|hybrid]``."""
+"""``searchain search NAME "query" [-k 5] [--json] [--retriever dense|bm25|hybrid] [--reranker NAME|none]``."""
 
 from __future__ import annotations
 
@@ -15,6 +15,9 @@ def register(sub) -> None:
     p.add_argument("-k", type=int, default=5, help="how many passages (default 5)")
     p.add_argument("--retriever", choices=("dense", "bm25", "hybrid"),
                    help="retrieval method (default: the retrieval.retriever setting)")
+    p.add_argument("--reranker", metavar="NAME|PATH|none",
+                   help="cross-encoder to re-rank with, or 'none' (default: the retrieval.reranker "
+                        "setting; see `searchain reranker`)")
     p.add_argument("--json", action="store_true", help="print the hits as one JSON object")
     p.set_defaults(func=run)
 
@@ -27,6 +30,8 @@ def run(ctx, args) -> int:
         raise SearchainError(f"-k must be at least 1, got {args.k}.")
     if not args.query.strip():
         raise SearchainError("The query is empty.", hint='Pass the text to search for, e.g. "capital of France".')
+    if args.reranker is not None:
+        ctx.settings.retrieval.reranker = "" if args.reranker.strip().lower() == "none" else args.reranker
     kind = (args.retriever or ctx.settings.retrieval.retriever).strip().lower()
     embedder = None
     if kind != "bm25":

@@ -7,7 +7,7 @@ so keyword search works even before the vector index is built.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..config import AppPaths, Settings
 from ..errors import ConfigError
@@ -18,6 +18,9 @@ from .embedder import Embedder
 from .hybrid import HybridRetriever
 from .layout import IndexLayout
 from .passages import PassageSource
+
+if TYPE_CHECKING:
+    from .cross_encoder import CrossEncoderReranker
 
 KINDS = ("dense", "bm25", "hybrid")
 
@@ -32,12 +35,32 @@ class Retriever(Protocol):
 
 
 def open_retriever(paths: AppPaths, settings: Settings, corpus_name: str, kind: str | None = None,
-                   embedder: Embedder | None = None) -> Retriever:
+                   embedder: Embedder | None = None, *, rerank: bool = True,
+                   reranker: "CrossEncoderReranker | None" = None) -> Retriever:
     """A retriever over ``corpus_name``; ``kind`` None means ``settings.retrieval.retriever``.
 
+    When ``settings.retrieval.reranker`` names a cross-encoder and ``rerank`` is true, the
+    retriever is wrapped in a ``RerankedRetriever`` (``reranker`` reuses a loaded model).
     Raises ``CorpusError`` for an unknown corpus, ``IndexError_`` when a dense or hybrid
-    retriever meets a missing, damaged or other-model index, ``ConfigError`` for a bad kind.
+    retriever meets a missing, damaged or other-model index, ``ModelError`` for a re-ranker
+    that is not installed, ``ConfigError`` for a bad kind.
     """
+    first = _first_stage(paths, settings, corpus_name, kind, embedder)
+    r = settings.retrieval
+    if not (rerank and (reranker is not None or r.reranker.strip())):
+        return first
+    from .cross_encoder import CrossEncoderReranker, RerankedRetriever
+
+    try:
+        reranker = reranker or CrossEncoderReranker(r.reranker.strip(), models_dir=paths.models_dir)
+        return RerankedRetriever(first, reranker, depth=r.rerank_depth)
+    except BaseException:
+        first.source.close()
+        raise
+
+
+def _first_stage(paths: AppPaths, settings: Settings, corpus_name: str, kind: str | None,
+                 embedder: Embedder | None) -> Retriever:
     from ..corpus.manager import CorpusManager
 
     r = settings.retrieval

@@ -16,13 +16,13 @@ import os
 from pathlib import Path
 
 from ..config import AppPaths
-from ..errors import Cancelled, ModelError
-from ..events import CancelToken, EventCallback, Progress, check, emit
+from ..errors import ModelError
+from ..events import CancelToken, EventCallback
+from ..hub_folder import WEIGHT_FILES
 from .base import ReaderResult
 
 DEFAULT_DPR_READER = "facebook/dpr-reader-multiset-base"
 MAX_SEQUENCE_TOKENS = 512  # BERT's position limit: longer passages are cut at the end
-_WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 
 
 def reader_dir(paths: AppPaths, name: str = DEFAULT_DPR_READER) -> Path:
@@ -35,7 +35,7 @@ def is_dpr_reader_dir(path: Path) -> bool:
     path = Path(path)
     return (
         (path / "config.json").is_file()
-        and any((path / w).is_file() for w in _WEIGHT_FILES)
+        and any((path / w).is_file() for w in WEIGHT_FILES)
         and ((path / "vocab.txt").is_file() or (path / "tokenizer.json").is_file())
     )
 
@@ -181,55 +181,19 @@ def download_dpr_reader(
     paths: AppPaths,
     name: str = DEFAULT_DPR_READER,
     *,
+    endpoint: str | None = None,
     on_event: EventCallback | None = None,
     cancel: CancelToken | None = None,
 ) -> Path:
     """Fetch the reader ``name`` from the Hugging Face Hub into ``reader_dir(paths, name)``.
 
-    Files go to a temporary sibling folder that is renamed into place only when complete, so an
-    interrupted download never leaves a half reader that ``auto`` would pick. Offline (or with
-    ``HF_HUB_OFFLINE=1``) this raises ModelError saying so.
+    All or nothing (``hub_folder.download_model_folder``): an interrupted download never leaves
+    a half reader that ``auto`` would pick. Offline (or with ``HF_HUB_OFFLINE=1``) this raises
+    ModelError saying so.
     """
-    import shutil
+    from ..hub_folder import download_model_folder
 
-    target = reader_dir(paths, name)
-    if is_dpr_reader_dir(target):
-        return target
-    try:
-        from huggingface_hub import HfApi, hf_hub_download
-    except ImportError as exc:
-        raise ModelError(f"Downloading a reader needs huggingface_hub: {exc}") from exc
-    partial = target.parent / f".{target.name}.partial"
-    try:
-        check(cancel)
-        emit(on_event, Progress("download reader", 0, None, f"listing {name}"))
-        files = set(HfApi().list_repo_files(name))
-        weights = next((w for w in _WEIGHT_FILES if w in files), None)
-        if weights is None:
-            raise ModelError(f"{name} on the Hugging Face Hub has no PyTorch weights.",
-                             hint=f"Pick a DPR reader checkpoint, e.g. {DEFAULT_DPR_READER}.")
-        wanted = [f for f in ("config.json", "vocab.txt", "tokenizer.json", "tokenizer_config.json",
-                              "special_tokens_map.json") if f in files] + [weights]
-        partial.mkdir(parents=True, exist_ok=True)
-        for done, filename in enumerate(wanted):
-            check(cancel)
-            emit(on_event, Progress("download reader", done, len(wanted), filename))
-            hf_hub_download(name, filename, local_dir=str(partial))
-        emit(on_event, Progress("download reader", len(wanted), len(wanted), "done"))
-    except (ModelError, Cancelled):
-        raise
-    except Exception as exc:  # noqa: BLE001 - hub/network errors come in many types
-        offline = os.environ.get("HF_HUB_OFFLINE") == "1"
-        raise ModelError(
-            f"Could not download the DPR reader {name}: {exc.__class__.__name__}: {exc}",
-            hint=("Hugging Face downloads are disabled (HF_HUB_OFFLINE=1); " if offline else "")
-            + "connect to the internet once and retry, or copy a reader folder to "
-            f"{target} by hand, or set the reader to 'llm'.",
-        ) from exc
-    if not is_dpr_reader_dir(partial):
-        raise ModelError(f"The download of {name} is incomplete ({partial}).", hint="Retry the download.")
-    if target.exists():
-        shutil.rmtree(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(partial, target)
-    return target
+    return download_model_folder(
+        name, reader_dir(paths, name), what="DPR reader", is_complete=is_dpr_reader_dir,
+        manual_hint="Or set the reader to 'llm' to use the chat model as reader.",
+        endpoint=endpoint, on_event=on_event, cancel=cancel)

@@ -24,20 +24,41 @@ def tiny_vocabulary() -> list[str]:
     return _SPECIAL + chars + [f"##{c}" for c in string.ascii_lowercase + string.digits] + _WORDS
 
 
+def write_tiny_tokenizer(path: Path):
+    """Save ``tiny_vocabulary()`` as a lower-casing WordPiece tokenizer in ``path``; return it.
+
+    transformers 5 takes the vocabulary as ``vocab=`` and silently ignores the older
+    ``vocab_file=`` (leaving a 5-token vocabulary that maps every word to [UNK]), so the
+    result is checked rather than trusted.
+    """
+    from transformers import BertTokenizerFast
+
+    vocab = tiny_vocabulary()
+    vocab_file = path / "vocab.txt"
+    vocab_file.write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    try:
+        tokenizer = BertTokenizerFast(vocab={w: i for i, w in enumerate(vocab)}, do_lower_case=True)
+    except TypeError:  # transformers 4: only a vocabulary file
+        tokenizer = BertTokenizerFast(vocab_file=str(vocab_file), do_lower_case=True)
+    if len(tokenizer) < len(vocab):
+        tokenizer = BertTokenizerFast(vocab_file=str(vocab_file), do_lower_case=True)
+    if tokenizer.convert_tokens_to_ids("capital") == tokenizer.unk_token_id:
+        raise RuntimeError("the tiny WordPiece tokenizer lost its vocabulary")
+    tokenizer.save_pretrained(str(path))
+    return tokenizer
+
+
 def write_tiny_dpr_reader(path: str | Path, *, seed: int = 0) -> Path:
     """Build a 2-layer, hidden-size-32 ``transformers.DPRReader`` with random weights (seeded)
     and its tokenizer, save both to ``path`` (created), and return ``path``."""
     import torch
-    from transformers import BertTokenizerFast, DPRConfig, DPRReader
+    from transformers import DPRConfig, DPRReader
 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
-    vocab = tiny_vocabulary()
-    vocab_file = path / "vocab.txt"
-    vocab_file.write_text("\n".join(vocab) + "\n", encoding="utf-8")
-    tokenizer = BertTokenizerFast(vocab_file=str(vocab_file), do_lower_case=True)
+    write_tiny_tokenizer(path)
     config = DPRConfig(
-        vocab_size=len(vocab),
+        vocab_size=len(tiny_vocabulary()),
         hidden_size=32,
         num_hidden_layers=2,
         num_attention_heads=2,
@@ -48,5 +69,4 @@ def write_tiny_dpr_reader(path: str | Path, *, seed: int = 0) -> Path:
     torch.manual_seed(seed)
     model = DPRReader(config)
     model.save_pretrained(str(path))
-    tokenizer.save_pretrained(str(path))
     return path

@@ -18,11 +18,11 @@ def test_musique_steps_and_hotpotqa_supporting_pairs(shared_eval):
 
 
 @pytest.mark.slow
-def test_bench_retrieval_prints_one_json_object(shared_eval, home, capsys):
+def test_bench_retrieval_prints_one_json_object(shared_eval, home, tiny_cross_encoder_dir, capsys):
     from searchain.cli.main import main
 
     code = main(["bench", "retrieval", "--dataset", str(shared_eval / "musique" / "dev_200.jsonl"),
-                 "--limit", "3", "--json"])
+                 "--limit", "3", "--reranker", str(tiny_cross_encoder_dir), "--json"])
     assert code == 0
     out = capsys.readouterr().out.strip()
     data = json.loads(out)  # exactly one JSON object on stdout
@@ -33,6 +33,11 @@ def test_bench_retrieval_prints_one_json_object(shared_eval, home, capsys):
     assert data["corpus_size"] == 60 and data["queries"] >= 6 and data["index_build_s"] > 0
     # Even on 3 questions the gold step paragraphs are mostly in the top 10 of 60 passages.
     assert data["hybrid"]["recall@10"] >= 0.8
+    # The re-ranked default is one more row, from the same first stage, in the same run.
+    reranked = data["hybrid+rerank"]
+    assert 0.0 <= reranked["recall@1"] <= reranked["recall@5"] <= reranked["recall@10"] <= 1.0
+    assert data["reranker"] == "cross-encoder:tiny-ce" and data["default"] == "hybrid"
+    assert data["ms_per_query"]["hybrid+rerank"] > 0
 
 
 def test_bench_index_measures_synthetic_and_pooled_real_vectors(indexed_home, capsys):

@@ -1,10 +1,13 @@
-"""A loopback HTTP server speaking just enough of the Hugging Face Hub's ``resolve`` protocol
-(HEAD metadata headers, GET with Range) for the real ``hf_hub_download`` to run against it."""
+"""Loopback HTTP servers speaking just enough of the Hugging Face Hub's protocol for the real
+``huggingface_hub`` client to run against them: ``HubStub`` serves one file (HEAD metadata
+headers, GET with Range), ``FolderHubStub`` whole repositories (tree listing and files)."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -52,6 +55,89 @@ class HubStub:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class FolderHubStub:
+    """A loopback Hub serving whole repositories: the tree listing that ``list_repo_files`` reads
+    (``/api/models/<repo>/tree/<rev>``) and each file through ``resolve``, for the real
+    ``HfApi`` and ``hf_hub_download``. ``repos`` maps ``owner/name`` to {filename: bytes}; other
+    repositories answer 404, as the Hub does for a wrong name."""
+
+    def __init__(self, repos: dict[str, dict[str, bytes]]):
+        self.repos = repos
+        self.requests: list[tuple[str, str]] = []
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _file(self):
+                path = self.path.split("?")[0].lstrip("/")
+                for repo, files in stub.repos.items():
+                    prefix = f"{repo}/resolve/"
+                    if path.startswith(prefix):
+                        name = path[len(prefix):].split("/", 1)[-1]
+                        return files.get(name)
+                return None
+
+            def _send_file(self, content, body: bool):
+                self.send_response(200)
+                self.send_header("X-Repo-Commit", "0123456789abcdef0123456789abcdef01234567")
+                self.send_header("ETag", f'"{hashlib.sha1(content).hexdigest()}"')
+                self.send_header("Content-Length", str(len(content)))
+                self.end_headers()
+                if body:
+                    self.wfile.write(content)
+
+            def do_HEAD(self):
+                stub.requests.append(("HEAD", self.path))
+                content = self._file()
+                if content is None:
+                    self.send_error(404)
+                else:
+                    self._send_file(content, body=False)
+
+            def do_GET(self):
+                stub.requests.append(("GET", self.path))
+                path = self.path.split("?")[0]
+                if path.startswith("/api/models/") and "/tree/" in path:
+                    repo = path[len("/api/models/"):].split("/tree/")[0]
+                    if repo not in stub.repos:
+                        self.send_error(404)
+                        return
+                    listing = json.dumps([
+                        {"type": "file", "path": name, "size": len(data),
+                         "oid": hashlib.sha1(data).hexdigest()}
+                        for name, data in stub.repos[repo].items()]).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(listing)))
+                    self.end_headers()
+                    self.wfile.write(listing)
+                    return
+                content = self._file()
+                if content is None:
+                    self.send_error(404)
+                else:
+                    self._send_file(content, body=True)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @classmethod
+    def of_folders(cls, repos: dict[str, "Path"]) -> "FolderHubStub":
+        return cls({repo: {p.name: p.read_bytes() for p in Path(folder).iterdir() if p.is_file()}
+                    for repo, folder in repos.items()})
 
     def __enter__(self):
         self._thread.start()

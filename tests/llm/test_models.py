@@ -15,16 +15,6 @@ NAME = "qwen2.5-1.5b"
 
 
 @pytest.fixture
-def online(monkeypatch):
-    """The suite runs with HF_HUB_OFFLINE=1; these tests talk to loopback only."""
-    import huggingface_hub.constants as hf_constants
-
-    monkeypatch.setattr(hf_constants, "HF_HUB_OFFLINE", False)
-    monkeypatch.setattr(hf_constants, "DOWNLOAD_CHUNK_SIZE", 64 * 1024)
-    return hf_constants
-
-
-@pytest.fixture
 def payload(tiny_gguf):
     return tiny_gguf.read_bytes()  # ~0.5 MB: several 64 KiB chunks
 

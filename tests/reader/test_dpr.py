@@ -133,3 +133,19 @@ def test_download_offline_is_a_clear_model_error(home):
 def test_download_is_a_no_op_when_installed(home, tiny_dpr_reader_dir):
     shutil.copytree(tiny_dpr_reader_dir, reader_dir(home))
     assert download_dpr_reader(home) == reader_dir(home)
+
+
+def test_tiny_reader_tokenizer_keeps_its_vocabulary(tiny_dpr_reader_dir):
+    from transformers import BertTokenizerFast
+
+    tokenizer = BertTokenizerFast.from_pretrained(str(tiny_dpr_reader_dir))
+    assert tokenizer.tokenize("Capital Paris") == ["capital", "p", "##a", "##r", "##i", "##s"]
+
+
+def test_download_through_the_real_hub_client(home, tiny_dpr_reader_dir, online):
+    from tests.llm.hf_stub import FolderHubStub
+
+    with FolderHubStub.of_folders({DEFAULT_DPR_READER: tiny_dpr_reader_dir}) as hub:
+        path = download_dpr_reader(home, endpoint=hub.url)
+    assert path == reader_dir(home) and is_dpr_reader_dir(path)
+    assert DPRSpanReader(path).read("capital", "Paris", "Paris is the capital.").answer
