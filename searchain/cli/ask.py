@@ -134,7 +134,8 @@ def result_to_json(result) -> dict:
         ],
         "nodes": [
             {"query": n.query, "llm_answer": n.llm_answer, "reader_answer": n.reader_answer,
-             "confidence": n.confidence, "decision": n.decision, "source": n.source, "round": n.round}
+             "confidence": n.confidence, "decision": n.decision, "source": n.source, "round": n.round,
+             "passage_id": n.passage.pid if n.passage else None}
             for n in nodes
         ],
         "prompt_tokens": result.prompt_tokens,

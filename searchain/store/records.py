@@ -58,7 +58,8 @@ class RunInfo:
             alpha=float(r.alpha),
             r_max=int(r.r_max),
             top_k=int(r.top_k),
-            retriever=settings.retrieval.retriever,
+            retriever=settings.retrieval.retriever + (
+                f"+rerank:{settings.retrieval.reranker}" if settings.retrieval.reranker.strip() else ""),
         )
 
 

@@ -126,3 +126,40 @@ def test_ask_in_a_saved_chat_reads_the_follow_up_with_it_and_saves_the_exchange(
     assert code == 1 and "999" in capsys.readouterr().err
     with ConversationStore.open(home.conversations_db) as store:
         assert store.get_conversation(cid).message_count == 4
+
+
+@pytest.mark.slow
+def test_ask_with_a_cross_encoder_checks_each_node_against_the_reranked_top_passage(
+        home, tiny_gguf, tiny_dpr_reader_dir, tiny_cross_encoder_dir, capsys):
+    import shutil
+
+    from searchain.index.cross_encoder import reranker_dir
+    from searchain.index.retrievers import open_retriever
+    from searchain.reader.dpr import DEFAULT_DPR_READER, reader_dir
+
+    settings = Settings()
+    settings.retrieval.retriever = "bm25"
+    settings.retrieval.reranker = "tiny-ce"
+    settings.reasoning.reader = "dpr"
+    settings.reasoning.r_max = 1
+    settings.llm.n_ctx, settings.llm.n_gpu_layers, settings.llm.max_tokens = 4096, 0, 400
+    settings.save(home)
+    shutil.copytree(tiny_dpr_reader_dir, reader_dir(home, DEFAULT_DPR_READER))
+    shutil.copytree(tiny_cross_encoder_dir, reranker_dir(home, "tiny-ce"))
+    grammar = home.config_dir / "demo.gbnf"
+    grammar.write_text(DEMO_GRAMMAR, encoding="utf-8")
+    code = main(["--home", str(home.config_dir.parent), "ask", "Where was the founder of the observatory born?",
+                 "--model", str(tiny_gguf), "--corpus", "demo", "--json", "--grammar", str(grammar)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    checked = [n for n in json.loads(captured.out)["nodes"] if n["passage_id"]]
+    assert checked
+    reranked = open_retriever(home, settings, "demo")
+    plain = open_retriever(home, settings, "demo", rerank=False)
+    assert reranked.name == "bm25+rerank"
+    for node in checked:
+        assert node["passage_id"] == reranked.search(node["query"], 1)[0].passage.pid
+    # The three grammar queries: the random cross-encoder re-orders at least one of them.
+    queries = ["Who composed The Lantern Suite?", "Where was Ansel Ruddock born?",
+               "In which city is the Halloran Observatory?"]
+    assert any(reranked.search(q, 1)[0].passage.pid != plain.search(q, 1)[0].passage.pid for q in queries)
