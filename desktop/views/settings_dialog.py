@@ -1,11 +1,12 @@
 """Model and reasoning settings: GGUF, GPU layers (with detected offload support), context,
-threads; reader; θ, α, r_max, top-k, follow-up turns and the answering mode. Saved on Apply/OK."""
+threads; reader; θ, α, r_max, top-k, follow-up turns and the answering mode; the optional
+cross-encoder re-ranker (choose, download). Saved on Apply/OK."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -22,6 +23,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from searchain.index.cross_encoder import DEFAULT_RERANKER
 
 from ..context import AppContext
 from ..workers import JobRunner
@@ -91,9 +94,90 @@ class SettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(model_box)
         layout.addWidget(reasoning_box)
+        layout.addWidget(self._retrieval_box(runner))
         layout.addWidget(buttons)
         runner.start("gpu-check", _gpu_supported, on_done=self.show_gpu_support,
                      on_error=lambda _exc: self.show_gpu_support(None))
+
+    def _retrieval_box(self, runner: JobRunner) -> QGroupBox:
+        retrieval = self.ctx.settings.retrieval
+        self.runner = runner
+        self.reranker = QComboBox(self)
+        self.reranker.setObjectName("reranker")
+        self.reranker.setToolTip("A cross-encoder reads the query with each of the best candidates "
+                                 "and re-orders them: usually a better top passage, a little slower.")
+        self._fill_rerankers(retrieval.reranker)
+        self.rerank_depth = self._spin(1, 200, retrieval.rerank_depth, "rerankDepth")
+        self.download_reranker = QPushButton(f"Download {DEFAULT_RERANKER.split('/')[-1]}", self)
+        self.download_reranker.setObjectName("downloadReranker")
+        self.download_reranker.clicked.connect(self._download_reranker)
+        self.reranker_status = QLabel("", self)
+        self.reranker_status.setObjectName("rerankerStatus")
+        self.reranker_status.setTextFormat(Qt.TextFormat.PlainText)  # errors quote paths and names
+        self.reranker_status.setWordWrap(True)
+        self.reranker_status.setVisible(False)
+        self.reranker.currentIndexChanged.connect(self._reranker_changed)
+        self._reranker_changed()
+        row = QHBoxLayout()
+        row.addWidget(self.reranker, 1)
+        row.addWidget(self.download_reranker)
+        box = QGroupBox("Retrieval", self)
+        form = QFormLayout(box)
+        form.addRow("Re-ranker:", row)
+        form.addRow("Candidates re-ranked:", self.rerank_depth)
+        form.addRow("", self.reranker_status)
+        return box
+
+    def _fill_rerankers(self, current: str) -> None:
+        from searchain.index.cross_encoder import installed_rerankers
+
+        self.reranker.clear()
+        self.reranker.addItem("Off", "")
+        for name in installed_rerankers(self.ctx.paths):
+            self.reranker.addItem(name, name)
+        if current and self.reranker.findData(current) < 0:  # a folder chosen by hand elsewhere
+            self.reranker.addItem(current, current)
+        self.reranker.setCurrentIndex(max(0, self.reranker.findData(current)))
+
+    def _reranker_changed(self) -> None:
+        self.rerank_depth.setEnabled(bool(self.reranker.currentData()))
+        installed = self.reranker.findData(DEFAULT_RERANKER) >= 0
+        self.download_reranker.setVisible(not installed)
+        if self.reranker.count() == 1:
+            self._reranker_note("No re-ranker installed: download one to turn re-ranking on.")
+
+    def _reranker_note(self, text: str) -> None:
+        self.reranker_status.setText(text)
+        self.reranker_status.setVisible(bool(text))
+
+    def _download_reranker(self) -> None:
+        from searchain.index.cross_encoder import download_reranker
+
+        paths = self.ctx.paths
+        self.download_reranker.setEnabled(False)
+        self._reranker_note(f"Downloading {DEFAULT_RERANKER}…")
+
+        def work(on_event, cancel):
+            return download_reranker(paths, DEFAULT_RERANKER, on_event=on_event, cancel=cancel)
+
+        def progress(event) -> None:
+            total = getattr(event, "total", None)
+            if total:
+                self._reranker_note(f"Downloading {DEFAULT_RERANKER}: file "
+                                    f"{min(event.done + 1, total)} of {total} ({event.message})")
+
+        def done(_path) -> None:
+            self.download_reranker.setEnabled(True)
+            self._fill_rerankers(DEFAULT_RERANKER)
+            self._reranker_note(f"{DEFAULT_RERANKER} is installed and chosen; OK or Apply turns "
+                                "re-ranking on.")
+
+        def failed(exc: BaseException) -> None:
+            self.download_reranker.setEnabled(True)
+            self._reranker_note(str(exc))
+
+        self._download_job = self.runner.start("reranker-download", work, on_event=progress,
+                                               on_done=done, on_error=failed)
 
     def _spin(self, low: int, high: int, value: int, name: str, step: int = 1, special: str = "") -> QSpinBox:
         box = QSpinBox(self)
@@ -146,12 +230,24 @@ class SettingsDialog(QDialog):
         reasoning.r_max = self.r_max.value()
         reasoning.top_k = self.top_k.value()
         reasoning.followup_turns = self.followup_turns.value()
+        retrieval = self.ctx.settings.retrieval
+        retrieval.reranker = self.reranker.currentData() or ""
+        retrieval.rerank_depth = self.rerank_depth.value()
         after = (llm.model_path, llm.n_gpu_layers, llm.n_ctx, llm.n_threads, reasoning.reader)
         self.applied.emit(before != after)
 
     def accept(self) -> None:
         self.apply()
         super().accept()
+
+    def done(self, result: int) -> None:
+        """Closing stops a download in flight (the folder is only kept when complete) and drops
+        its callbacks, which would otherwise touch this closed dialog."""
+        job = getattr(self, "_download_job", None)
+        if job is not None and job.running:
+            job.on_done = job.on_error = None
+            job.cancel()
+        super().done(result)
 
 
 def _gpu_supported(_on_event, _cancel) -> bool:

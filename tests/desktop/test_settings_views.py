@@ -100,3 +100,58 @@ def test_download_from_the_catalogue_with_progress_then_listed(qtbot, home, monk
     downloaded = [p for p in dialog.local_paths() if p.endswith(".gguf")]
     assert len(downloaded) == 1 and open(downloaded[0], "rb").read() == payload
     assert "Downloaded to" in dialog.status.text() and dialog.download_button.isEnabled()
+
+
+def _settings_dialog(qtbot, home) -> SettingsDialog:
+    """The dialog as the app opens it (the window saves what it applies)."""
+    window = MainWindow(AppContext(home, Settings.load(home)), restore=False)
+    qtbot.addWidget(window)
+    window.open_settings()
+    return window.settings_dialog
+
+
+def test_reranker_is_chosen_from_the_installed_ones_and_saved(qtbot, home, tiny_cross_encoder_dir):
+    from searchain.index.cross_encoder import reranker_dir
+
+    dialog = _settings_dialog(qtbot, home)
+    assert [dialog.reranker.itemData(i) for i in range(dialog.reranker.count())] == [""]
+    assert not dialog.rerank_depth.isEnabled() and "No re-ranker installed" in dialog.reranker_status.text()
+    dialog.reject()
+    shutil.copytree(tiny_cross_encoder_dir, reranker_dir(home, "someone/tiny-ce"))
+    dialog = _settings_dialog(qtbot, home)
+    dialog.reranker.setCurrentIndex(dialog.reranker.findData("someone/tiny-ce"))
+    assert dialog.rerank_depth.isEnabled()
+    dialog.rerank_depth.setValue(12)
+    dialog.accept()
+    saved = json.loads(home.settings_file.read_text())["retrieval"]
+    assert (saved["reranker"], saved["rerank_depth"]) == ("someone/tiny-ce", 12)
+    dialog = _settings_dialog(qtbot, home)
+    assert dialog.reranker.currentData() == "someone/tiny-ce"  # reopened on the saved choice
+    dialog.reranker.setCurrentIndex(0)
+    dialog.accept()
+    assert Settings.load(home).retrieval.reranker == ""
+
+
+def test_reranker_download_offline_says_why_and_through_a_mirror_installs(
+        qtbot, home, monkeypatch, online, tiny_cross_encoder_dir):
+    from searchain.index.cross_encoder import DEFAULT_RERANKER
+    from tests.llm.hf_stub import FolderHubStub
+
+    monkeypatch.setattr(online, "HF_HUB_OFFLINE", True)
+    dialog = _settings_dialog(qtbot, home)
+    dialog.download_reranker.click()
+    assert not dialog.download_reranker.isEnabled()
+    qtbot.waitUntil(dialog.download_reranker.isEnabled, timeout=60_000)
+    assert "Could not download the re-ranker" in dialog.reranker_status.text()
+    assert dialog.reranker.count() == 1
+
+    monkeypatch.setattr(online, "HF_HUB_OFFLINE", False)
+    with FolderHubStub.of_folders({DEFAULT_RERANKER: tiny_cross_encoder_dir}) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        dialog.download_reranker.click()
+        qtbot.waitUntil(dialog.download_reranker.isEnabled, timeout=60_000)
+    assert "installed and chosen" in dialog.reranker_status.text(), dialog.reranker_status.text()
+    assert dialog.reranker.currentData() == DEFAULT_RERANKER
+    assert dialog.download_reranker.isHidden()  # nothing left to download
+    dialog.accept()
+    assert Settings.load(home).retrieval.reranker == DEFAULT_RERANKER
