@@ -11,7 +11,24 @@ from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
-class HubStub:
+class _LoopbackServer:
+    """Serves a handler class on 127.0.0.1 (a free port) while used as a context manager."""
+
+    def _serve(self, handler) -> None:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class HubStub(_LoopbackServer):
     def __init__(self, content: bytes, *, etag_sha256: str | None = None):
         self.content = content
         self.etag = etag_sha256 or hashlib.sha256(content).hexdigest()
@@ -52,20 +69,10 @@ class HubStub:
                 self._headers(206 if start else 200, start)
                 self.wfile.write(stub.content[start:])
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._server.shutdown()
-        self._server.server_close()
+        self._serve(Handler)
 
 
-class FolderHubStub:
+class FolderHubStub(_LoopbackServer):
     """A loopback Hub serving whole repositories: the tree listing that ``list_repo_files`` reads
     (``/api/models/<repo>/tree/<rev>``) and each file through ``resolve``, for the real
     ``HfApi`` and ``hf_hub_download``. ``repos`` maps ``owner/name`` to {filename: bytes}; other
@@ -130,19 +137,9 @@ class FolderHubStub:
                 else:
                     self._send_file(content, body=True)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._serve(Handler)
 
     @classmethod
     def of_folders(cls, repos: dict[str, "Path"]) -> "FolderHubStub":
         return cls({repo: {p.name: p.read_bytes() for p in Path(folder).iterdir() if p.is_file()}
                     for repo, folder in repos.items()})
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._server.shutdown()
-        self._server.server_close()
