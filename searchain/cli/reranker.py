@@ -63,8 +63,11 @@ def _use(ctx, name: str, depth: int | None) -> int:
         ctx.save_settings()
         print("Re-ranking is off.")
         return 0
-    resolve_reranker(name, ctx.paths.models_dir)  # refuse a name that would fail at every search
-    r.reranker = name
+    found = resolve_reranker(name, ctx.paths.models_dir)  # refuse what would fail at every search
+    installed = ctx.paths.models_dir / "rerankers" / name
+    # An installed name stays a name; a folder given by hand is kept absolute, since a relative
+    # path would depend on where the app is started from.
+    r.reranker = name if found == installed else str(found.resolve())
     ctx.save_settings()
-    print(f"Re-ranking the top {r.rerank_depth} candidates with {name}.")
+    print(f"Re-ranking the top {r.rerank_depth} candidates with {r.reranker}.")
     return 0

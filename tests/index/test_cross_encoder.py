@@ -169,3 +169,9 @@ def test_cli_use_status_and_search(indexed_copy, tiny_ce_dir, capsys):
     assert json.loads(capsys.readouterr().out)["retriever"] == "bm25"
     assert cli(["reranker", "use", "none"]) == 0
     assert Settings.load(indexed_copy).retrieval.reranker == ""
+
+
+def test_cli_use_keeps_a_folder_absolute(home, tiny_ce_dir, monkeypatch, capsys):
+    monkeypatch.chdir(tiny_ce_dir.parent)
+    assert cli(["reranker", "use", tiny_ce_dir.name]) == 0
+    assert Settings.load(home).retrieval.reranker == str(tiny_ce_dir.resolve())
