@@ -150,7 +150,9 @@ class MainWindow(QMainWindow):
     def update_status(self) -> None:
         model = self.ctx.settings.llm.model_path
         self.model_label.setText(f"Model: {Path(model).name}" if model else "Model: none installed")
-        self.corpus_label.setText(f"Corpus: {self.ctx.settings.active_corpus}")
+        reranker = self.ctx.settings.retrieval.reranker.strip()
+        self.corpus_label.setText(f"Corpus: {self.ctx.settings.active_corpus}"
+                                  + (f", re-ranked by {Path(reranker).name}" if reranker else ""))
 
     def set_gpu_status(self, supported: bool | None) -> None:
         text = {True: "GPU offload: available", False: "GPU offload: not available (CPU only)"}

@@ -125,6 +125,7 @@ def test_reranker_is_chosen_from_the_installed_ones_and_saved(qtbot, home, tiny_
     dialog.accept()
     saved = json.loads(home.settings_file.read_text())["retrieval"]
     assert (saved["reranker"], saved["rerank_depth"]) == ("someone/tiny-ce", 12)
+    assert dialog.parent().corpus_label.text() == "Corpus: demo, re-ranked by tiny-ce"
     dialog = _settings_dialog(qtbot, home)
     assert dialog.reranker.currentData() == "someone/tiny-ce"  # reopened on the saved choice
     dialog.reranker.setCurrentIndex(0)
