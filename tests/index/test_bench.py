@@ -59,3 +59,17 @@ def test_bench_index_measures_synthetic_and_pooled_real_vectors(indexed_home, ca
     assert real["n"] == pooled - held and real["queries"] == held and real["dim"] == 384
     # 36 vectors in the graph: the search is exhaustive, so recall is exact.
     assert real["recall@10_vs_exact"] == 1.0
+
+
+def test_recall_counts_a_tied_neighbour_as_found():
+    import numpy as np
+
+    from searchain.bench.index import tie_aware_recall
+
+    data = np.array([[1.0, 0.0], [0.8, 0.6], [0.8, 0.6], [0.0, 1.0]], dtype=np.float32)
+    queries = np.array([[1.0, 0.0]], dtype=np.float32)
+    truth = np.array([[0, 1]])  # rows 1 and 2 are the same vector: either is the 2nd neighbour
+    assert tie_aware_recall(data, queries, np.array([[0, 2]]), truth) == 1.0
+    assert tie_aware_recall(data, queries, np.array([[2, 0]]), truth) == 1.0
+    assert tie_aware_recall(data, queries, np.array([[0, 3]]), truth) == 0.5  # a worse one is a miss
+    assert tie_aware_recall(data, queries, np.array([[0, -1]]), truth) == 0.5  # hnswlib's "none"
