@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import os
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from .errors import Cancelled, ModelError, is_disk_full
 from .events import CancelToken, EventCallback, Progress, check, emit
@@ -81,6 +82,20 @@ def download_model_folder(
     target.parent.mkdir(parents=True, exist_ok=True)
     os.replace(partial, target)
     return target
+
+
+@contextmanager
+def loading_model_folder(what: str, path: Path, *, needs: str, otherwise: str) -> Iterator[None]:
+    """Turn what loading a downloaded folder can raise into ModelError: a missing library
+    (``needs`` names them, ``otherwise`` says how to do without) or a damaged folder."""
+    try:
+        yield
+    except ImportError as exc:
+        raise ModelError(f"The {what} needs {needs}: {exc}",
+                         hint=f"Install them (`make install`), or {otherwise}.") from exc
+    except Exception as exc:  # noqa: BLE001 - safetensors/torch/json errors have no common base
+        raise ModelError(f"Cannot load the {what} from {path}: {exc}",
+                         hint="The folder may be incomplete; delete it and download again.") from exc
 
 
 def _download_error(repo: str, what: str, target: Path, exc: Exception, manual_hint: str) -> ModelError:

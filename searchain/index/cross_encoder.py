@@ -23,7 +23,7 @@ from pathlib import Path
 from ..config import AppPaths
 from ..errors import ModelError
 from ..events import CancelToken, EventCallback
-from ..hub_folder import WEIGHT_FILES, download_model_folder
+from ..hub_folder import WEIGHT_FILES, download_model_folder, loading_model_folder
 from ..types import Hit, Passage
 
 DEFAULT_RERANKER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
@@ -91,19 +91,14 @@ class CrossEncoderReranker:
         self.batch_size = max(1, int(batch_size))
         # One forward pass at a time: the app's search dialog and an answer may share it.
         self._lock = threading.Lock()
-        try:
+        with loading_model_folder("re-ranker", self.path, needs="sentence-transformers and torch",
+                                  otherwise="turn re-ranking off"):
             from sentence_transformers import CrossEncoder
 
             from ..quiet import no_transformers_progress
 
             with no_transformers_progress():
                 self._model = CrossEncoder(str(self.path), max_length=max_length)
-        except ImportError as exc:
-            raise ModelError(f"The re-ranker needs sentence-transformers and torch: {exc}",
-                             hint="Install them (`make install`), or turn re-ranking off.") from exc
-        except Exception as exc:  # noqa: BLE001 - safetensors/torch/json errors have no common base
-            raise ModelError(f"Cannot load the re-ranker from {self.path}: {exc}",
-                             hint="The folder may be incomplete; delete it and download again.") from exc
 
     def scores(self, query: str, passages: list[Passage]) -> list[float]:
         """One relevance score per passage, in input order."""

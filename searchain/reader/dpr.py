@@ -18,7 +18,7 @@ from pathlib import Path
 from ..config import AppPaths
 from ..errors import ModelError
 from ..events import CancelToken, EventCallback
-from ..hub_folder import WEIGHT_FILES
+from ..hub_folder import WEIGHT_FILES, loading_model_folder
 from .base import ReaderResult
 
 DEFAULT_DPR_READER = "facebook/dpr-reader-multiset-base"
@@ -76,7 +76,8 @@ class DPRSpanReader:
         self.threshold = float(threshold)
         self.max_answer_tokens = int(max_answer_tokens)
         self.batch_size = max(1, int(batch_size))
-        try:
+        with loading_model_folder("DPR reader", self.path, needs="torch and transformers",
+                                  otherwise="use the LLM reader"):
             import torch  # noqa: F401  (fail here, clearly, if torch is missing)
             from transformers import BertTokenizerFast, DPRReader
 
@@ -85,12 +86,6 @@ class DPRSpanReader:
             with no_transformers_progress():
                 self._tokenizer = BertTokenizerFast.from_pretrained(str(self.path))
                 self._model = DPRReader.from_pretrained(str(self.path))
-        except ImportError as exc:
-            raise ModelError(f"The DPR reader needs torch and transformers: {exc}",
-                             hint="Install them (`make install`), or use the LLM reader.") from exc
-        except Exception as exc:  # noqa: BLE001 - safetensors/torch/json errors have no common base
-            raise ModelError(f"Cannot load the DPR reader from {self.path}: {exc}",
-                             hint="The folder may be incomplete; delete it and download again.") from exc
         self._model.eval()
 
     # -- Reader protocol -------------------------------------------------------------------
