@@ -11,6 +11,11 @@ fusion, the usual baseline). Queries, as in ``../shared/eval/README.md``:
 
 Prints ONE JSON object: ``{"default": ..., "dense": {"recall@1": ..}, "bm25": .., "hybrid": ..,
 "corpus_size": .., "queries": .., "index_build_s": .., ...}``.
+
+Each row also carries ``recall@1_ci95``, a 95% bootstrap interval over *questions* (a few hundred
+questions leave several points of sampling error), and ``paired_recall@1`` gives the hybrid's
+recall@1 gain over each other row on the same queries, with its interval: the figure to read when
+comparing two settings.
 """
 
 from __future__ import annotations
@@ -46,36 +51,69 @@ def argparse_bool():
     return argparse.BooleanOptionalAction
 
 
-def eval_queries(dataset) -> list[tuple[str, str]]:
-    """``[(query, gold pid)]`` for the dataset (see module docstring)."""
+def _eval_items(dataset):
+    """``(question id, query, gold pid)`` for each scored pair (see module docstring)."""
     from ..corpus.ids import passage_pid
     from ..eval.datasets import MUSIQUE
 
-    pairs: list[tuple[str, str]] = []
     for q in dataset.questions:
         if dataset.kind == MUSIQUE:
             for step in q.steps:
                 if step.paragraph is not None and step.query.strip():
-                    pairs.append((step.query, passage_pid(step.paragraph.title, step.paragraph.text)))
+                    yield q.id, step.query, passage_pid(step.paragraph.title, step.paragraph.text)
         else:
             for p in q.supporting:
-                pairs.append((q.question, passage_pid(p.title, p.text)))
-    return pairs
+                yield q.id, q.question, passage_pid(p.title, p.text)
 
 
-def recall_at(retriever, pairs: list[tuple[str, str]], ks=KS) -> dict[str, float]:
-    """Share of (query, gold) pairs whose gold passage is in the top k, for each k."""
-    depth = max(ks)
+def eval_queries(dataset) -> list[tuple[str, str]]:
+    """``[(query, gold pid)]`` for the dataset (see module docstring)."""
+    return [(query, gold) for _, query, gold in _eval_items(dataset)]
+
+
+def eval_question_ids(dataset) -> list[str]:
+    """The question each of ``eval_queries(dataset)`` comes from, in the same order: the
+    bootstrap resamples whole questions."""
+    return [qid for qid, _, _ in _eval_items(dataset)]
+
+
+def gold_ranks(retriever, pairs: list[tuple[str, str]], depth: int = max(KS)) -> list[int | None]:
+    """1-based rank of each pair's gold passage in the retriever's top ``depth`` (None: not there).
+    A query asked twice (HotpotQA: once per supporting paragraph) is searched once."""
     cache: dict[str, list[str]] = {}
-    hits = {k: 0 for k in ks}
+    ranks: list[int | None] = []
     for query, gold in pairs:
         if query not in cache:
             cache[query] = [h.passage.pid for h in retriever.search(query, depth)]
         ranked = cache[query]
-        for k in ks:
-            hits[k] += gold in ranked[:k]
-    n = max(1, len(pairs))
-    return {f"recall@{k}": round(hits[k] / n, 4) for k in ks}
+        ranks.append(ranked.index(gold) + 1 if gold in ranked else None)
+    return ranks
+
+
+def recall_from_ranks(ranks: list[int | None], ks=KS) -> dict[str, float]:
+    """Share of pairs whose gold passage is in the top k, for each k."""
+    n = max(1, len(ranks))
+    return {f"recall@{k}": round(sum(1 for r in ranks if r is not None and r <= k) / n, 4) for k in ks}
+
+
+def top1_hits(ranks: list[int | None]) -> list[float]:
+    return [1.0 if r == 1 else 0.0 for r in ranks]
+
+
+def scored_row(ranks: list[int | None], questions: list[str]) -> dict:
+    """A retriever's row: recall@1/5/10 plus the 95% question-bootstrap interval of recall@1."""
+    from ..eval.stats import bootstrap_ci
+
+    row: dict = recall_from_ranks(ranks)
+    row["recall@1_ci95"] = list(bootstrap_ci(top1_hits(ranks), questions))
+    return row
+
+
+def paired_top1(treatment: list[int | None], baseline: list[int | None], questions: list[str]) -> dict:
+    """recall@1 of ``treatment`` minus ``baseline`` on the same queries, with its interval."""
+    from ..eval.stats import paired_bootstrap_delta
+
+    return paired_bootstrap_delta(top1_hits(treatment), top1_hits(baseline), questions)
 
 
 def _source_file(path: Path, limit: int | None, work: Path) -> Path:
@@ -106,6 +144,7 @@ def run(ctx, args) -> int:
 
     dataset = load_dataset(args.dataset, limit=args.limit)
     pairs = eval_queries(dataset)
+    questions = eval_question_ids(dataset)
     work = Path(args.work).expanduser() if args.work else Path(tempfile.mkdtemp(prefix="searchain-bench-"))
     try:
         paths = AppPaths.resolve(work).ensure()
@@ -121,11 +160,16 @@ def run(ctx, args) -> int:
 
         result: dict = {"default": settings.retrieval.retriever}
         timings: dict[str, float] = {}
+        ranks: dict[str, list[int | None]] = {}
         for kind in ("dense", "bm25", "hybrid"):
             retriever = open_retriever(paths, settings, name, kind, embedder=embedder, rerank=False)
             t = time.perf_counter()
-            result[kind] = recall_at(retriever, pairs)
+            ranks[kind] = gold_ranks(retriever, pairs)
+            result[kind] = scored_row(ranks[kind], questions)
             timings[kind] = round((time.perf_counter() - t) * 1000 / max(1, len(pairs)), 2)
+        # recall@1 differences on the same queries: far tighter intervals than each row's own.
+        paired = {"hybrid_vs_dense": paired_top1(ranks["hybrid"], ranks["dense"], questions),
+                  "hybrid_vs_bm25": paired_top1(ranks["hybrid"], ranks["bm25"], questions)}
         settings.retrieval.reranker = (args.reranker or settings.retrieval.reranker).strip()
         if settings.retrieval.reranker:
             # Same first stage as the default's row above, so the two rows are a paired comparison.
@@ -133,16 +177,22 @@ def run(ctx, args) -> int:
             reranker = CrossEncoderReranker(settings.retrieval.reranker, models_dir=ctx.paths.models_dir)
             retriever = open_retriever(paths, settings, name, None, embedder=embedder, reranker=reranker)
             t = time.perf_counter()
-            result[retriever.name] = recall_at(retriever, pairs)
+            ranks[retriever.name] = gold_ranks(retriever, pairs)
+            result[retriever.name] = scored_row(ranks[retriever.name], questions)
             timings[retriever.name] = round((time.perf_counter() - t) * 1000 / max(1, len(pairs)), 2)
             result["reranker"] = retriever.reranker.name
+            paired[f"{retriever.name}_vs_hybrid"] = paired_top1(ranks[retriever.name], ranks["hybrid"],
+                                                                 questions)
             if ctx.settings.retrieval.reranker.strip():  # on in the settings: it is the default
                 result["default"] = retriever.name
         if args.rrf_baseline:
             dense = open_retriever(paths, settings, name, "dense", embedder=embedder, rerank=False)
             plain = HybridRetriever(dense, BM25Retriever(dense.source, title_weight=1.0, idf_power=0.0),
                                     dense_weight=0.5, method="rrf", depth=60)
-            result["rrf_plain"] = recall_at(plain, pairs)
+            ranks["rrf_plain"] = gold_ranks(plain, pairs)
+            result["rrf_plain"] = scored_row(ranks["rrf_plain"], questions)
+            paired["hybrid_vs_rrf_plain"] = paired_top1(ranks["hybrid"], ranks["rrf_plain"], questions)
+        result["paired_recall@1"] = paired
         with manager.open_store(name) as store:
             corpus_size = store.count()
         r = settings.retrieval

@@ -95,7 +95,8 @@ def render_text(report: dict) -> str:
         ("dataset", f"{report['dataset']} ({report['dataset_kind']})"),
         ("mode / corpus", f"{report['mode']} / {report['corpus'] or '-'}"),
         ("questions", f"{report['questions']} ({report['errors']} failed)"),
-        ("cover-EM", f"{report['cover_em']:.2%}"),
+        ("cover-EM", f"{report['cover_em']:.2%} (95% interval over questions "
+                     f"{report['cover_em_ci95'][0]:.1%} to {report['cover_em_ci95'][1]:.1%})"),
         ("token F1", f"{report['f1']:.2%}"),
         ("knowledge sources", f"{shares} of {report['nodes_on_paths']} nodes"),
         ("rounds / question", f"{report['avg_rounds']:.2f}"),

@@ -23,6 +23,7 @@ from ..events import CancelToken, EventCallback, Progress, check, emit
 from ..reasoning.result import SOURCES, AnswerResult
 from .datasets import EvalDataset, EvalQuestion, load_dataset
 from .metrics import cover_em, token_f1
+from .stats import bootstrap_ci
 
 _MARK = re.compile(r"\s*\[\d+\]")
 
@@ -79,6 +80,8 @@ class EvalReport:
     errors: int
     seconds_median: float
     seconds_total: float
+    # 95% bootstrap interval over questions: how far cover-EM could move with other questions.
+    cover_em_ci95: list[float] = field(default_factory=lambda: [0.0, 0.0])
     outcomes: list[QuestionOutcome] = field(default_factory=list)
 
     def to_dict(self, *, with_questions: bool = False) -> dict[str, Any]:
@@ -152,7 +155,8 @@ def summarize(outcomes: list[QuestionOutcome], *, dataset: str = "", dataset_kin
         ir_wrong_to_right=len(wrong_to_right) / n if n else 0.0,
         errors=sum(1 for o in outcomes if o.error),
         seconds_median=statistics.median([o.seconds for o in outcomes]) if outcomes else 0.0,
-        seconds_total=sum(o.seconds for o in outcomes), outcomes=outcomes,
+        seconds_total=sum(o.seconds for o in outcomes),
+        cover_em_ci95=list(bootstrap_ci([o.cover_em for o in outcomes])), outcomes=outcomes,
     )
 
 

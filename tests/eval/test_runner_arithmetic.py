@@ -73,6 +73,8 @@ def test_report_arithmetic(dataset):
     assert replay.calls == [("Q1?", "searchain"), ("Q2?", "searchain"), ("Q3?", "searchain"), ("Q4?", "searchain")]
     assert report.questions == 4 and report.errors == 1
     assert report.cover_em == pytest.approx(2 / 4)
+    lo, hi = report.cover_em_ci95  # 4 questions, 2 right: the interval spans most of [0, 1]
+    assert lo <= 0.25 and hi >= 0.75
     # F1: Q1 "it is paris" vs "paris": P 1/3 R 1 -> 0.5; Q2 0; Q3 1; Q4 0
     assert report.f1 == pytest.approx((0.5 + 0 + 1 + 0) / 4)
     assert report.nodes_on_paths == 6

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from searchain.bench.retrieval import eval_queries
+from searchain.bench.retrieval import eval_queries, eval_question_ids
 from searchain.eval.datasets import load_dataset
 
 
@@ -12,6 +12,8 @@ def test_musique_steps_and_hotpotqa_supporting_pairs(shared_eval):
     mq = load_dataset(shared_eval / "musique" / "dev_200.jsonl")
     pairs = eval_queries(mq)
     assert len(pairs) == 478  # every decomposition step of the 200 questions
+    questions = eval_question_ids(mq)
+    assert len(questions) == 478 and len(set(questions)) == 200  # each step knows its question
     assert all("#" not in q and ">>" not in q for q, _ in pairs)
     hp = load_dataset(shared_eval / "hotpotqa" / "dev_500.jsonl", limit=10)
     assert len(eval_queries(hp)) == 20  # two supporting paragraphs each
@@ -33,6 +35,17 @@ def test_bench_retrieval_prints_one_json_object(shared_eval, home, tiny_cross_en
     assert data["corpus_size"] == 60 and data["queries"] >= 6 and data["index_build_s"] > 0
     # Even on 3 questions the gold step paragraphs are mostly in the top 10 of 60 passages.
     assert data["hybrid"]["recall@10"] >= 0.8
+    # Each row's recall@1 comes with its question-bootstrap interval, and the hybrid's gain over
+    # each other row with a paired one.
+    for kind in ("dense", "bm25", "hybrid", "rrf_plain", "hybrid+rerank"):
+        lo, hi = data[kind]["recall@1_ci95"]
+        assert lo <= data[kind]["recall@1"] <= hi
+    paired = data["paired_recall@1"]
+    assert set(paired) == {"hybrid_vs_dense", "hybrid_vs_bm25", "hybrid_vs_rrf_plain",
+                           "hybrid+rerank_vs_hybrid"}
+    gain = paired["hybrid_vs_dense"]
+    assert gain["delta"] == pytest.approx(data["hybrid"]["recall@1"] - data["dense"]["recall@1"], abs=1e-3)
+    assert gain["ci"][0] <= gain["delta"] <= gain["ci"][1]
     # The re-ranked default is one more row, from the same first stage, in the same run.
     reranked = data["hybrid+rerank"]
     assert 0.0 <= reranked["recall@1"] <= reranked["recall@5"] <= reranked["recall@10"] <= 1.0
