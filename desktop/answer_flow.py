@@ -13,7 +13,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from searchain.errors import Cancelled
+from searchain.errors import Cancelled, ModelError
 from searchain.reasoning import events as ev
 
 from .context import AppContext
@@ -22,6 +22,10 @@ from .views.chat import ChatView
 from .views.message_bar import MessageBar
 from .views.reasoning import ReasoningPanel
 from .workers import Job, JobRunner
+
+# Banner buttons for a missing or unloadable model (handled by the main window).
+MODEL_FIX_ACTIONS = [("catalogue", "Model catalogue…"), ("open_gguf", "Open GGUF file…"),
+                     ("settings", "Settings…")]
 
 
 @dataclass(frozen=True)
@@ -164,7 +168,9 @@ class AnswerFlow(QObject):
         message, hint = describe_error(exc)
         self.chat.fail_answer(f"{message}\n{hint}" if hint else message)
         self.reasoning.summary.setText("The answer failed; see the message above the chat.")
-        self.message_bar.show_error(exc, "The question could not be answered")
+        # A missing or broken model is fixed in one of three places: offer them as buttons.
+        actions = MODEL_FIX_ACTIONS if isinstance(exc, ModelError) else None
+        self.message_bar.show_error(exc, "The question could not be answered", actions=actions)
         self._end()
 
     def _on_cancelled(self) -> None:

@@ -92,7 +92,7 @@ def start_background(window) -> None:
     elif ctx.settings.llm.model_path and not Path(ctx.settings.llm.model_path).expanduser().is_file():
         window.message_bar.show_message(
             f"The model file {ctx.settings.llm.model_path} is missing.",
-            "Pick another in Settings > Model, or download one from the catalogue.", kind="error",
+            "Pick another in Settings > Model and reasoning, or download one from the catalogue.", kind="error",
             actions=[("catalogue", "Model catalogue…"), ("open_gguf", "Open GGUF file…")])
     prepare_demo_corpus(window)
     check_gpu(window)

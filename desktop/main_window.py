@@ -199,7 +199,7 @@ class MainWindow(QMainWindow):
 
     def _on_banner_action(self, action: str) -> None:
         {"catalogue": self.open_model_catalogue, "open_gguf": self.open_gguf_file,
-         "search": self.open_search}.get(action, lambda: None)()
+         "search": self.open_search, "settings": self.open_settings}.get(action, lambda: None)()
 
     # -- passages ----------------------------------------------------------------------------
     def show_reference(self, reference) -> None:

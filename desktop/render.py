@@ -207,7 +207,7 @@ def describe_error(exc: BaseException) -> tuple[str, str]:
     if isinstance(exc, SearchainError):
         return exc.message, exc.hint or ""
     if isinstance(exc, MemoryError):
-        return "Ran out of memory.", "Try a smaller model or a smaller context size (Settings > Model)."
+        return "Ran out of memory.", "Try a smaller model or a smaller context size (Settings > Model and reasoning)."
     if isinstance(exc, OSError):
         return f"A file operation failed: {exc}", "Check the path exists and that you may read or write it."
     name = type(exc).__name__

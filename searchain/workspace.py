@@ -99,7 +99,8 @@ class Workspace:
                     raise ModelError(
                         "No language model is configured.",
                         hint="Download one with `searchain models pull ...`, or pass "
-                        "`--model PATH` with a GGUF file (in the app: Settings > Model).",
+                        "`--model PATH` with a GGUF file (in the app: Settings > Model catalogue, "
+                        "or File > Open GGUF file).",
                     )
                 from .llm.loader import load_llm  # validates the file and says what is wrong
 

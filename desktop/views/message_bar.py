@@ -64,6 +64,8 @@ class MessageBar(QFrame):
             self._buttons.addWidget(button)
         self.show()
 
-    def show_error(self, exc: BaseException, context: str = "") -> None:
+    def show_error(self, exc: BaseException, context: str = "",
+                   actions: list[tuple[str, str]] | None = None) -> None:
         message, hint = describe_error(exc)
-        self.show_message(f"{context}: {message}" if context else message, hint, kind="error")
+        self.show_message(f"{context}: {message}" if context else message, hint, kind="error",
+                          actions=actions)

@@ -31,6 +31,12 @@ def test_asking_without_a_model_shows_a_readable_error_and_keeps_working(qtbot, 
     assert "No language model is configured" in window.message_bar.message.text()
     transcript = window.chat.transcript.toPlainText()
     assert "No language model is configured" in transcript and "Traceback" not in transcript
+    # The banner offers the three places where a model is set; "Settings…" opens the dialog.
+    for action in ("catalogue", "open_gguf", "settings"):
+        assert window.message_bar.findChild(object, f"action_{action}") is not None
+    qtbot.mouseClick(window.message_bar.findChild(object, "action_settings"), Qt.MouseButton.LeftButton)
+    assert window.settings_dialog.isVisible()
+    window.settings_dialog.close()
     # The question and the failed answer were saved; the sidebar lists the conversation.
     store = window.ctx.workspace().conversations()
     [summary] = store.list_conversations()
