@@ -48,7 +48,7 @@ def download_model_folder(
     if is_complete(target):
         return target
     try:
-        from huggingface_hub import HfApi, hf_hub_download
+        from huggingface_hub import HfApi, get_hf_file_metadata, hf_hub_download, hf_hub_url
     except ImportError as exc:
         raise ModelError(f"Downloading the {what} needs huggingface_hub: {exc}",
                          hint="Install it (`make install`).") from exc
@@ -58,6 +58,9 @@ def download_model_folder(
     try:
         check(cancel)
         emit(on_event, Progress(stage, 0, None, f"listing {repo}"))
+        # One plain HEAD first: it fails at once when offline or for a wrong name, where the
+        # listing call below retries a dead connection for ~20 s before giving up.
+        get_hf_file_metadata(hf_hub_url(repo, "config.json", endpoint=endpoint), endpoint=endpoint)
         files = set(HfApi(endpoint=endpoint).list_repo_files(repo))
         weights = next((w for w in WEIGHT_FILES if w in files), None)
         if weights is None:

@@ -144,6 +144,24 @@ def test_download_failures_leave_nothing_behind(home, tiny_ce_dir, online):
     assert installed_rerankers(home) == []
 
 
+def test_an_unreachable_hub_fails_at_the_first_request_without_retrying(home, online, monkeypatch):
+    import socket
+
+    import huggingface_hub
+
+    listings = []  # the listing call retries a dead connection for ~20 s: it must not run
+
+    monkeypatch.setattr(huggingface_hub.HfApi, "list_repo_files",
+                        lambda *args, **kwargs: listings.append(args) or [])
+    with socket.socket() as probe:  # a loopback port that nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    with pytest.raises(ModelError, match="Could not download the re-ranker") as info:
+        download_reranker(home, endpoint=dead)
+    assert "copy the model folder" in info.value.hint
+    assert listings == [] and installed_rerankers(home) == []
+
+
 def test_download_offline_says_so(home):
     with pytest.raises(ModelError) as info:
         download_reranker(home)
