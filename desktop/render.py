@@ -22,21 +22,21 @@ from searchain.reasoning.result import (
     Reference,
 )
 
+from .colours import LIGHT, Colours
+
 # [3] or [3][4] or [3, 4]: the marks the engine writes into final content.
 _MARK = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 REF_SCHEME = "ref"
 DOC_SCHEME = "doc"
 
-# Badge text and colour per IR decision (the fate of a node).
-BADGES: dict[str, tuple[str, str]] = {
-    DECISION_PASS: ("verified", "#2e7d32"),
-    DECISION_CORRECTED: ("corrected by IR", "#c62828"),
-    DECISION_COMPLETED: ("completed by IR", "#1565c0"),
-    DECISION_DUPLICATE: ("skipped: duplicate", "#757575"),
-    DECISION_UNCHECKED: ("unchecked", "#9e9e9e"),
+# Badge text per IR decision (the fate of a node); its colour comes from ``colours``.
+BADGES: dict[str, str] = {
+    DECISION_PASS: "verified",
+    DECISION_CORRECTED: "corrected by IR",
+    DECISION_COMPLETED: "completed by IR",
+    DECISION_DUPLICATE: "skipped: duplicate",
+    DECISION_UNCHECKED: "unchecked",
 }
-
-HIGHLIGHT_COLOR = "#fff59d"
 
 
 def escape(text: str | None) -> str:
@@ -78,7 +78,8 @@ def answer_html(final_content: str, message_key: str | int, marks: Iterable[int]
     return _MARK.sub(link, escaped)
 
 
-def references_html(references: list[Reference], message_key: str | int) -> str:
+def references_html(references: list[Reference], message_key: str | int,
+                    colours: Colours = LIGHT) -> str:
     """The list of sources under an answer: ``[n] Title (corpus) — the supporting span``."""
     if not references:
         return ""
@@ -88,29 +89,30 @@ def references_html(references: list[Reference], message_key: str | int) -> str:
         rows.append(
             f'<div class="ref"><a href="{ref_url(message_key, ref.mark)}">[{ref.mark}]</a> '
             f"<b>{escape(ref.passage.title)}</b> "
-            f'<span style="color:#777">({escape(ref.passage.corpus)})</span> &mdash; '
+            f'<span style="color:{colours.faint}">({escape(ref.passage.corpus)})</span> &mdash; '
             f"{escape(_shorten(span, 160))}</div>"
         )
     return '<div style="margin-top:6px;font-size:small">' + "".join(rows) + "</div>"
 
 
-def passage_html(text: str, span: tuple[int, int] | None) -> str:
+def passage_html(text: str, span: tuple[int, int] | None, colours: Colours = LIGHT) -> str:
     """The passage text, escaped, with ``text[span]`` highlighted (a bad span is ignored)."""
     if span is None or not (0 <= span[0] < span[1] <= len(text)):
         return text_to_html(text)
     start, end = span
     return (
         text_to_html(text[:start])
-        + f'<span style="background-color:{HIGHLIGHT_COLOR}"><b>'
+        + f'<span style="background-color:{colours.highlight_background};'
+        f'color:{colours.highlight_text}"><b>'
         + text_to_html(text[start:end])
         + "</b></span>"
         + text_to_html(text[end:])
     )
 
 
-def badge(decision: str) -> tuple[str, str]:
+def badge(decision: str, colours: Colours = LIGHT) -> tuple[str, str]:
     """(label, colour) of the badge for an IR decision."""
-    return BADGES.get(decision, (decision, "#9e9e9e"))
+    return BADGES.get(decision, decision), colours.badge(decision)
 
 
 def format_confidence(value: float | None) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtCore import QEvent, Qt, QUrl, Signal
 from PySide6.QtGui import QKeyEvent, QTextCursor
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -23,10 +23,11 @@ from PySide6.QtWidgets import (
 
 from searchain.reasoning.result import AnswerResult, Reference
 
+from ..colours import LIGHT, Colours, colours_for
 from ..render import answer_html, escape, parse_ref_url, references_html, text_to_html
 
 EMPTY_STATE = (
-    "<div style='color:#666; margin:40px'>"
+    "<div style='color:{muted}; margin:40px'>"
     "<h2>Ask a question</h2>"
     "<p>SearChain plans a chain of sub-questions, checks each answer against your local corpus, "
     "and cites the passages it used as [n] marks you can click.</p>"
@@ -196,9 +197,10 @@ class ChatView(QWidget):
         self._stream_start = None
         self._stream_phase = None
         if not self.entries:
-            self.transcript.setHtml(EMPTY_STATE)
+            self.transcript.setHtml(EMPTY_STATE.format(muted=self.colours().muted))
             return
-        self.transcript.setHtml("".join(self._entry_html(e) for e in self.entries))
+        colours = self.colours()
+        self.transcript.setHtml("".join(self._entry_html(e, colours) for e in self.entries))
         if self._pending() is not None:
             cursor = QTextCursor(self.transcript.document())
             cursor.movePosition(QTextCursor.MoveOperation.End)
@@ -207,36 +209,48 @@ class ChatView(QWidget):
         bar = self.transcript.verticalScrollBar()
         bar.setValue(bar.maximum())
 
-    def _entry_html(self, entry: ChatEntry) -> str:
+    def colours(self) -> Colours:
+        return colours_for(self.palette())  # ours is updated before our children's
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().changeEvent(event)
+        # The desktop switched between light and dark: redraw in the other colour set. While an
+        # answer streams, the redraw at its end picks the new colours up.
+        if (event.type() == QEvent.Type.PaletteChange and hasattr(self, "entries")
+                and self._pending() is None):
+            self.render()
+
+    def _entry_html(self, entry: ChatEntry, colours: Colours = LIGHT) -> str:
         if entry.role == "user":
             return (
                 "<table width='100%' cellpadding='8' style='margin-top:10px'><tr><td "
-                "style='background-color:#e8f0fe'><b>You</b><br>"
+                f"style='background-color:{colours.user_background}'><b>You</b><br>"
                 f"{text_to_html(entry.text)}</td></tr></table>"
             )
         head = "<p style='margin-top:10px'><b>SearChain</b>"
         answered_as = (entry.result.standalone_question if entry.result is not None
                        else entry.extra.get("answered_as"))
         # A follow-up is answered as rewritten with the conversation: say so, as plain text.
-        note = (f"<div style='color:#666'><i>Answered as: {escape(answered_as)}</i></div>"
+        note = (f"<div style='color:{colours.muted}'><i>Answered as: {escape(answered_as)}</i></div>"
                 if answered_as else "")
         if entry.status == "streaming":
-            return head + f" <i style='color:#888'>(working…)</i></p>{note}<p style='color:#555'>"
+            return head + f" <i style='color:{colours.faint}'>(working…)</i></p>{note}<p style='color:{colours.muted}'>"
         body = note
         if entry.result is not None:
             marks = [ref.mark for ref in entry.result.references]
             body += answer_html(entry.result.final_content, entry.key, marks)
-            body += references_html(entry.result.references, entry.key)
+            body += references_html(entry.result.references, entry.key, colours)
             meta = f"{entry.result.mode} · {entry.result.rounds} round(s) · {entry.result.seconds:.1f} s"
-            body += f"<div style='color:#999;font-size:small'>{escape(meta)}</div>"
+            body += f"<div style='color:{colours.faint};font-size:small'>{escape(meta)}</div>"
         elif entry.text:
             body += text_to_html(entry.text)
         if entry.status == "failed":
-            body += f"<p style='color:#c62828'>⚠ {text_to_html(entry.error)}</p>"
+            body += f"<p style='color:{colours.error}'>⚠ {text_to_html(entry.error)}</p>"
         elif entry.status == "cancelled":
-            body += "<p style='color:#888'><i>Stopped.</i></p>"
+            body += f"<p style='color:{colours.faint}'><i>Stopped.</i></p>"
         elif entry.status == "interrupted":
-            body += "<p style='color:#888'><i>Interrupted: the app closed before this answer finished.</i></p>"
+            body += (f"<p style='color:{colours.faint}'><i>Interrupted: the app closed before this "
+                     "answer finished.</i></p>")
         return f"{head}</p><div>{body}</div>"
 
     def _context_menu(self, pos) -> None:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from ..colours import Colours, colours_for
 from ..render import describe_error
 
-STYLES = {
-    "error": "QFrame#messageBar { background:#fdecea; border:1px solid #f5c6cb; border-radius:4px; }",
-    "info": "QFrame#messageBar { background:#e8f4fd; border:1px solid #b6dcf7; border-radius:4px; }",
-}
+
+def banner_style(kind: str, colours: Colours) -> str:
+    background, border = colours.banner_error if kind == "error" else colours.banner_info
+    return (f"QFrame#messageBar {{ background:{background}; border:1px solid {border}; "
+            "border-radius:4px; }")
 
 
 class MessageBar(QFrame):
@@ -30,7 +33,7 @@ class MessageBar(QFrame):
         self.hint.setObjectName("messageHint")
         self.hint.setTextFormat(Qt.TextFormat.PlainText)
         self.hint.setWordWrap(True)
-        self.hint.setStyleSheet("color:#555")
+        self.hint.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         self._buttons = QHBoxLayout()
         close = QPushButton("Dismiss", self)
         close.setFlat(True)
@@ -43,13 +46,14 @@ class MessageBar(QFrame):
         row.addLayout(self._buttons)
         row.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
         self.kind = ""
+        self._watch_parent()
         self.hide()
 
     def show_message(self, message: str, hint: str = "", kind: str = "info",
                      actions: list[tuple[str, str]] | None = None) -> None:
         """``actions``: (action id, button text) pairs; clicking emits ``action_triggered(id)``."""
         self.kind = kind
-        self.setStyleSheet(STYLES.get(kind, STYLES["info"]))
+        self._restyle()
         self.message.setText(message)
         self.hint.setText(hint)
         self.hint.setVisible(bool(hint))
@@ -63,6 +67,28 @@ class MessageBar(QFrame):
             button.clicked.connect(lambda _=False, a=action_id: self.action_triggered.emit(a))
             self._buttons.addWidget(button)
         self.show()
+
+    def _restyle(self) -> None:
+        # The parent's palette: our own carries the banner background the style sheet set.
+        style = banner_style(self.kind, colours_for((self.parentWidget() or self).palette()))
+        if style != self.styleSheet():  # setting it again would send another PaletteChange
+            self.setStyleSheet(style)
+
+    def _watch_parent(self) -> None:
+        if self.parentWidget() is not None:
+            self.parentWidget().installEventFilter(self)  # installing twice is a no-op in Qt
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.ParentChange:  # moved into a layout's widget
+            self._watch_parent()
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt override
+        # A widget with a style sheet gets no PaletteChange of its own, so watch the parent's
+        # (it gets one when the desktop switches between light and dark).
+        if watched is self.parentWidget() and event.type() == QEvent.Type.PaletteChange and self.kind:
+            self._restyle()
+        return False
 
     def show_error(self, exc: BaseException, context: str = "",
                    actions: list[tuple[str, str]] | None = None) -> None:

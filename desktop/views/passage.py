@@ -7,7 +7,7 @@ HTML (``render.passage_html``). "Open whole document" asks the main window (thro
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from searchain.reasoning.result import Reference
 from searchain.types import Passage
 
+from ..colours import colours_for
 from ..render import passage_html
 
 
@@ -91,8 +92,17 @@ class PassageViewer(QWidget):
             where += f" · {passage.source}"
         self.corpus.setText(where)
         self.query.setText(supports)
-        self.body.setHtml(passage_html(passage.text, span))
+        self._draw_body()
         self.open_document.setEnabled(bool(passage.doc_id))
+
+    def _draw_body(self) -> None:
+        if getattr(self, "passage", None) is not None:  # (a palette change can come mid-__init__)
+            self.body.setHtml(passage_html(self.passage.text, self.span, colours_for(self.palette())))
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._draw_body()  # the highlight's colours follow the light/dark theme
 
     def highlighted_text(self) -> str:
         if self.passage is None or self.span is None:
@@ -114,7 +124,7 @@ class DocumentDialog(QDialog):
         self.body = QTextBrowser(self)
         self.body.setObjectName("documentBody")
         self.body.setOpenLinks(False)
-        self.body.setHtml(passage_html(text, span))
+        self.body.setHtml(passage_html(text, span, colours_for(self.palette())))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)

@@ -7,12 +7,13 @@ with ``setText`` (plain text; Qt item views never interpret it as HTML).
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QHeaderView, QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from searchain.reasoning.result import AnswerResult, Branch, Node
 
+from ..colours import colours_for
 from ..render import badge, format_confidence, node_summary
 
 COLUMNS = ("Query", "LLM answer", "Reader answer", "Confidence", "Fate")
@@ -132,8 +133,17 @@ class ReasoningPanel(QWidget):
     def round_count(self) -> int:
         return self.tree.topLevelItemCount()
 
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "_nodes"):
+            colours = colours_for(self.palette())  # light/dark theme switched: recolour badges
+            for item in self._nodes.values():
+                node = item.data(COL_QUERY, NODE_ROLE)
+                if node is not None:
+                    item.setForeground(COL_FATE, QBrush(QColor(badge(node.decision, colours)[1])))
+
     def _fill(self, item: QTreeWidgetItem, node: Node) -> None:
-        label, colour = badge(node.decision)
+        label, colour = badge(node.decision, colours_for(self.palette()))
         item.setText(COL_QUERY, f"{node.position + 1}. {node.query}")
         item.setText(COL_LLM, "[unsolved]" if node.unsolved else (node.llm_answer or ""))
         item.setText(COL_READER, node.reader_answer or "")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QPoint, Qt, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -59,7 +60,7 @@ class Sidebar(QWidget):
         self.tree.itemChanged.connect(self._on_item_changed)
         self.empty = QLabel("No conversations yet.\nAsk a question to start one.", self)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.empty.setStyleSheet("color:#888")
+        self.empty.setForegroundRole(QPalette.ColorRole.PlaceholderText)
 
         top = QHBoxLayout()
         top.addWidget(self.new_button)

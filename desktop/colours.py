@@ -1,0 +1,63 @@
+"""The app's few own colours, in a light and a dark set, picked from the widget's palette.
+
+Qt follows the desktop's light or dark theme, so text drawn in the palette's colours flips on its
+own; colours the app adds (the user's bubble, the passage highlight, banners, decision badges,
+greyed notes) must flip with it or they put light text on a light background. Views ask
+``colours_for(widget.palette())`` when they draw, and draw again on a palette change.
+
+Pure data apart from reading the palette, so ``render`` stays free of Qt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from searchain.reasoning.result import (
+    DECISION_COMPLETED,
+    DECISION_CORRECTED,
+    DECISION_DUPLICATE,
+    DECISION_PASS,
+    DECISION_UNCHECKED,
+)
+
+
+@dataclass(frozen=True)
+class Colours:
+    dark: bool
+    muted: str  # secondary text: notes, hints, empty states
+    faint: str  # tertiary text: timings, corpus names
+    error: str  # error text on the normal background
+    user_background: str  # the "You" bubble
+    highlight_background: str  # the supporting span of a passage
+    highlight_text: str
+    banner_error: tuple[str, str]  # (background, border)
+    banner_info: tuple[str, str]
+    badges: dict[str, str] = field(default_factory=dict)  # IR decision -> text colour
+
+    def badge(self, decision: str) -> str:
+        return self.badges.get(decision, self.faint)
+
+
+LIGHT = Colours(
+    dark=False, muted="#666666", faint="#737373", error="#c62828", user_background="#e8f0fe",
+    highlight_background="#fff59d", highlight_text="#000000",
+    banner_error=("#fdecea", "#f5c6cb"), banner_info=("#e8f4fd", "#b6dcf7"),
+    badges={DECISION_PASS: "#2e7d32", DECISION_CORRECTED: "#c62828", DECISION_COMPLETED: "#1565c0",
+            DECISION_DUPLICATE: "#6d6d6d", DECISION_UNCHECKED: "#737373"},
+)
+
+# Every text colour keeps WCAG AA contrast (4.5:1) on its background: white for LIGHT, #1e1e1e
+# (a typical dark base) for DARK; DARK uses lighter tints of LIGHT's hues.
+DARK = Colours(
+    dark=True, muted="#b0b0b0", faint="#9a9a9a", error="#ef9a9a", user_background="#25354a",
+    highlight_background="#6d5e00", highlight_text="#ffffff",
+    banner_error=("#4a2326", "#7a3b40"), banner_info=("#1d3346", "#35597a"),
+    badges={DECISION_PASS: "#81c784", DECISION_CORRECTED: "#ef9a9a", DECISION_COMPLETED: "#90caf9",
+            DECISION_DUPLICATE: "#bdbdbd", DECISION_UNCHECKED: "#9e9e9e"},
+)
+
+
+def colours_for(palette) -> Colours:
+    """The set for a QPalette: dark when its window background is dark."""
+    window = palette.color(palette.ColorRole.Window)
+    return DARK if window.lightness() < 128 else LIGHT
