@@ -29,6 +29,7 @@ from searchain.config import resources_dir
 from .answer_flow import AnswerFlow
 from .context import AppContext
 from .conversation_flow import ConversationFlow
+from .text_zoom import TextZoom
 from .views.chat import ChatView
 from .views.message_bar import MessageBar
 from .views.passage import DocumentDialog, PassageViewer
@@ -91,6 +92,7 @@ class MainWindow(QMainWindow):
         self.message_bar.action_triggered.connect(self._on_banner_action)
         self.answers.busy_changed.connect(self._on_busy)
 
+        self.text_zoom = TextZoom(ctx.settings.ui, [self.chat.transcript, self.passage.body], restore=restore)
         self._build_status_bar()
         self._build_menus()
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.answers.stop)
@@ -136,6 +138,11 @@ class MainWindow(QMainWindow):
         self.toggle_reasoning.setChecked(True)
         self._action(view, "&Collapse reasoning tree", lambda: self.reasoning.set_collapsed(True))
         self._action(view, "&Expand reasoning tree", lambda: self.reasoning.set_collapsed(False))
+        view.addSeparator()
+        bigger = self._action(view, "&Bigger text", lambda: self.zoom_text(+1))
+        bigger.setShortcuts([QKeySequence(QKeySequence.StandardKey.ZoomIn), QKeySequence("Ctrl+=")])
+        self._action(view, "&Smaller text", lambda: self.zoom_text(-1), QKeySequence.StandardKey.ZoomOut)
+        self._action(view, "&Actual size", lambda: self.zoom_text(None), "Ctrl+0")
         help_menu = bar.addMenu("&Help")
         self._action(help_menu, "&About SearChain", self._about)
 
@@ -157,6 +164,12 @@ class MainWindow(QMainWindow):
     def set_gpu_status(self, supported: bool | None) -> None:
         text = {True: "GPU offload: available", False: "GPU offload: not available (CPU only)"}
         self.gpu_label.setText(text.get(supported, "GPU offload: unknown"))
+
+    def zoom_text(self, delta: int | None) -> float:
+        """Bigger (+1), smaller (-1) or actual-size (None) text in the reading views."""
+        size = self.text_zoom.step(delta)
+        self.statusBar().showMessage(f"Text size {size:g} pt", 2000)
+        return size
 
     def _toggle_side(self) -> None:
         self.side_tabs.setVisible(self.toggle_reasoning.isChecked())
@@ -224,6 +237,7 @@ class MainWindow(QMainWindow):
 
             text, span = document_text(doc, passage)
             self.document_dialog = DocumentDialog(passage.title, text, span, self)
+            self.text_zoom.add(self.document_dialog.body)
             self.document_dialog.show()
 
         self.runner.start("document", work, on_done=show,
@@ -318,6 +332,7 @@ class MainWindow(QMainWindow):
         state = ui.get("splitter_state")
         if isinstance(state, str) and state:
             self.splitter.restoreState(QByteArray.fromBase64(state.encode("ascii")))
+        self.text_zoom.apply()
         if ui.get("reasoning_visible") is False:
             self.toggle_reasoning.setChecked(False)
             self.side_tabs.setVisible(False)
