@@ -5,6 +5,7 @@ after the passages are stored the vector index is built in the same job. Each ro
 index's state; *Update index* brings it up to date from the stored passages (continuing a
 stopped build, or repairing a damaged graph from the saved embeddings), and re-embeds
 everything only when the index was made by another embedding model, after asking.
+A file or folder dropped on the dialog is added like one picked with *Add file…/Add folder…*.
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ class CorpusManagerDialog(QDialog):
         layout.addWidget(self.progress)
         layout.addWidget(self.status)
         layout.addLayout(buttons)
+        self.setAcceptDrops(True)
         self.refresh()
 
     # -- listing -----------------------------------------------------------------------------
@@ -128,7 +130,7 @@ class CorpusManagerDialog(QDialog):
                 tip = index.message + ("" if index.state == "ready" else "\nUpdate index fixes this.")
                 self.table.item(row, HEADERS.index("Index")).setToolTip(tip)
         if not infos:
-            self.status.setText("No corpus yet. Add a file, a folder or a Wikipedia dump.")
+            self.status.setText("No corpus yet. Add a file, a folder or a Wikipedia dump (or drop one here).")
 
     def names(self) -> list[str]:
         return [self.table.item(r, 0).text() for r in range(self.table.rowCount())]
@@ -152,9 +154,40 @@ class CorpusManagerDialog(QDialog):
             source, _ = QFileDialog.getOpenFileName(self, "Add a corpus source", "", filt)
         if not source:
             return
+        name = self.ask_name(source)
+        if name:
+            self.add(name, source, "mediawiki" if kind == "mediawiki" else None)
+
+    def ask_name(self, source: str) -> str | None:
+        """The corpus name for ``source``, asked with a suggestion (None: the user cancelled)."""
         name, ok = QInputDialog.getText(self, "Corpus name", "Name of the corpus:", text=corpus_name_for(source))
-        if ok and name.strip():
-            self.add(name.strip(), source, "mediawiki" if kind == "mediawiki" else None)
+        return name.strip() if ok and name.strip() else None
+
+    # -- drag and drop -----------------------------------------------------------------------
+    def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if dropped_paths(event.mimeData()):
+            event.acceptProposedAction()
+
+    def dragMoveEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if dropped_paths(event.mimeData()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:  # noqa: N802 - Qt override
+        paths = dropped_paths(event.mimeData())
+        if not paths:
+            return
+        event.acceptProposedAction()
+        self.add_dropped(paths)
+
+    def add_dropped(self, paths: list[Path]) -> Job | None:
+        """Add one dropped file or folder (its format detected, a Wikipedia dump included)."""
+        if len(paths) > 1:
+            self.status.setText(f"{len(paths)} items were dropped: drop one file or folder at a time "
+                                "(a folder of .txt/.md files becomes one corpus).")
+            return None
+        source = str(paths[0])
+        name = self.ask_name(source)
+        return self.add(name, source) if name else None
 
     def add(self, name: str, source: str | Path, fmt: str | None = None, *, index: bool = True) -> Job | None:
         ctx = self.ctx
@@ -294,6 +327,13 @@ class CorpusManagerDialog(QDialog):
     def _error(self, exc: BaseException) -> None:
         message, hint = describe_error(exc)
         self.status.setText(f"{message}\n{hint}".strip())
+
+
+def dropped_paths(mime) -> list[Path]:
+    """The local files and folders in a drag's data (web links and text are not sources)."""
+    if mime is None or not mime.hasUrls():
+        return []
+    return [Path(url.toLocalFile()) for url in mime.urls() if url.isLocalFile() and url.toLocalFile()]
 
 
 def _build_index(ctx: AppContext, name: str, rebuild: bool, on_event, cancel):

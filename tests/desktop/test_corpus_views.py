@@ -197,3 +197,44 @@ def test_update_index_builds_repairs_and_re_embeds_for_another_model(qtbot, ctx,
     assert dialog.status.text() == "Index ready: 12 passages (12 embedded)."
     assert row_of(dialog, "birds")["Index"] == "ready"
     assert row_of(dialog, "birds")["Embedder"].startswith("local:")  # the symlinked folder's id
+
+
+def _drop(dialog, urls):
+    from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+    from PySide6.QtGui import QDragEnterEvent, QDropEvent
+
+    mime = QMimeData()
+    mime.setUrls([u if isinstance(u, QUrl) else QUrl.fromLocalFile(str(u)) for u in urls])
+    enter = QDragEnterEvent(dialog.rect().center(), Qt.DropAction.CopyAction, mime,
+                            Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    dialog.dragEnterEvent(enter)
+    drop = QDropEvent(QPointF(dialog.rect().center()), Qt.DropAction.CopyAction, mime,
+                      Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    dialog.dropEvent(drop)
+    return enter.isAccepted(), drop.isAccepted()
+
+
+def test_a_dropped_folder_becomes_a_corpus_and_other_drops_are_refused(qtbot, ctx, tmp_path, monkeypatch):
+    from PySide6.QtCore import QUrl
+
+    folder = tmp_path / "field notes"
+    folder.mkdir()
+    for i in range(3):
+        (folder / f"day{i}.md").write_text(f"# Day {i}\n\nThe otters of Reed Marsh were seen at dawn, day {i}.\n",
+                                           encoding="utf-8")
+    dialog = make_manager(qtbot, ctx)
+    asked = []
+    monkeypatch.setattr(dialog, "ask_name", lambda source: asked.append(source) or "field-notes")
+
+    # A web link is not a source: the drag is not accepted and nothing is asked.
+    assert _drop(dialog, [QUrl("https://example.org/corpus.jsonl")]) == (False, False)
+    # Two items at once: refused with a reason.
+    assert _drop(dialog, [folder / "day0.md", folder / "day1.md"])[1]
+    assert "drop one file or folder at a time" in dialog.status.text() and asked == []
+
+    with qtbot.waitSignal(dialog.job_finished, timeout=180_000) as outcome:
+        accepted = _drop(dialog, [folder])
+    assert accepted == (True, True) and asked == [str(folder)]
+    assert outcome.args == ["done"], dialog.status.text()
+    row = row_of(dialog, "field-notes")
+    assert int(row["Passages"]) >= 3 and row["Index"] == "ready"
