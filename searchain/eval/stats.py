@@ -38,6 +38,16 @@ def _cluster_sums(values: Sequence[float], groups: Sequence[Hashable] | None):
     return np.asarray(sums), np.asarray(counts, dtype=float)
 
 
+def _resampled_means(values: Sequence[float], groups: Sequence[Hashable] | None,
+                     resamples: int, seed: int):
+    """The mean of ``values`` in each of ``resamples`` draws of whole groups, with replacement."""
+    import numpy as np
+
+    sums, counts = _cluster_sums(values, groups)
+    picks = np.random.default_rng(seed).integers(0, len(sums), size=(resamples, len(sums)))
+    return sums[picks].sum(axis=1) / counts[picks].sum(axis=1)
+
+
 def _interval(samples, level: float) -> tuple[float, float]:
     import numpy as np
 
@@ -54,15 +64,9 @@ def bootstrap_ci(values: Sequence[float], groups: Sequence[Hashable] | None = No
 
     An empty input gives ``(0.0, 0.0)``.
     """
-    import numpy as np
-
     if not values:
         return 0.0, 0.0
-    sums, counts = _cluster_sums(values, groups)
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(sums), size=(resamples, len(sums)))
-    means = sums[picks].sum(axis=1) / counts[picks].sum(axis=1)
-    return _interval(means, level)
+    return _interval(_resampled_means(values, groups, resamples, seed), level)
 
 
 def paired_bootstrap_delta(treatment: Sequence[float], baseline: Sequence[float],
@@ -75,17 +79,12 @@ def paired_bootstrap_delta(treatment: Sequence[float], baseline: Sequence[float]
     Pairing matters: two settings scored on the same questions share most of their luck, so the
     interval of their difference is much narrower than either figure's own.
     """
-    import numpy as np
-
     if len(treatment) != len(baseline):
         raise ValueError(f"{len(treatment)} treatment values but {len(baseline)} baseline values")
     if not treatment:
         return {"delta": 0.0, "ci": [0.0, 0.0], "p_not_better": 1.0}
     diffs = [float(t) - float(b) for t, b in zip(treatment, baseline)]
-    sums, counts = _cluster_sums(diffs, groups)
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(sums), size=(resamples, len(sums)))
-    means = sums[picks].sum(axis=1) / counts[picks].sum(axis=1)
+    means = _resampled_means(diffs, groups, resamples, seed)
     lo, hi = _interval(means, level)
     return {"delta": round(sum(diffs) / len(diffs), 4), "ci": [lo, hi],
             "p_not_better": round(float((means <= 0).mean()), 4)}
