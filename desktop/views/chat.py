@@ -234,7 +234,8 @@ class ChatView(QWidget):
         note = (f"<div style='color:{colours.muted}'><i>Answered as: {escape(answered_as)}</i></div>"
                 if answered_as else "")
         if entry.status == "streaming":
-            return head + f" <i style='color:{colours.faint}'>(working…)</i></p>{note}<p style='color:{colours.muted}'>"
+            return (head + f" <i style='color:{colours.faint}'>(working…)</i></p>{note}"
+                    f"<p style='color:{colours.muted}'>")
         body = note
         if entry.result is not None:
             marks = [ref.mark for ref in entry.result.references]
