@@ -4,6 +4,7 @@ import pytest
 from PySide6.QtGui import QColor, QPalette
 
 from desktop.colours import DARK, LIGHT, colours_for
+from desktop.views.reasoning import COL_FATE
 
 
 def _luminance(hex_colour: str) -> float:
@@ -68,7 +69,7 @@ def test_views_redraw_in_the_dark_set_when_the_theme_turns_dark(qtbot, home, ans
 
     def drawn():
         return (window.chat.transcript.toHtml().lower(), window.passage.body.toHtml().lower(),
-                window.message_bar.styleSheet(), item.foreground(4).color().name())
+                window.message_bar.styleSheet(), item.foreground(COL_FATE).color().name())
 
     transcript, passage, banner, badge = drawn()
     assert LIGHT.user_background in transcript and LIGHT.highlight_background in passage
