@@ -30,6 +30,7 @@ class ReasoningPanel(QWidget):
         super().__init__(parent)
         self.tree = QTreeWidget(self)
         self.tree.setObjectName("reasoningTree")
+        self.tree.setAccessibleName("Reasoning tree")
         self.tree.setColumnCount(len(COLUMNS))
         self.tree.setHeaderLabels(list(COLUMNS))
         self.tree.setUniformRowHeights(True)

@@ -173,3 +173,15 @@ def test_copy_answer_with_sources_and_ask_again(qtbot, home, answer_result):
     messages = store.get_conversation(cid).messages
     assert [m.content for m in messages if m.role == "user"] == [answer_result.question] * 2
     assert messages[-1].state == "failed" and window.ask_again_action.isEnabled()
+
+
+def test_every_text_view_input_and_list_has_an_accessible_name(qtbot, home):
+    """Screen readers announce these widgets by name; a widget without one reads as "edit"."""
+    from PySide6.QtWidgets import QLineEdit, QListWidget, QPlainTextEdit, QTextBrowser, QTreeWidget
+
+    window = make_window(qtbot, home)
+    widgets = [w for kind in (QTextBrowser, QPlainTextEdit, QLineEdit, QTreeWidget, QListWidget)
+               for w in window.findChildren(kind)]
+    assert len(widgets) >= 6  # transcript, question, search box, two trees, passage
+    unnamed = [w.objectName() or type(w).__name__ for w in widgets if not w.accessibleName()]
+    assert unnamed == []
