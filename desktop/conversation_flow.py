@@ -98,6 +98,8 @@ class ConversationFlow(QObject):
             self.reasoning.show_result(last)
         else:
             self.reasoning.clear()
+        # Found through the sidebar's search: show where the words occur.
+        self.chat.find_bar.reveal(self.sidebar.search.text().strip())
         self.sidebar.select(conversation.id)
         self.current_changed.emit(conversation.id)
         return True

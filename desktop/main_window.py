@@ -126,6 +126,11 @@ class MainWindow(QMainWindow):
                                                "Ctrl+Shift+A")
         self.ask_again_action = self._action(edit, "&Ask again", self.ask_again, "Ctrl+Shift+R")
         self.chat.context_actions = [self.copy_answer_action, self.ask_again_action]
+        edit.addSeparator()
+        self._action(edit, "&Find in conversation…", self.find_in_conversation, QKeySequence.StandardKey.Find)
+        self._action(edit, "Find &next", self.chat.find_bar.find_next, QKeySequence.StandardKey.FindNext)
+        self._action(edit, "Find pre&vious", self.chat.find_bar.find_previous,
+                     QKeySequence.StandardKey.FindPrevious)
         corpus = bar.addMenu("&Corpus")
         self._action(corpus, "&Manage corpora…", self.open_corpus_manager, "Ctrl+Shift+C")
         self._action(corpus, "&Search the corpus…", self.open_search, "Ctrl+Shift+F")
@@ -192,6 +197,11 @@ class MainWindow(QMainWindow):
         QApplication.clipboard().setText(text)
         self.statusBar().showMessage(f"Copied the answer and its {len(result.references)} source(s).", 3000)
         return text
+
+    def find_in_conversation(self) -> None:
+        """Open the transcript's find bar, searching for the selected words if there are some."""
+        selected = self.chat.transcript.textCursor().selectedText()
+        self.chat.find_bar.open(selected if selected and "\u2029" not in selected else None)
 
     def ask_again(self) -> bool:
         """Ask the conversation's last question once more (after a failure, a stop, or a new model)."""

@@ -25,6 +25,7 @@ from searchain.reasoning.result import AnswerResult, Reference
 
 from ..colours import LIGHT, Colours, colours_for
 from ..render import answer_html, escape, parse_ref_url, references_html, text_to_html
+from .find_bar import FindBar
 
 EMPTY_STATE = (
     "<div style='color:{muted}; margin:40px'>"
@@ -78,6 +79,7 @@ class ChatView(QWidget):
         self.transcript.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.transcript.customContextMenuRequested.connect(self._context_menu)
         self.context_actions: list = []  # QActions the window adds below Copy / Select All
+        self.find_bar = FindBar(self.transcript, self)
         self.phase = QLabel("", self)
         self.phase.setObjectName("phaseLabel")
         self.phase.setTextFormat(Qt.TextFormat.PlainText)
@@ -107,6 +109,7 @@ class ChatView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.transcript, 1)
+        layout.addWidget(self.find_bar)
         layout.addWidget(self.phase)
         layout.addLayout(row)
 

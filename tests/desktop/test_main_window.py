@@ -185,3 +185,46 @@ def test_every_text_view_input_and_list_has_an_accessible_name(qtbot, home):
     assert len(widgets) >= 6  # transcript, question, search box, two trees, passage
     unnamed = [w.objectName() or type(w).__name__ for w in widgets if not w.accessibleName()]
     assert unnamed == []
+
+
+def test_find_in_conversation_from_the_menu_and_from_the_sidebar_search(qtbot, home, answer_result):
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QKeyEvent
+    from PySide6.QtWidgets import QApplication
+
+    from searchain.store.records import RunInfo
+
+    window = make_window(qtbot, home)
+    store = window.ctx.workspace().conversations()
+    cid = store.create_conversation("Eiffel")
+    store.add_user_message(cid, answer_result.question)
+    store.finish_answer(store.begin_answer(cid, RunInfo.from_settings(window.ctx.settings)), answer_result)
+    window.conversations.refresh()
+
+    # Found through the sidebar's search: opening it shows where the word is.
+    window.sidebar.search.setText("Dijon")
+    assert window.conversations.open(cid)
+    bar = window.chat.find_bar
+    assert bar.isVisible() and bar.query() == "Dijon" and bar.count_label.text().startswith("1 of ")
+    bar.close_bar()
+
+    # Edit > Find (Ctrl+F) searches for the selected words.
+    cursor = window.chat.transcript.document().find("Paris")
+    window.chat.transcript.setTextCursor(cursor)
+    find = next(a for a in window.menuBar().actions()[1].menu().actions() if "Find in" in a.text())
+    assert find.shortcut().toString() == "Ctrl+F"
+    find.trigger()
+    assert bar.isVisible() and bar.query() == "Paris" and window.focusWidget() is bar.field
+
+    # Esc in the find field closes the bar rather than stopping an answer (the window's Esc): the
+    # field claims Esc in the shortcut-override round that Qt runs before any shortcut fires,
+    # which a read-only transcript does not.
+    def claims_escape(widget) -> bool:
+        event = QKeyEvent(QEvent.Type.ShortcutOverride, Qt.Key.Key_Escape, Qt.KeyboardModifier.NoModifier)
+        event.ignore()  # as Qt sends it
+        QApplication.sendEvent(widget, event)
+        return event.isAccepted()
+
+    assert claims_escape(bar.field) and not claims_escape(window.chat.transcript)
+    qtbot.keyClick(bar.field, Qt.Key.Key_Escape)
+    assert not bar.isVisible()
