@@ -139,3 +139,16 @@ class ConversationFlow(QObject):
             return None
         self.message_bar.show_message(f"Exported to {path}", kind="info")
         return Path(path)
+
+    def import_file(self, path: str | Path) -> list[Any]:
+        """Add the conversations of a JSON export as new ones and open the first; [] on failure."""
+        try:
+            ids = self.store().import_json_file(path)
+        except Exception as exc:  # noqa: BLE001
+            self.message_bar.show_error(exc, f"Could not import {path}")
+            return []
+        self.refresh()
+        if ids and not self.is_busy():
+            self.open(ids[0])
+        self.message_bar.show_message(f"Imported {len(ids)} conversation(s) from {path}", kind="info")
+        return ids

@@ -117,6 +117,7 @@ class MainWindow(QMainWindow):
         self.new_action = self._action(file, "&New chat", self.conversations.new, QKeySequence.StandardKey.New)
         self._action(file, "Export as &Markdown…", lambda: self.export_conversation(None, "markdown"))
         self._action(file, "Export as &JSON…", lambda: self.export_conversation(None, "json"))
+        self._action(file, "&Import conversations…", self.import_conversations)
         file.addSeparator()
         self._action(file, "Open &GGUF file…", self.open_gguf_file)
         file.addSeparator()
@@ -273,6 +274,14 @@ class MainWindow(QMainWindow):
             if not path:
                 return None
         return self.conversations.export(conversation_id, fmt, path)
+
+    def import_conversations(self, path: str | None = None) -> list[Any]:
+        """Add the conversations of a JSON export (this app's or `searchain chats export`)."""
+        if path is None:
+            path, _ = QFileDialog.getOpenFileName(self, "Import conversations", "", "JSON export (*.json)")
+            if not path:
+                return []
+        return self.conversations.import_file(path)
 
     # -- dialogs -----------------------------------------------------------------------------
     def open_corpus_manager(self) -> None:

@@ -228,3 +228,28 @@ def test_find_in_conversation_from_the_menu_and_from_the_sidebar_search(qtbot, h
     assert claims_escape(bar.field) and not claims_escape(window.chat.transcript)
     qtbot.keyClick(bar.field, Qt.Key.Key_Escape)
     assert not bar.isVisible()
+
+
+def test_import_conversations_opens_the_first_and_a_bad_file_changes_nothing(qtbot, home, answer_result, tmp_path):
+    from searchain.store.records import RunInfo
+
+    window = make_window(qtbot, home)
+    store = window.ctx.workspace().conversations()
+    cid = store.create_conversation("Eiffel")
+    store.add_user_message(cid, answer_result.question)
+    store.finish_answer(store.begin_answer(cid, RunInfo.from_settings(window.ctx.settings)), answer_result)
+    exported = window.export_conversation(cid, "json", str(tmp_path / "chat.json"))
+
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"conversations": [', encoding="utf-8")
+    assert window.import_conversations(str(bad)) == []
+    assert window.message_bar.kind == "error" and "not valid JSON" in window.message_bar.message.text()
+    assert len(store.list_conversations()) == 1
+
+    [new_id] = window.import_conversations(str(exported))
+    assert new_id != cid and window.conversations.current_id == new_id
+    assert window.sidebar.titles() == ["Eiffel", "Eiffel"]
+    assert "Imported 1 conversation(s)" in window.message_bar.message.text()
+    # The imported chat is whole: its answer, marks and reasoning tree.
+    assert window.chat.last_result().final_content == answer_result.final_content
+    assert window.reasoning.round_count() == 2
