@@ -32,8 +32,9 @@ EMPTY_STATE = (
     "<h2>Ask a question</h2>"
     "<p>SearChain plans a chain of sub-questions, checks each answer against your local corpus, "
     "and cites the passages it used as [n] marks you can click.</p>"
-    "<p><b>Enter</b> sends, <b>Shift+Enter</b> starts a new line, <b>Ctrl+N</b> starts a new chat, "
-    "<b>Esc</b> stops an answer.</p></div>"
+    "<p><b>Enter</b> sends, <b>Shift+Enter</b> starts a new line, <b>Up</b> in the empty box brings "
+    "back your last question, <b>Ctrl+N</b> starts a new chat, <b>Esc</b> stops an answer, "
+    "<b>Ctrl+F</b> finds words in the conversation.</p></div>"
 )
 
 
@@ -51,15 +52,20 @@ class ChatEntry:
 
 
 class MessageInput(QPlainTextEdit):
-    """Enter submits; Shift+Enter is a new line."""
+    """Enter submits; Shift+Enter is a new line; Up in an empty box asks for the last question
+    (to edit and send it again, as in a terminal)."""
 
     submitted = Signal()
+    recall_requested = Signal()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not (
             event.modifiers() & Qt.KeyboardModifier.ShiftModifier
         ):
             self.submitted.emit()
+            return
+        if event.key() == Qt.Key.Key_Up and not self.toPlainText():
+            self.recall_requested.emit()
             return
         super().keyPressEvent(event)
 
@@ -90,6 +96,7 @@ class ChatView(QWidget):
         self.input.setPlaceholderText("Ask a question…  (Enter to send, Shift+Enter for a new line)")
         self.input.setMaximumHeight(96)
         self.input.submitted.connect(self._submit)
+        self.input.recall_requested.connect(self.recall_last_question)
         self.send_button = QPushButton("Send", self)
         self.send_button.setObjectName("sendButton")
         self.send_button.clicked.connect(self._submit)
@@ -274,6 +281,15 @@ class ChatView(QWidget):
             return
         self.input.clear()
         self.send_requested.emit(text)
+
+    def recall_last_question(self) -> bool:
+        """Put the conversation's last question in the empty input box, cursor at its end."""
+        question = self.last_question()
+        if not question or self.input.toPlainText():
+            return False
+        self.input.setPlainText(question)
+        self.input.moveCursor(QTextCursor.MoveOperation.End)
+        return True
 
     def _on_anchor(self, url: QUrl) -> None:
         parsed = parse_ref_url(url.toString())

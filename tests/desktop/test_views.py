@@ -45,6 +45,22 @@ def test_chat_input_enter_sends_shift_enter_newlines(qtbot):
     assert chat.input.toPlainText() == ""
 
 
+def test_up_in_the_empty_input_brings_back_the_last_question_to_edit(qtbot):
+    chat = ChatView()
+    qtbot.addWidget(chat)
+    qtbot.keyClick(chat.input, Qt.Key.Key_Up)
+    assert chat.input.toPlainText() == ""  # no question yet
+    chat.set_entries([ChatEntry("user", "Who built the mill?", key="1"),
+                      ChatEntry("assistant", "Ada.", key="2"),
+                      ChatEntry("user", "When was it built?", key="3")])
+    qtbot.keyClick(chat.input, Qt.Key.Key_Up)
+    assert chat.input.toPlainText() == "When was it built?"
+    qtbot.keyClicks(chat.input, " And by whom?")  # the cursor was left at the end
+    assert chat.input.toPlainText() == "When was it built? And by whom?"
+    qtbot.keyClick(chat.input, Qt.Key.Key_Up)  # not empty: Up moves the cursor as usual
+    assert chat.input.toPlainText() == "When was it built? And by whom?"
+
+
 def test_chat_streaming_is_plain_text_and_stop_shows(qtbot, answer_result):
     chat = ChatView()
     qtbot.addWidget(chat)
