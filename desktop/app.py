@@ -8,6 +8,7 @@ background jobs make sure the demo corpus is ready and check GPU offload support
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -30,9 +31,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def load_settings(paths: AppPaths) -> tuple[Settings, str]:
-    """Settings, or defaults plus a note when the file is broken (it is kept, renamed, not lost)."""
+    """Settings, or defaults plus a note when the file is broken (it is kept, renamed, not lost).
+    Bad values in a readable file fall back to their defaults one by one, with a note; a copy of
+    the file as it was is kept beside it."""
+    problems: list[str] = []
     try:
-        return Settings.load(paths), ""
+        settings = Settings.load(paths, problems)
+        if not problems:
+            return settings, ""
+        kept = paths.settings_file.with_name(f"settings.before-{time.strftime('%Y%m%d-%H%M%S')}.json")
+        try:
+            shutil.copy2(paths.settings_file, kept)
+            saved = f" A copy of the file as it was is kept as {kept}."
+        except OSError:
+            saved = ""
+        return settings, "Some settings could not be used: " + " ".join(problems) + saved
     except ConfigError as exc:
         broken = paths.settings_file
         kept = broken.with_name(f"settings.broken-{time.strftime('%Y%m%d-%H%M%S')}.json")

@@ -138,12 +138,16 @@ class Settings:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Settings":
-        return _from_dict(cls, data, "settings")
+    def from_dict(cls, data: dict[str, Any], problems: list[str] | None = None) -> "Settings":
+        """Settings from a JSON document. Each value is checked (type, choices, range:
+        ``settings_schema``): a bad one raises ConfigError naming its key, or, when a
+        ``problems`` list is given, is described there and replaced by its default."""
+        return _from_dict(cls, data, "settings", problems)
 
     @classmethod
-    def load(cls, paths: AppPaths) -> "Settings":
-        """Read settings; a missing file gives defaults, a broken one a clear ConfigError."""
+    def load(cls, paths: AppPaths, problems: list[str] | None = None) -> "Settings":
+        """Read settings; a missing file gives defaults, one that is not JSON a clear ConfigError.
+        ``problems``: collect bad values (and unknown keys) there instead of failing on them."""
         path = paths.settings_file
         if not path.exists():
             return cls()
@@ -157,7 +161,16 @@ class Settings:
         if not isinstance(data, dict):
             raise ConfigError(f"Settings file {path} does not hold a JSON object.",
                               hint="Delete it to go back to defaults.")
-        return cls.from_dict(data)
+        if problems is not None:
+            from .settings_schema import unknown_key_notes
+
+            problems += unknown_key_notes(data, cls)
+        try:
+            return cls.from_dict(data, problems)
+        except ConfigError as exc:
+            exc.hint = exc.hint or (f"Fix it in {path}, or with `searchain config set KEY VALUE` / "
+                                    "`searchain config reset KEY`.")
+            raise
 
     def save(self, paths: AppPaths) -> None:
         """Write atomically (temp file + rename) so a crash never leaves half a settings file."""
@@ -165,28 +178,51 @@ class Settings:
         atomic_write_text(paths.settings_file, json.dumps(self.to_dict(), indent=2))
 
 
-def _from_dict(cls: type, data: dict[str, Any], where: str):
+def _from_dict(cls: type, data: dict[str, Any], where: str, problems: list[str] | None = None):
+    from .settings_schema import problem
+
     kwargs = {}
     for f in fields(cls):
         if f.name not in data:
             continue
-        value = data[f.name]
-        default = getattr(cls(), f.name)
-        if is_dataclass(default):
-            if not isinstance(value, dict):
-                raise ConfigError(f"{where}.{f.name} must be an object, got {value!r}")
-            value = _from_dict(type(default), value, f"{where}.{f.name}")
-        elif isinstance(default, bool):
-            if not isinstance(value, bool):
-                raise ConfigError(f"{where}.{f.name} must be true or false, got {value!r}")
-        elif isinstance(default, (int, float)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ConfigError(f"{where}.{f.name} must be a number, got {value!r}")
-            value = type(default)(value)
-        elif isinstance(default, str) and not isinstance(value, str):
-            raise ConfigError(f"{where}.{f.name} must be a string, got {value!r}")
-        kwargs[f.name] = value
+        try:
+            kwargs[f.name] = _field_value(cls, f.name, data[f.name], where, problems)
+        except ConfigError as exc:
+            if problems is None:
+                raise
+            problems.append(f"{exc.message} Using the default.")
+            continue
+        if is_dataclass(kwargs[f.name]):
+            continue  # a section: its fields were checked one by one
+        message = problem(f"{where}.{f.name}".removeprefix("settings."), kwargs[f.name])
+        if message is not None:
+            if problems is None:
+                raise ConfigError(message)
+            problems.append(f"{message} Using the default.")
+            del kwargs[f.name]
     return cls(**kwargs)
+
+
+def _field_value(cls: type, name: str, value: Any, where: str, problems: list[str] | None) -> Any:
+    """``value`` as the type of the field's default; ConfigError if it cannot be."""
+    default = getattr(cls(), name)
+    if is_dataclass(default):
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}.{name} must be an object, got {value!r}.")
+        return _from_dict(type(default), value, f"{where}.{name}", problems)
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}.{name} must be true or false, got {value!r}.")
+        return value
+    if isinstance(default, (int, float)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{where}.{name} must be a number, got {value!r}.")
+        if isinstance(default, int) and value != int(value):
+            raise ConfigError(f"{where}.{name} must be a whole number, got {value!r}.")
+        return type(default)(value)
+    if isinstance(default, str) and not isinstance(value, str):
+        raise ConfigError(f"{where}.{name} must be a string, got {value!r}.")
+    return value
 
 
 def atomic_write_text(path: Path, text: str) -> None:

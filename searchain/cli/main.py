@@ -12,19 +12,22 @@ import argparse
 import importlib
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..config import AppPaths, Settings
 from ..errors import Cancelled, SearchainError
 
 # Modules under searchain.cli, each with register(subparsers).
-COMMAND_MODULES = ("corpus", "search", "models", "ask", "eval", "reader", "reranker", "chats", "bench")
+COMMAND_MODULES = ("corpus", "search", "models", "ask", "eval", "reader", "reranker", "chats", "bench",
+                   "config")
 
 
 @dataclass
 class Context:
     paths: AppPaths
     settings: Settings
+    # Bad values read (and replaced by defaults) when a command reads settings leniently.
+    settings_problems: list[str] = field(default_factory=list)
 
     def save_settings(self) -> None:
         self.settings.save(self.paths)
@@ -55,7 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         paths = AppPaths.resolve(args.home).ensure()
-        ctx = Context(paths=paths, settings=Settings.load(paths))
+        # `config` reads a file with bad values leniently so that it can repair it; the other
+        # commands refuse to run on settings they cannot honour.
+        problems: list[str] | None = [] if getattr(args, "lenient_settings", False) else None
+        ctx = Context(paths=paths, settings=Settings.load(paths, problems), settings_problems=problems or [])
         return int(args.func(ctx, args) or 0)
     except SearchainError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -1,0 +1,161 @@
+"""What each setting may hold, and dotted-key access to settings (``searchain config``).
+
+``Settings.load`` checks every value against these rules, so a mistyped choice or an impossible
+number is reported with its key when the file is read, rather than as an odd failure in the
+middle of an answer. Keys are dotted paths: ``retrieval.retriever``, ``llm.n_ctx``,
+``active_corpus``. The ``ui`` section belongs to the desktop app and is not checked here.
+
+The choice lists are literals, not imports, so that reading settings does not import numpy
+through the retrievers; a test keeps them equal to the lists the engine's modules accept.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import fields, is_dataclass
+from typing import Any
+
+from .errors import ConfigError
+
+CHOICES: dict[str, tuple[str, ...]] = {
+    "retrieval.retriever": ("dense", "bm25", "hybrid"),
+    "retrieval.hybrid_method": ("zscore", "minmax", "rrf"),
+    "llm.backend": ("llama_cpp", "openai"),
+    "reasoning.mode": ("searchain", "coq", "direct", "rag"),
+    "reasoning.reader": ("auto", "dpr", "llm"),
+    "reasoning.task": ("auto", "multihop", "yesno", "longform"),
+}
+# Old spellings still read (settings files write every field, so old values stay around).
+LEGACY_CHOICES: dict[str, tuple[str, ...]] = {"retrieval.hybrid_method": ("score",)}
+
+# Inclusive bounds; None = unbounded on that side.
+RANGES: dict[str, tuple[float | None, float | None]] = {
+    "retrieval.hnsw_m": (2, 512),
+    "retrieval.hnsw_ef_construction": (1, None),
+    "retrieval.hnsw_ef_search": (1, None),
+    "retrieval.batch_size": (1, None),
+    "retrieval.bm25_title_weight": (0, None),
+    "retrieval.bm25_idf_power": (0, None),
+    "retrieval.hybrid_dense_weight": (0, 1),
+    "retrieval.hybrid_depth": (1, None),
+    "retrieval.hybrid_title_boost": (0, None),
+    "retrieval.rerank_depth": (1, None),
+    "llm.n_gpu_layers": (-1, None),
+    "llm.n_ctx": (16, None),
+    "llm.n_threads": (0, None),
+    "llm.n_batch": (1, None),
+    "llm.temperature": (0, None),
+    "llm.max_tokens": (1, None),
+    "reasoning.llm_reader_theta": (0, 1),
+    "reasoning.alpha": (0, 1),
+    "reasoning.r_max": (1, None),
+    "reasoning.top_k": (1, None),
+    "reasoning.duplicate_threshold": (0, 1),
+    "reasoning.followup_turns": (0, None),
+}
+
+SKIPPED_SECTIONS = ("ui",)
+
+
+def problem(key: str, value: Any) -> str | None:
+    """Why ``value`` (already of the right type) cannot be the setting ``key``; None if it can."""
+    if key in CHOICES and value not in CHOICES[key] + LEGACY_CHOICES.get(key, ()):
+        return f"settings.{key} must be one of {', '.join(CHOICES[key])}; got {value!r}."
+    low, high = RANGES.get(key, (None, None))
+    if low is not None and value < low:
+        return f"settings.{key} must be at least {low:g}; got {value!r}."
+    if high is not None and value > high:
+        return f"settings.{key} must be at most {high:g}; got {value!r}."
+    return None
+
+
+def flatten(settings) -> dict[str, Any]:
+    """Every setting as ``{dotted key: value}``, in declaration order (the ``ui`` section left out)."""
+    out: dict[str, Any] = {}
+
+    def walk(obj, prefix: str) -> None:
+        for f in fields(obj):
+            if not prefix and f.name in SKIPPED_SECTIONS:
+                continue
+            value = getattr(obj, f.name)
+            if is_dataclass(value):
+                walk(value, f"{prefix}{f.name}.")
+            else:
+                out[prefix + f.name] = value
+
+    walk(settings, "")
+    return out
+
+
+def unknown_keys(data: dict[str, Any], settings_cls) -> list[str]:
+    """Dotted keys in a settings document that no setting has (typos, or a newer version's)."""
+    known = set(flatten(settings_cls()))
+    sections = {key.split(".")[0] for key in known if "." in key}
+    found: list[str] = []
+    for name, value in data.items():
+        if name in SKIPPED_SECTIONS:
+            continue
+        if name in sections and isinstance(value, dict):
+            found += [f"{name}.{sub}" for sub in value if f"{name}.{sub}" not in known]
+        elif name not in known and name not in sections:
+            found.append(name)
+    return found
+
+
+def closest_keys(key: str, settings_cls) -> list[str]:
+    """Up to three real keys that ``key`` was probably meant to be."""
+    return difflib.get_close_matches(key, list(flatten(settings_cls())), n=3, cutoff=0.6)
+
+
+def unknown_key_notes(data: dict[str, Any], settings_cls) -> list[str]:
+    """One line per unknown key of a settings document, with the likely intended key."""
+    notes = []
+    for key in unknown_keys(data, settings_cls):
+        close = closest_keys(key, settings_cls)
+        notes.append(f"Unknown setting {key!r} (ignored" + (f"; did you mean {close[0]}?)." if close else ")."))
+    return notes
+
+
+def check_key(settings, key: str) -> None:
+    """A ConfigError naming the closest keys when ``key`` is not a setting."""
+    if key not in flatten(settings):
+        close = closest_keys(key, type(settings))
+        hint = (f"Did you mean {' or '.join(close)}?" if close
+                else "`searchain config show` lists every setting.")
+        raise ConfigError(f"There is no setting {key!r}.", hint=hint)
+
+
+def get_value(settings, key: str) -> Any:
+    check_key(settings, key)
+    return flatten(settings)[key]
+
+
+def parse_value(text: str, current: Any) -> Any:
+    """The command line's text as the type of the setting it replaces (JSON for numbers and
+    true/false; strings as typed, quotes optional)."""
+    if isinstance(current, str):
+        if len(text) >= 2 and text[0] == text[-1] == '"':
+            return json.loads(text)
+        return text
+    try:
+        return json.loads(text.lower() if isinstance(current, bool) else text)
+    except ValueError:
+        return text  # reported below as the wrong type
+
+
+def with_value(settings, key: str, value: Any):
+    """A copy of ``settings`` with ``key`` set to ``value``; ConfigError if it is not allowed."""
+    check_key(settings, key)
+    data = settings.to_dict()
+    section = data
+    *parents, name = key.split(".")
+    for parent in parents:
+        section = section[parent]
+    section[name] = value
+    return type(settings).from_dict(data)  # type and range checks, with the key in the message
+
+
+def with_default(settings, key: str):
+    """A copy of ``settings`` with ``key`` back at its default."""
+    return with_value(settings, key, get_value(type(settings)(), key))
