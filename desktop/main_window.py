@@ -163,8 +163,10 @@ class MainWindow(QMainWindow):
     def update_status(self) -> None:
         model = self.ctx.settings.llm.model_path
         self.model_label.setText(f"Model: {Path(model).name}" if model else "Model: none installed")
-        reranker = self.ctx.settings.retrieval.reranker.strip()
-        self.corpus_label.setText(f"Corpus: {self.ctx.settings.active_corpus}"
+        retrieval = self.ctx.settings.retrieval
+        reranker = retrieval.reranker.strip()
+        kind = {"dense": ", dense only", "bm25": ", BM25 only"}.get(retrieval.retriever, "")
+        self.corpus_label.setText(f"Corpus: {self.ctx.settings.active_corpus}{kind}"
                                   + (f", re-ranked by {Path(reranker).name}" if reranker else ""))
 
     def set_gpu_status(self, supported: bool | None) -> None:

@@ -36,6 +36,8 @@ MODE_LABELS = {
     "rag": "Baseline: retrieve then read",
 }
 READER_LABELS = {"auto": "Automatic", "dpr": "DPR reader", "llm": "The LLM as reader"}
+RETRIEVER_LABELS = {"hybrid": "Hybrid: embeddings + keywords (best measured)",
+                    "dense": "Embeddings only (dense)", "bm25": "Keywords only (BM25)"}
 
 
 class SettingsDialog(QDialog):
@@ -118,11 +120,15 @@ class SettingsDialog(QDialog):
         self.reranker_status.setVisible(False)
         self.reranker.currentIndexChanged.connect(self._reranker_changed)
         self._reranker_changed()
+        self.retriever = self._combo(RETRIEVER_LABELS, retrieval.retriever, "retriever")
+        self.retriever.setToolTip("How passages are found. Hybrid fuses the embedding and keyword "
+                                  "rankings and measured best on MuSiQue and HotpotQA (BENCHMARKS.md).")
         row = QHBoxLayout()
         row.addWidget(self.reranker, 1)
         row.addWidget(self.download_reranker)
         box = QGroupBox("Retrieval", self)
         form = QFormLayout(box)
+        form.addRow("Retriever:", self.retriever)
         form.addRow("Re-ranker:", row)
         form.addRow("Candidates re-ranked:", self.rerank_depth)
         form.addRow("", self.reranker_status)
@@ -231,6 +237,7 @@ class SettingsDialog(QDialog):
         reasoning.top_k = self.top_k.value()
         reasoning.followup_turns = self.followup_turns.value()
         retrieval = self.ctx.settings.retrieval
+        retrieval.retriever = self.retriever.currentData()
         retrieval.reranker = self.reranker.currentData() or ""
         retrieval.rerank_depth = self.rerank_depth.value()
         after = (llm.model_path, llm.n_gpu_layers, llm.n_ctx, llm.n_threads, reasoning.reader)

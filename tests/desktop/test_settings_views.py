@@ -156,3 +156,17 @@ def test_reranker_download_offline_says_why_and_through_a_mirror_installs(
     assert dialog.download_reranker.isHidden()  # nothing left to download
     dialog.accept()
     assert Settings.load(home).retrieval.reranker == DEFAULT_RERANKER
+
+
+def test_retriever_choice_is_saved_shown_and_drops_the_open_retriever(qtbot, demo_home):
+    dialog = _settings_dialog(qtbot, demo_home)
+    window = dialog.parent()
+    workspace = window.ctx.workspace()
+    hybrid = workspace.retriever()
+    assert dialog.retriever.currentData() == "hybrid"
+    dialog.retriever.setCurrentIndex(dialog.retriever.findData("bm25"))
+    dialog.accept()
+    assert Settings.load(demo_home).retrieval.retriever == "bm25"
+    assert window.corpus_label.text() == "Corpus: demo, BM25 only"
+    reopened = workspace.retriever()
+    assert reopened is not hybrid and type(reopened).__name__ == "BM25Retriever"
