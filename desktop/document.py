@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from searchain.types import Passage
@@ -31,3 +32,24 @@ def document_text(document: Any, passage: Passage) -> tuple[str, tuple[int, int]
     if not parts:
         return passage.text, (0, len(passage.text))
     return "\n\n".join(parts), span
+
+
+# Above this size a source is shown in its folder rather than opened: a multi-gigabyte dump
+# would stall whatever editor the desktop hands it to.
+OPEN_SOURCE_LIMIT_BYTES = 20 * 1024 * 1024
+
+
+def source_target(passage: Passage, limit: int = OPEN_SOURCE_LIMIT_BYTES) -> tuple[Path, str]:
+    """What "Open source file" should open for ``passage``: (path, "file" | "folder").
+
+    Raises FileNotFoundError with a readable message when the file recorded at ingestion time
+    is no longer there; the passage itself stays in the corpus either way.
+    """
+    source = Path(passage.source) if passage.source else None
+    if source is None or not source.is_absolute() or not source.is_file():
+        raise FileNotFoundError(
+            f"The source file {passage.source or '(none recorded)'} is not there any more "
+            "(moved or deleted). The passage is still in the corpus.")
+    if source.stat().st_size > limit:
+        return source.parent, "folder"
+    return source, "file"

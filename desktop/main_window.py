@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, Qt
-from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QShortcut
+from PySide6.QtCore import QByteArray, Qt, QUrl
+from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
@@ -87,6 +87,7 @@ class MainWindow(QMainWindow):
         self.chat.reference_clicked.connect(self.show_reference)
         self.reasoning.node_activated.connect(self.show_node)
         self.passage.document_requested.connect(self.open_document)
+        self.passage.source_requested.connect(self.open_source)
         self.sidebar.delete_requested.connect(self.delete_conversation)
         self.sidebar.export_requested.connect(self.export_conversation)
         self.message_bar.action_triggered.connect(self._on_banner_action)
@@ -255,6 +256,24 @@ class MainWindow(QMainWindow):
 
         self.runner.start("document", work, on_done=show,
                           on_error=lambda exc: self.message_bar.show_error(exc, "Could not open the document"))
+
+    def open_source(self, passage) -> str | None:
+        """Open the file a passage was read from (its folder, for a very large file) with the
+        desktop's application for it; returns the URL handed over."""
+        from .document import source_target
+
+        try:
+            path, kind = source_target(passage)
+        except FileNotFoundError as exc:
+            self.message_bar.show_message(str(exc), kind="error")
+            return None
+        url = QUrl.fromLocalFile(str(path))
+        if not QDesktopServices.openUrl(url):
+            self.message_bar.show_message(f"No application could open {path}.", kind="error")
+            return None
+        if kind == "folder":
+            self.statusBar().showMessage(f"{Path(passage.source).name} is large: opened its folder.", 4000)
+        return url.toString()
 
     # -- conversations -----------------------------------------------------------------------
     def delete_conversation(self, conversation_id: Any) -> None:

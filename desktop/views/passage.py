@@ -38,6 +38,7 @@ def _plain_label(parent: QWidget, name: str) -> QLabel:
 
 class PassageViewer(QWidget):
     document_requested = Signal(object)  # the Passage whose whole document is wanted
+    source_requested = Signal(object)  # the Passage whose source file should be opened
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -55,12 +56,18 @@ class PassageViewer(QWidget):
         self.open_document = QPushButton("Open whole document", self)
         self.open_document.setEnabled(False)
         self.open_document.clicked.connect(self._request_document)
+        self.open_source = QPushButton("Open source file", self)
+        self.open_source.setObjectName("openSource")
+        self.open_source.setToolTip("Open the file this passage was read from in its usual application")
+        self.open_source.setEnabled(False)
+        self.open_source.clicked.connect(lambda: self.passage and self.source_requested.emit(self.passage))
 
         form = QFormLayout()
         form.addRow("Corpus:", self.corpus)
         form.addRow("Supports:", self.query)
         buttons = QHBoxLayout()
         buttons.addStretch(1)
+        buttons.addWidget(self.open_source)
         buttons.addWidget(self.open_document)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -80,6 +87,7 @@ class PassageViewer(QWidget):
         self.query.setText("")
         self.body.setPlainText("Click a [n] mark in an answer, or a reference under it, to see the passage it cites.")
         self.open_document.setEnabled(False)
+        self.open_source.setEnabled(False)
 
     def show_reference(self, reference: Reference) -> None:
         self.show_passage(reference.passage, reference.span, f"{reference.query} → {reference.answer}")
@@ -95,6 +103,7 @@ class PassageViewer(QWidget):
         self.query.setText(supports)
         self._draw_body()
         self.open_document.setEnabled(bool(passage.doc_id))
+        self.open_source.setEnabled(bool(passage.source))
 
     def _draw_body(self) -> None:
         if getattr(self, "passage", None) is not None:  # (a palette change can come mid-__init__)
