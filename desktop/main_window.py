@@ -164,11 +164,21 @@ class MainWindow(QMainWindow):
     def update_status(self) -> None:
         model = self.ctx.settings.llm.model_path
         self.model_label.setText(f"Model: {Path(model).name}" if model else "Model: none installed")
+        self._offer_demo_questions()
         retrieval = self.ctx.settings.retrieval
         reranker = retrieval.reranker.strip()
         kind = {"dense": ", dense only", "bm25": ", BM25 only"}.get(retrieval.retriever, "")
         self.corpus_label.setText(f"Corpus: {self.ctx.settings.active_corpus}{kind}"
                                   + (f", re-ranked by {Path(reranker).name}" if reranker else ""))
+
+    def _offer_demo_questions(self) -> None:
+        from searchain.corpus.demo import DEMO_NAME, demo_questions
+
+        try:
+            questions = demo_questions(limit=3) if self.ctx.settings.active_corpus == DEMO_NAME else []
+        except (OSError, ValueError, KeyError):  # a damaged install: no examples, nothing else lost
+            questions = []
+        self.chat.set_suggestions(questions)
 
     def set_gpu_status(self, supported: bool | None) -> None:
         text = {True: "GPU offload: available", False: "GPU offload: not available (CPU only)"}

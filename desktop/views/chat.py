@@ -34,8 +34,9 @@ EMPTY_STATE = (
     "and cites the passages it used as [n] marks you can click.</p>"
     "<p><b>Enter</b> sends, <b>Shift+Enter</b> starts a new line, <b>Up</b> in the empty box brings "
     "back your last question, <b>Ctrl+N</b> starts a new chat, <b>Esc</b> stops an answer, "
-    "<b>Ctrl+F</b> finds words in the conversation.</p></div>"
+    "<b>Ctrl+F</b> finds words in the conversation.</p>{suggestions}</div>"
 )
+SUGGESTION_SCHEME = "suggest:"
 
 
 @dataclass
@@ -121,6 +122,7 @@ class ChatView(QWidget):
         layout.addLayout(row)
 
         self.entries: list[ChatEntry] = []
+        self.suggestions: list[str] = []
         self.busy = False
         self._stream_start: int | None = None
         self._stream_phase: str | None = None
@@ -209,7 +211,8 @@ class ChatView(QWidget):
         self._stream_start = None
         self._stream_phase = None
         if not self.entries:
-            self.transcript.setHtml(EMPTY_STATE.format(muted=self.colours().muted))
+            self.transcript.setHtml(EMPTY_STATE.format(muted=self.colours().muted,
+                                                       suggestions=self._suggestions_html()))
             return
         colours = self.colours()
         self.transcript.setHtml("".join(self._entry_html(e, colours) for e in self.entries))
@@ -220,6 +223,20 @@ class ChatView(QWidget):
             self.streamed_text = ""
         bar = self.transcript.verticalScrollBar()
         bar.setValue(bar.maximum())
+
+    def set_suggestions(self, questions: list[str]) -> None:
+        """Example questions the empty chat offers (the demo corpus's); a click puts one in
+        the input box, ready to send or edit."""
+        self.suggestions = list(questions)
+        if not self.entries:
+            self.render()
+
+    def _suggestions_html(self) -> str:
+        if not self.suggestions:
+            return ""
+        items = "".join(f"<li><a href='{SUGGESTION_SCHEME}{n}'>{escape(q)}</a></li>"
+                        for n, q in enumerate(self.suggestions))
+        return f"<p>Try one about the demo corpus:</p><ul>{items}</ul>"
 
     def colours(self) -> Colours:
         return colours_for(self.palette())  # ours is updated before our children's
@@ -292,6 +309,13 @@ class ChatView(QWidget):
         return True
 
     def _on_anchor(self, url: QUrl) -> None:
+        if url.toString().startswith(SUGGESTION_SCHEME):
+            index = int(url.toString()[len(SUGGESTION_SCHEME):])
+            if not self.busy and 0 <= index < len(self.suggestions):
+                self.input.setPlainText(self.suggestions[index])
+                self.input.moveCursor(QTextCursor.MoveOperation.End)
+                self.input.setFocus()
+            return
         parsed = parse_ref_url(url.toString())
         if parsed is None:
             return

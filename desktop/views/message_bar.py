@@ -38,12 +38,15 @@ class MessageBar(QFrame):
         close = QPushButton("Dismiss", self)
         close.setFlat(True)
         close.clicked.connect(self.hide)
+        # Text across the full width, the action buttons on a row under it: beside the text they
+        # squeezed a long message into a narrow column.
         text = QVBoxLayout()
         text.addWidget(self.message)
         text.addWidget(self.hint)
+        self._buttons.addStretch(1)
+        text.addLayout(self._buttons)
         row = QHBoxLayout(self)
         row.addLayout(text, 1)
-        row.addLayout(self._buttons)
         row.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
         self.kind = ""
         self._watch_parent()
@@ -57,15 +60,15 @@ class MessageBar(QFrame):
         self.message.setText(message)
         self.hint.setText(hint)
         self.hint.setVisible(bool(hint))
-        while self._buttons.count():
+        while self._buttons.count() > 1:  # the buttons; the trailing stretch stays
             widget = self._buttons.takeAt(0).widget()
             if widget is not None:
                 widget.deleteLater()
-        for action_id, label in actions or []:
+        for position, (action_id, label) in enumerate(actions or []):
             button = QPushButton(label, self)
             button.setObjectName(f"action_{action_id}")
             button.clicked.connect(lambda _=False, a=action_id: self.action_triggered.emit(a))
-            self._buttons.addWidget(button)
+            self._buttons.insertWidget(position, button)
         self.show()
 
     def _restyle(self) -> None:

@@ -8,11 +8,15 @@ a fingerprint of the articles, so a changed demo (a new app version) is re-inges
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..config import AppPaths, Settings, resources_dir
 from ..events import CancelToken, EventCallback
-from .manager import READY, CorpusInfo, CorpusManager
+
+if TYPE_CHECKING:  # the manager (sqlite-utils) loads only when the demo is built
+    from .manager import CorpusInfo, CorpusManager
 
 DEMO_NAME = "demo"
 FINGERPRINT_KEY = "demo_fingerprint"
@@ -26,6 +30,13 @@ def demo_questions_file() -> Path:
     return resources_dir() / "demo_corpus" / "questions.jsonl"
 
 
+def demo_questions(limit: int | None = None) -> list[str]:
+    """The demo's example questions, in file order (the app offers them on an empty chat)."""
+    lines = demo_questions_file().read_text(encoding="utf-8").splitlines()
+    questions = [json.loads(line)["question"] for line in lines if line.strip()]
+    return questions[:limit] if limit is not None else questions
+
+
 def articles_fingerprint(folder: Path | None = None) -> str:
     """SHA-256 over the articles' relative paths and bytes (changes when any article does)."""
     folder = folder or demo_articles_dir()
@@ -37,7 +48,7 @@ def articles_fingerprint(folder: Path | None = None) -> str:
 
 def ensure_demo_corpus(paths: AppPaths, settings: Settings, *, on_event: EventCallback | None = None,
                        cancel: CancelToken | None = None, index: bool = True,
-                       embedder=None) -> CorpusInfo:
+                       embedder=None) -> "CorpusInfo":
     """Make sure corpus "demo" exists, is complete and current, and (``index``) is indexed.
 
     ``embedder`` (an ``index.embedder.Embedder``) is used for the build when given, so a caller
@@ -46,6 +57,8 @@ def ensure_demo_corpus(paths: AppPaths, settings: Settings, *, on_event: EventCa
     Missing or incomplete: ingest (continuing where a killed run stopped). Outdated articles:
     rebuild. Then build the vector index unless it already covers every passage.
     """
+    from .manager import READY, CorpusManager
+
     manager = CorpusManager(paths, settings)
     articles = demo_articles_dir()
     fingerprint = articles_fingerprint(articles)
@@ -70,12 +83,12 @@ def ensure_demo_corpus(paths: AppPaths, settings: Settings, *, on_event: EventCa
     return info
 
 
-def _fingerprint(manager: CorpusManager) -> str | None:
+def _fingerprint(manager: "CorpusManager") -> str | None:
     with manager.open_store(DEMO_NAME) as store:
         return store.meta_get(FINGERPRINT_KEY)
 
 
-def _set_fingerprint(manager: CorpusManager, value: str) -> None:
+def _set_fingerprint(manager: "CorpusManager", value: str) -> None:
     with manager.open_store(DEMO_NAME) as store:
         store.meta_set(FINGERPRINT_KEY, value)
 

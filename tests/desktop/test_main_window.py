@@ -296,3 +296,14 @@ def test_open_source_file_hands_the_file_or_its_folder_to_the_desktop(qtbot, hom
         QDesktopServices.unsetUrlHandler("file")
     window.passage.show_passage(Passage(corpus="x", pid="1", title="t", text="t"))
     assert not window.passage.open_source.isEnabled()  # no source recorded
+
+
+def test_demo_corpus_examples_are_offered_only_while_it_is_active(qtbot, home):
+    from searchain.corpus.demo import demo_questions
+
+    window = make_window(qtbot, home)
+    first = demo_questions()[0]
+    assert window.chat.suggestions == demo_questions(limit=3) and first in window.chat.transcript.toPlainText()
+    window.ctx.settings.active_corpus = "wiki"
+    window.update_status()
+    assert window.chat.suggestions == [] and first not in window.chat.transcript.toPlainText()

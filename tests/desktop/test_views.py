@@ -196,3 +196,16 @@ def test_parameter_counts_read_naturally_at_every_scale():
     assert parameters_label(1_543_714_304) == "1.54 B"
     assert parameters_label(135_000_000) == "135 M"
     assert parameters_label(133_312) == "133,312"  # a tiny test model is not "0.00 B"
+
+
+def test_empty_chat_offers_example_questions_that_fill_the_input(qtbot):
+    chat = ChatView()
+    qtbot.addWidget(chat)
+    assert "Try one" not in chat.transcript.toPlainText()
+    chat.set_suggestions(["Who built <the> mill?", "When?"])
+    html = chat.transcript.toHtml()
+    assert "Who built &lt;the&gt; mill?" in html and "suggest:1" in html  # escaped, linked
+    chat.transcript.anchorClicked.emit(QUrl("suggest:0"))
+    assert chat.input.toPlainText() == "Who built <the> mill?"
+    chat.set_entries([ChatEntry("user", "x", key="1")])
+    assert "Try one" not in chat.transcript.toPlainText()  # only an empty chat offers them
