@@ -160,7 +160,13 @@ class CorpusManagerDialog(QDialog):
 
     def ask_name(self, source: str) -> str | None:
         """The corpus name for ``source``, asked with a suggestion (None: the user cancelled)."""
-        name, ok = QInputDialog.getText(self, "Corpus name", "Name of the corpus:", text=corpus_name_for(source))
+        suggestion = corpus_name_for(source)
+        existing = [n for n in self.names() if n != suggestion]
+        name, ok = QInputDialog.getItem(
+            self, "Corpus name",
+            "A new corpus's name, or an existing corpus to add this source to\n"
+            "(only the new passages are embedded):",
+            [suggestion, *existing], 0, True)
         return name.strip() if ok and name.strip() else None
 
     # -- drag and drop -----------------------------------------------------------------------

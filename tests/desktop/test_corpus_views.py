@@ -138,7 +138,8 @@ def test_add_from_the_file_picker_then_rebuild_reads_the_changed_source(qtbot, c
     _write_notes(source, [f"The heron number {i} nests by the quiet lake." for i in range(12)])
     # Only the modal pickers are replaced: what a user would choose in them.
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(source), ""))
-    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("birds", True))
+    offered = []
+    monkeypatch.setattr(QInputDialog, "getItem", lambda _p, _t, _l, items, *a: offered.append(items) or ("birds", True))
     dialog = make_manager(qtbot, ctx)
     with qtbot.waitSignal(dialog.job_finished, timeout=180_000) as outcome:
         dialog.add_dialog("file")
@@ -157,6 +158,18 @@ def test_add_from_the_file_picker_then_rebuild_reads_the_changed_source(qtbot, c
     assert hits and "kingfisher" in hits[0].passage.text
     row = row_of(dialog, "birds")
     assert row["Passages"] == "5" and row["Indexed"] == "5" and row["Index"] == "ready"
+
+    # Another file added under the existing name joins that corpus (the name dialog offers it).
+    more = tmp_path / "waders.jsonl"
+    more.write_text(json.dumps({"id": "w1", "title": "Avocet", "text": "The avocet sweeps its bill."}) + "\n",
+                    encoding="utf-8")
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(more), ""))
+    with qtbot.waitSignal(dialog.job_finished, timeout=180_000) as outcome:
+        dialog.add_dialog("file")
+    assert outcome.args == ["done"], dialog.status.text()
+    assert offered[-1][0] == "waders" and "birds" in offered[-1]
+    assert ctx.workspace().corpora.info("birds").passages == 6 and "waders" not in dialog.names()
+    assert row_of(dialog, "birds")["Indexed"] == "6"
 
 
 def test_update_index_builds_repairs_and_re_embeds_for_another_model(qtbot, ctx, tmp_path):
