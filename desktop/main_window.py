@@ -151,6 +151,7 @@ class MainWindow(QMainWindow):
         self._action(view, "&Smaller text", lambda: self.zoom_text(-1), QKeySequence.StandardKey.ZoomOut)
         self._action(view, "&Actual size", lambda: self.zoom_text(None), "Ctrl+0")
         help_menu = bar.addMenu("&Help")
+        self._action(help_menu, "&Keyboard shortcuts", self.show_shortcuts, "Ctrl+/")
         self._action(help_menu, "&About SearChain", self._about)
 
     def _build_status_bar(self) -> None:
@@ -367,6 +368,12 @@ class MainWindow(QMainWindow):
             self.message_bar.show_message("Settings saved; they apply from the next question.")
         self.ctx.settings_changed(reload_model=model_changed and not self.answers.busy)
         self.update_status()
+
+    def show_shortcuts(self) -> None:
+        from .views.shortcuts import ShortcutsDialog
+
+        self.shortcuts_dialog = ShortcutsDialog(self.menuBar(), self)
+        self.shortcuts_dialog.show()
 
     def _about(self) -> None:
         QMessageBox.about(self, "About SearChain",

@@ -307,3 +307,17 @@ def test_demo_corpus_examples_are_offered_only_while_it_is_active(qtbot, home):
     window.ctx.settings.active_corpus = "wiki"
     window.update_status()
     assert window.chat.suggestions == [] and first not in window.chat.transcript.toPlainText()
+
+
+def test_keyboard_shortcuts_dialog_lists_every_menu_shortcut(qtbot, home):
+    window = make_window(qtbot, home)
+    window.show_shortcuts()
+    dialog = window.shortcuts_dialog
+    table = [tuple(dialog.table.item(r, c).text() for c in range(3)) for r in range(dialog.table.rowCount())]
+    commands = {command: keys for _where, command, keys in table}
+    assert commands["New chat"] == "Ctrl+N" and commands["Find in conversation"] == "Ctrl+F"
+    assert commands["Bigger text"] == "Ctrl++ or Ctrl+="
+    assert commands["Keyboard shortcuts"] == "Ctrl+/" and commands["Send the question"] == "Enter"
+    # Read from the actions: every menu action with a shortcut is listed, none invented.
+    with_keys = [a for top in window.menuBar().actions() for a in top.menu().actions() if a.shortcuts()]
+    assert len([row for row in table if row[0] not in ("Chat", "Find bar", "Conversations")]) == len(with_keys)
