@@ -82,10 +82,10 @@ class AnswerFlow(QObject):
             return False
         self.events_seen = []
         self.message_id = None
-        self.chat.begin_answer(question, key="pending")
+        ctx, mode, run = self.ctx, self.ctx.settings.reasoning.mode, self._run_info()
+        self.chat.begin_answer(question, key="pending", run=run)
         self.chat.set_phase("Loading the model…")
         self.reasoning.clear("Starting…")
-        ctx, mode, run = self.ctx, self.ctx.settings.reasoning.mode, self._run_info()
         followup_turns = self.ctx.settings.reasoning.followup_turns
         conversation_id = self.conversations.current_id
         title = " ".join(question.split())[:60] or "New chat"

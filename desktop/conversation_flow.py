@@ -88,7 +88,7 @@ class ConversationFlow(QObject):
                 role=m.role, text=m.content, key=str(m.id), result=m.result,
                 # A stored "streaming" answer was cut off by a crash: no process is writing it now.
                 status={"complete": "done", "streaming": "interrupted"}.get(m.state, m.state),
-                error=m.error or "",
+                error=m.error or "", extra={"run": m.run} if m.run is not None else {},
             )
             for m in conversation.messages
         ]

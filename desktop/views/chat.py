@@ -8,6 +8,7 @@ finished answer is rendered from escaped text by ``render.answer_html``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, QUrl, Signal
 from PySide6.QtGui import QKeyEvent, QTextCursor
@@ -147,10 +148,12 @@ class ChatView(QWidget):
         self.phase.setText(text)
 
     # -- streaming ---------------------------------------------------------------------------
-    def begin_answer(self, question: str, key: str = "pending") -> None:
-        """Show the question and an empty assistant message that tokens stream into."""
+    def begin_answer(self, question: str, key: str = "pending", run: Any = None) -> None:
+        """Show the question and an empty assistant message that tokens stream into; ``run``
+        (a RunInfo) names the model and corpus under the finished answer."""
         self.entries.append(ChatEntry("user", question, key=f"{key}-q"))
-        self.entries.append(ChatEntry("assistant", "", key=key, status="streaming"))
+        self.entries.append(ChatEntry("assistant", "", key=key, status="streaming",
+                                      extra={"run": run} if run is not None else {}))
         self.render()
         self.set_busy(True)
 
@@ -271,6 +274,10 @@ class ChatView(QWidget):
             body += answer_html(entry.result.final_content, entry.key, marks)
             body += references_html(entry.result.references, entry.key, colours)
             meta = f"{entry.result.mode} · {entry.result.rounds} round(s) · {entry.result.seconds:.1f} s"
+            run = entry.extra.get("run")
+            if run is not None:  # which model and corpus made it: a chat outlives a change of either
+                parts = (run.model, f"corpus {run.corpus}" if run.corpus else "")
+                meta += "".join(f" · {part}" for part in parts if part)
             body += f"<div style='color:{colours.faint};font-size:small'>{escape(meta)}</div>"
         elif entry.text:
             body += text_to_html(entry.text)

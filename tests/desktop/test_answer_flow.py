@@ -1,6 +1,7 @@
 """Asking questions in the main window, through the real engine: tiny GGUF + the demo corpus."""
 
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -48,6 +49,11 @@ def test_answer_streams_draws_tree_and_is_saved(qtbot, window):
     assert answer.state == "complete" and answer.result == entry.result
     assert window.sidebar.titles() == ["Where is Kestrel Bay?"]
     assert window.message_bar.isHidden()
+    # The answer names the model file and corpus that made it, live and once reopened.
+    made_by = f"· {Path(window.ctx.settings.llm.model_path).name} · corpus demo"
+    assert made_by in window.chat.transcript.toPlainText()
+    window.conversations.open(window.conversations.current_id)
+    assert made_by in window.chat.transcript.toPlainText()
 
 
 
