@@ -89,7 +89,12 @@ class SettingsDialog(QDialog):
         form.addRow("Follow-ups read with (earlier turns):", self.followup_turns)
 
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Apply
-                                   | QDialogButtonBox.StandardButton.Cancel, self)
+                                   | QDialogButtonBox.StandardButton.Cancel
+                                   | QDialogButtonBox.StandardButton.RestoreDefaults, self)
+        self.restore_button = buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults)
+        self.restore_button.setToolTip("Put every field back to its default (the model file stays); "
+                                       "nothing is saved until OK or Apply.")
+        self.restore_button.clicked.connect(self.restore_defaults)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         buttons.button(QDialogButtonBox.StandardButton.Apply).clicked.connect(self.apply)
@@ -242,6 +247,23 @@ class SettingsDialog(QDialog):
         retrieval.rerank_depth = self.rerank_depth.value()
         after = (llm.model_path, llm.n_gpu_layers, llm.n_ctx, llm.n_threads, reasoning.reader)
         self.applied.emit(before != after)
+
+    def restore_defaults(self) -> None:
+        """Every field back to its default except the model file, which is a choice of the user's
+        rather than a preference; saved only by OK or Apply."""
+        from searchain.config import Settings
+
+        defaults = Settings()
+        llm, reasoning, retrieval = defaults.llm, defaults.reasoning, defaults.retrieval
+        for box, value in ((self.gpu_layers, llm.n_gpu_layers), (self.n_ctx, llm.n_ctx),
+                           (self.n_threads, llm.n_threads), (self.theta, reasoning.theta),
+                           (self.alpha, reasoning.alpha), (self.r_max, reasoning.r_max),
+                           (self.top_k, reasoning.top_k), (self.followup_turns, reasoning.followup_turns),
+                           (self.rerank_depth, retrieval.rerank_depth)):
+            box.setValue(value)
+        for combo, value in ((self.mode, reasoning.mode), (self.reader, reasoning.reader),
+                             (self.retriever, retrieval.retriever), (self.reranker, retrieval.reranker)):
+            combo.setCurrentIndex(max(0, combo.findData(value)))
 
     def accept(self) -> None:
         self.apply()

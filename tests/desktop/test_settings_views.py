@@ -3,6 +3,8 @@
 import json
 import shutil
 
+from PySide6.QtCore import Qt
+
 from desktop.context import AppContext
 from desktop.main_window import MainWindow
 from desktop.views.model_dialog import ModelDialog
@@ -170,3 +172,23 @@ def test_retriever_choice_is_saved_shown_and_drops_the_open_retriever(qtbot, dem
     assert window.corpus_label.text() == "Corpus: demo, BM25 only"
     reopened = workspace.retriever()
     assert reopened is not hybrid and type(reopened).__name__ == "BM25Retriever"
+
+
+def test_restore_defaults_resets_the_fields_but_keeps_the_model_and_saves_only_on_apply(qtbot, home):
+    settings = Settings.load(home)
+    settings.llm.model_path = "/models/mine.gguf"
+    settings.llm.n_ctx, settings.reasoning.top_k, settings.reasoning.mode = 8192, 4, "rag"
+    settings.retrieval.retriever = "bm25"
+    settings.save(home)
+    dialog = _settings_dialog(qtbot, home)
+    assert (dialog.n_ctx.value(), dialog.top_k.value(), dialog.mode.currentData()) == (8192, 4, "rag")
+    qtbot.mouseClick(dialog.restore_button, Qt.MouseButton.LeftButton)
+    defaults = Settings()
+    assert (dialog.n_ctx.value(), dialog.top_k.value(), dialog.mode.currentData(), dialog.retriever.currentData()) \
+        == (defaults.llm.n_ctx, defaults.reasoning.top_k, defaults.reasoning.mode, defaults.retrieval.retriever)
+    assert dialog.model_path.text() == "/models/mine.gguf"
+    assert Settings.load(home).reasoning.top_k == 4  # nothing saved yet
+    dialog.accept()
+    saved = Settings.load(home)
+    assert (saved.llm.n_ctx, saved.reasoning.top_k, saved.llm.model_path) == (
+        defaults.llm.n_ctx, defaults.reasoning.top_k, "/models/mine.gguf")
