@@ -38,6 +38,26 @@ BADGES: dict[str, str] = {
     DECISION_UNCHECKED: "unchecked",
 }
 
+# What each fate means, for the badge's tooltip (SearChain's IR step, SEARCHAIN.md).
+BADGE_EXPLANATIONS: dict[str, str] = {
+    DECISION_PASS: "Checked against the top passage: the reader agrees with the LLM's answer, or is "
+                   "not confident enough (below θ) to overrule it, so the LLM's answer stands.",
+    DECISION_CORRECTED: "The reader found a different answer in the top passage with confidence above θ; "
+                        "the LLM was shown it and rewrote its chain from this step.",
+    DECISION_COMPLETED: "The LLM could not answer this step (an unsolved query); the answer was taken "
+                        "from the top passage.",
+    DECISION_DUPLICATE: "The same query as an earlier step (by embedding similarity), so it was not "
+                        "checked again.",
+    DECISION_UNCHECKED: "Not checked against the corpus: the chain ended before it, or this answering "
+                        "mode does not verify steps.",
+}
+COLUMN_TIPS = {
+    "LLM answer": "What the language model answered for this step",
+    "Reader answer": "The answer the reader found in the top passage for this step's query",
+    "Confidence": "The reader's confidence in its answer, compared with θ (Settings)",
+    "Fate": "What the IR check did with this step; point at a badge for details",
+}
+
 
 def escape(text: str | None) -> str:
     return html.escape(text or "", quote=True)

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QHeaderView, QLabel, QTreeWidget, QTreeWidgetItem,
 from searchain.reasoning.result import AnswerResult, Branch, Node
 
 from ..colours import colours_for
-from ..render import badge, format_confidence, node_summary
+from ..render import BADGE_EXPLANATIONS, COLUMN_TIPS, badge, format_confidence, node_summary
 
 COLUMNS = ("Query", "LLM answer", "Reader answer", "Confidence", "Fate")
 COL_QUERY, COL_LLM, COL_READER, COL_CONF, COL_FATE = range(len(COLUMNS))
@@ -33,6 +33,8 @@ class ReasoningPanel(QWidget):
         self.tree.setAccessibleName("Reasoning tree")
         self.tree.setColumnCount(len(COLUMNS))
         self.tree.setHeaderLabels(list(COLUMNS))
+        for col, name in enumerate(COLUMNS):
+            self.tree.headerItem().setToolTip(col, COLUMN_TIPS.get(name, ""))
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
         self.tree.setWordWrap(False)
@@ -155,6 +157,7 @@ class ReasoningPanel(QWidget):
         font.setBold(True)
         item.setFont(COL_FATE, font)
         item.setToolTip(COL_QUERY, node_summary(node))
+        item.setToolTip(COL_FATE, BADGE_EXPLANATIONS.get(node.decision, ""))
         item.setData(COL_QUERY, NODE_ROLE, node)
 
     def _on_double_click(self, item: QTreeWidgetItem, _column: int) -> None:

@@ -120,6 +120,9 @@ def test_reasoning_panel_shows_rounds_nodes_and_badges(qtbot, answer_result):
     completed = panel.node_item(2, 1)
     assert completed.text(COL_LLM) == "[unsolved]" and completed.text(COL_FATE) == "completed by IR"
     assert "2 round(s)" in panel.summary.text()
+    # Each badge explains itself; so do the column headers.
+    assert "above θ" in corrected.toolTip(COL_FATE) and "unsolved" in completed.toolTip(COL_FATE)
+    assert "θ" in panel.tree.headerItem().toolTip(COL_CONF)
     panel.set_collapsed(True)
     assert not panel.tree.topLevelItem(0).isExpanded()
     with qtbot.waitSignal(panel.node_activated) as blocker:
