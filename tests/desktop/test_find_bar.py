@@ -100,3 +100,37 @@ def test_reveal_shows_a_found_word_without_taking_the_focus(qtbot):
     assert bar.isVisible() and bar.count_label.text() == "1 of 1"
     assert chat.focusWidget() is chat.input
     assert current_highlight(bar) == "roof"
+
+
+def _qt_find_all(document, query):
+    from PySide6.QtGui import QTextCursor
+
+    found, cursor = [], QTextCursor(document)
+    while True:
+        cursor = document.find(query, cursor)
+        if cursor.isNull():
+            return found
+        found.append((cursor.selectionStart(), cursor.selectionEnd()))
+
+
+def test_matches_are_at_the_positions_qt_itself_finds(qtbot, answer_result):
+    # The bar searches the raw text with a regular expression; its positions must be the
+    # document's own, through the question's table, the answer's links and the reference list.
+    chat = make_chat(qtbot, ENTRIES + [ChatEntry("assistant", "", key="9", result=answer_result)])
+    for query in ("Dijon", "the", "<b>", "é", "[2]"):
+        chat.find_bar.field.setText(query)
+        assert chat.find_bar.matches == _qt_find_all(chat.transcript.document(), query), query
+
+
+def test_a_very_common_word_highlights_a_window_around_the_current_match(qtbot):
+    from desktop.views.find_bar import MAX_HIGHLIGHTS
+
+    chat = make_chat(qtbot, [ChatEntry("assistant", "the mill " * (MAX_HIGHLIGHTS + 500), key="1")])
+    bar = chat.find_bar
+    bar.open("mill")
+    assert bar.count_label.text() == f"1 of {MAX_HIGHLIGHTS + 500}"
+    assert len(chat.transcript.extraSelections()) == MAX_HIGHLIGHTS + 1
+    bar.find_previous()  # wraps to the last match: the window moves with it
+    selections = chat.transcript.extraSelections()
+    last = selections[-1].cursor
+    assert bar.current == MAX_HIGHLIGHTS + 499 and last.selectionStart() == bar.matches[-1][0]
