@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, QUrl
-from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QIcon, QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent, QDesktopServices, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
@@ -28,6 +28,7 @@ from searchain.config import resources_dir
 
 from .answer_flow import AnswerFlow
 from .context import AppContext
+from .menus import build_menus
 from .conversation_flow import ConversationFlow
 from .text_zoom import TextZoom
 from .views.chat import ChatView
@@ -95,7 +96,7 @@ class MainWindow(QMainWindow):
 
         self.text_zoom = TextZoom(ctx.settings.ui, [self.chat.transcript, self.passage.body], restore=restore)
         self._build_status_bar()
-        self._build_menus()
+        build_menus(self)
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.answers.stop)
         self.resize(*DEFAULT_SIZE)
         self.splitter.setSizes(DEFAULT_SPLITTER)
@@ -103,57 +104,7 @@ class MainWindow(QMainWindow):
             self.restore_state()
         self.update_status()
 
-    # -- menus and status --------------------------------------------------------------------
-    def _action(self, menu, text: str, slot, shortcut: Any = None) -> QAction:
-        action = QAction(text, self)
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
-        action.triggered.connect(slot)
-        menu.addAction(action)
-        return action
-
-    def _build_menus(self) -> None:
-        bar = self.menuBar()
-        file = bar.addMenu("&File")
-        self.new_action = self._action(file, "&New chat", self.conversations.new, QKeySequence.StandardKey.New)
-        self._action(file, "Export as &Markdown…", lambda: self.export_conversation(None, "markdown"))
-        self._action(file, "Export as &JSON…", lambda: self.export_conversation(None, "json"))
-        self._action(file, "&Import conversations…", self.import_conversations)
-        file.addSeparator()
-        self._action(file, "Open &GGUF file…", self.open_gguf_file)
-        file.addSeparator()
-        self._action(file, "&Quit", self.close, QKeySequence.StandardKey.Quit)
-        edit = bar.addMenu("&Edit")
-        self.copy_answer_action = self._action(edit, "&Copy answer with sources", self.copy_answer,
-                                               "Ctrl+Shift+A")
-        self.ask_again_action = self._action(edit, "&Ask again", self.ask_again, "Ctrl+Shift+R")
-        self.chat.context_actions = [self.copy_answer_action, self.ask_again_action]
-        edit.addSeparator()
-        self._action(edit, "&Find in conversation…", self.find_in_conversation, QKeySequence.StandardKey.Find)
-        self._action(edit, "Find &next", self.chat.find_bar.find_next, QKeySequence.StandardKey.FindNext)
-        self._action(edit, "Find pre&vious", self.chat.find_bar.find_previous,
-                     QKeySequence.StandardKey.FindPrevious)
-        corpus = bar.addMenu("&Corpus")
-        self._action(corpus, "&Manage corpora…", self.open_corpus_manager, "Ctrl+Shift+C")
-        self._action(corpus, "&Search the corpus…", self.open_search, "Ctrl+Shift+F")
-        settings = bar.addMenu("&Settings")
-        self._action(settings, "&Model and reasoning…", self.open_settings, QKeySequence.StandardKey.Preferences)
-        self._action(settings, "Model &catalogue…", self.open_model_catalogue)
-        view = bar.addMenu("&View")
-        self.toggle_reasoning = self._action(view, "&Reasoning panel", self._toggle_side, "Ctrl+R")
-        self.toggle_reasoning.setCheckable(True)
-        self.toggle_reasoning.setChecked(True)
-        self._action(view, "&Collapse reasoning tree", lambda: self.reasoning.set_collapsed(True))
-        self._action(view, "&Expand reasoning tree", lambda: self.reasoning.set_collapsed(False))
-        view.addSeparator()
-        bigger = self._action(view, "&Bigger text", lambda: self.zoom_text(+1))
-        bigger.setShortcuts([QKeySequence(QKeySequence.StandardKey.ZoomIn), QKeySequence("Ctrl+=")])
-        self._action(view, "&Smaller text", lambda: self.zoom_text(-1), QKeySequence.StandardKey.ZoomOut)
-        self._action(view, "&Actual size", lambda: self.zoom_text(None), "Ctrl+0")
-        help_menu = bar.addMenu("&Help")
-        self._action(help_menu, "&Keyboard shortcuts", self.show_shortcuts, "Ctrl+/")
-        self._action(help_menu, "&About SearChain", self._about)
-
+    # -- status -----------------------------------------------------------------------------
     def _build_status_bar(self) -> None:
         self.model_label = QLabel(self)
         self.corpus_label = QLabel(self)
@@ -191,7 +142,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Text size {size:g} pt", 2000)
         return size
 
-    def _toggle_side(self) -> None:
+    def toggle_side_panel(self) -> None:
         self.side_tabs.setVisible(self.toggle_reasoning.isChecked())
 
     def _on_busy(self, busy: bool) -> None:
@@ -375,7 +326,7 @@ class MainWindow(QMainWindow):
         self.shortcuts_dialog = ShortcutsDialog(self.menuBar(), self)
         self.shortcuts_dialog.show()
 
-    def _about(self) -> None:
+    def show_about(self) -> None:
         QMessageBox.about(self, "About SearChain",
                           "SearChain Desktop — offline Search-in-the-Chain question answering "
                           "with cited passages (Xu et al., WWW 2024).")
