@@ -15,6 +15,7 @@ Layout under ``data_dir``::
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
@@ -215,7 +216,7 @@ def _field_value(cls: type, name: str, value: Any, where: str, problems: list[st
             raise ConfigError(f"{where}.{name} must be true or false, got {value!r}.")
         return value
     if isinstance(default, (int, float)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise ConfigError(f"{where}.{name} must be a number, got {value!r}.")
         if isinstance(default, int) and value != int(value):
             raise ConfigError(f"{where}.{name} must be a whole number, got {value!r}.")

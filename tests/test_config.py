@@ -62,6 +62,8 @@ def test_bad_settings_file_is_a_clear_error(home, content, fragment):
         ('{"reasoning": {"top_k": 0}}', "reasoning.top_k must be at least 1"),
         ('{"retrieval": {"hybrid_dense_weight": 1.5}}', "retrieval.hybrid_dense_weight must be at most 1"),
         ('{"llm": {"n_ctx": 4096.5}}', "llm.n_ctx must be a whole number"),
+        ('{"llm": {"n_ctx": Infinity}}', "llm.n_ctx must be a number"),
+        ('{"reasoning": {"theta": NaN}}', "reasoning.theta must be a number"),
         ('{"reasoning": {"mode": "fast"}}', "reasoning.mode must be one of searchain, coq, direct, rag"),
     ],
 )
