@@ -8,6 +8,7 @@ background jobs make sure the demo corpus is ready and check GPU offload support
 from __future__ import annotations
 
 import argparse
+import logging
 import shutil
 import sys
 import time
@@ -59,7 +60,6 @@ def load_settings(paths: AppPaths) -> tuple[Settings, str]:
 def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -71,6 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"error: cannot create the SearChain folders: {exc}", file=sys.stderr)
         return 1
+    from .diagnostics import ErrorHooks, start_logging
+
+    start_logging(paths)
     settings, settings_note = load_settings(paths)
 
     from .context import AppContext
@@ -79,6 +82,17 @@ def main(argv: list[str] | None = None) -> int:
     app.setWindowIcon(app_icon())
     ctx = AppContext(paths, settings)
     window = MainWindow(ctx, restore=not args.no_restore)
+    hooks = ErrorHooks(window).install()
+    try:
+        return run_window(app, window, args, settings_note, started)
+    finally:
+        hooks.uninstall()
+
+
+def run_window(app, window, args, settings_note: str, started: float) -> int:
+    """Show the window and run the event loop until the app quits; returns its exit code."""
+    from PySide6.QtCore import QTimer
+
     window.show()
     if args.quit_after_show:
         # The first paint has happened once the event loop has run once after show().
@@ -90,10 +104,10 @@ def main(argv: list[str] | None = None) -> int:
         return app.exec()
     if settings_note:
         window.message_bar.show_message(settings_note, kind="error")
+        logging.getLogger("desktop").warning("%s", settings_note)
     if not args.no_background:
         QTimer.singleShot(0, lambda: start_background(window))
-    code = app.exec()
-    return code
+    return app.exec()
 
 
 def start_background(window) -> None:

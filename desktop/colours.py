@@ -27,6 +27,7 @@ class Colours:
     muted: str  # secondary text: notes, hints, empty states
     faint: str  # tertiary text: timings, corpus names
     error: str  # error text on the normal background
+    warning: str  # "works, but not fully" (Help > Check set-up)
     user_background: str  # the "You" bubble
     highlight_background: str  # the supporting span of a passage
     highlight_text: str
@@ -39,7 +40,7 @@ class Colours:
 
 
 LIGHT = Colours(
-    dark=False, muted="#666666", faint="#737373", error="#c62828", user_background="#e8f0fe",
+    dark=False, muted="#666666", faint="#737373", error="#c62828", warning="#8a5300", user_background="#e8f0fe",
     highlight_background="#fff59d", highlight_text="#000000",
     banner_error=("#fdecea", "#f5c6cb"), banner_info=("#e8f4fd", "#b6dcf7"),
     badges={DECISION_PASS: "#2e7d32", DECISION_CORRECTED: "#c62828", DECISION_COMPLETED: "#1565c0",
@@ -49,7 +50,7 @@ LIGHT = Colours(
 # Every text colour keeps WCAG AA contrast (4.5:1) on its background: white for LIGHT, #1e1e1e
 # (a typical dark base) for DARK; DARK uses lighter tints of LIGHT's hues.
 DARK = Colours(
-    dark=True, muted="#b0b0b0", faint="#9a9a9a", error="#ef9a9a", user_background="#25354a",
+    dark=True, muted="#b0b0b0", faint="#9a9a9a", error="#ef9a9a", warning="#ffcc80", user_background="#25354a",
     highlight_background="#6d5e00", highlight_text="#ffffff",
     banner_error=("#4a2326", "#7a3b40"), banner_info=("#1d3346", "#35597a"),
     badges={DECISION_PASS: "#81c784", DECISION_CORRECTED: "#ef9a9a", DECISION_COMPLETED: "#90caf9",

@@ -188,7 +188,8 @@ class MainWindow(QMainWindow):
 
     def _on_banner_action(self, action: str) -> None:
         {"catalogue": self.open_model_catalogue, "open_gguf": self.open_gguf_file,
-         "search": self.open_search, "settings": self.open_settings}.get(action, lambda: None)()
+         "search": self.open_search, "settings": self.open_settings,
+         "logs": self.open_log_folder}.get(action, lambda: None)()
 
     # -- passages ----------------------------------------------------------------------------
     def show_reference(self, reference) -> None:
@@ -325,6 +326,21 @@ class MainWindow(QMainWindow):
 
         self.shortcuts_dialog = ShortcutsDialog(self.menuBar(), self)
         self.shortcuts_dialog.show()
+
+    def check_setup(self):
+        """Help > Check set-up: the dialog (reused), with a fresh run of the checks."""
+        from .diagnostics import SetupCheck
+
+        if getattr(self, "setup_check", None) is None:
+            self.setup_check = SetupCheck(self)
+        self.setup_check.dialog.show()
+        self.setup_check.dialog.raise_()
+        return self.setup_check.run()
+
+    def open_log_folder(self) -> str:
+        from .diagnostics import open_log_folder
+
+        return open_log_folder(self)
 
     def show_about(self) -> None:
         QMessageBox.about(self, "About SearChain",

@@ -59,4 +59,7 @@ def build_menus(window) -> None:
     add(view, "&Actual size", lambda: window.zoom_text(None), "Ctrl+0")
     help_menu = bar.addMenu("&Help")
     add(help_menu, "&Keyboard shortcuts", window.show_shortcuts, "Ctrl+/")
+    add(help_menu, "&Check set-up…", window.check_setup)
+    add(help_menu, "Open &log folder", window.open_log_folder)
+    help_menu.addSeparator()
     add(help_menu, "&About SearChain", window.show_about)

@@ -235,6 +235,6 @@ def describe_error(exc: BaseException) -> tuple[str, str]:
     name = type(exc).__name__
     return (
         f"Something went wrong inside the engine ({name}: {exc}).",
-        "The app is still usable. If this keeps happening, run the same action with the `searchain` "
-        "command-line tool to see the full details.",
+        "The app is still usable. The full details are in the log (Help > Open log folder); "
+        "Help > Check set-up looks for a cause and makes a report to send.",
     )

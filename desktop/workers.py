@@ -10,7 +10,9 @@ runner, so the C++ object outlives any Python reference a finishing worker threa
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 import traceback
 from typing import Any, Callable
 
@@ -20,6 +22,7 @@ from searchain.errors import Cancelled, SearchainError
 from searchain.events import CancelToken
 
 JobFn = Callable[[Callable[[Any], None], CancelToken], Any]
+log = logging.getLogger("desktop.jobs")
 
 
 class Job(QObject):
@@ -90,19 +93,27 @@ class _Runnable(QRunnable):
     def run(self) -> None:  # worker thread
         job = self._job
         job.worker_thread_id = threading.get_ident()
+        started = time.perf_counter()
         try:
             result = self._fn(job._event_from_worker.emit, job.cancel_token)
         except Cancelled:
+            log.info("job %s cancelled after %.1f s", job.name, time.perf_counter() - started)
             job._outcome_from_worker.emit(("cancelled", ()))
         except SearchainError as exc:
+            # An explained failure (bad input, missing model): the message is the whole story.
+            log.warning("job %s failed: %s%s", job.name, exc.message, f" ({exc.hint})" if exc.hint else "")
             job._outcome_from_worker.emit(("failed", exc))
         except BaseException as exc:  # noqa: BLE001 - shown to the user, never swallowed
             exc.formatted_traceback = traceback.format_exc()  # type: ignore[attr-defined]
+            log.error("job %s failed unexpectedly", job.name, exc_info=exc)
             job._outcome_from_worker.emit(("failed", exc))
         else:
+            seconds = time.perf_counter() - started
             if job.cancel_token.cancelled:
+                log.info("job %s cancelled after %.1f s", job.name, seconds)
                 job._outcome_from_worker.emit(("cancelled", ()))
             else:
+                log.info("job %s finished in %.1f s", job.name, seconds)
                 job._outcome_from_worker.emit(("finished", (result,)))
 
 

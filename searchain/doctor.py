@@ -46,9 +46,9 @@ def run_checks(paths: AppPaths, settings: Settings | None = None) -> list[Check]
     """Every check, in the order a user would fix things. ``settings``: the settings in use
     (the app's, possibly unsaved); default: the file, read leniently."""
     problems: list[str] = []
-    file_error: Check | None = None
-    if settings is None:
-        settings, file_error = _read_settings(paths, problems)
+    # The file is always checked, even when the caller's settings are used for the rest.
+    from_file, file_error = _read_settings(paths, problems)
+    settings = settings or from_file
     steps: list[Callable[[], list[Check]]] = [
         lambda: [file_error or _settings_check(paths, problems)],
         lambda: _folder_checks(paths),

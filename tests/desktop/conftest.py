@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from PySide6.QtCore import QObject, QUrl, Slot
 
 from searchain.reasoning.result import (
     DECISION_COMPLETED,
@@ -86,3 +87,26 @@ def demo_home(home, demo_data_template):
     """``home`` with the ready demo corpus copied in (as after a first run)."""
     shutil.copytree(demo_data_template / "corpora" / "demo", home.corpora_dir / "demo")
     return home
+
+
+class UrlCatcher(QObject):
+    """Stands in for the desktop's file opener (QDesktopServices' documented hook for this)."""
+
+    def __init__(self):
+        super().__init__()
+        self.urls = []
+
+    @Slot(QUrl)
+    def open(self, url):
+        self.urls.append(url.toLocalFile())
+
+
+@pytest.fixture
+def opened_files():
+    """The local paths the app hands to the desktop (QDesktopServices.openUrl) during a test."""
+    from PySide6.QtGui import QDesktopServices
+
+    catcher = UrlCatcher()
+    QDesktopServices.setUrlHandler("file", catcher, "open")
+    yield catcher.urls
+    QDesktopServices.unsetUrlHandler("file")

@@ -21,7 +21,7 @@ def contrast(a: str, b: str) -> float:
 
 @pytest.mark.parametrize("colours, base, text", [(LIGHT, "#ffffff", "#000000"), (DARK, "#1e1e1e", "#e0e0e0")])
 def test_every_text_colour_meets_wcag_aa_on_its_background(colours, base, text):
-    for name in ("muted", "faint", "error"):
+    for name in ("muted", "faint", "error", "warning"):
         assert contrast(getattr(colours, name), base) >= 4.5, name
     for decision, colour in colours.badges.items():
         assert contrast(colour, base) >= 4.5, decision

@@ -2,7 +2,7 @@
 
 import json
 
-from PySide6.QtCore import QObject, Qt, QUrl, Slot
+from PySide6.QtCore import Qt
 
 from desktop.context import AppContext
 from desktop.main_window import MainWindow
@@ -256,21 +256,7 @@ def test_import_conversations_opens_the_first_and_a_bad_file_changes_nothing(qtb
     assert window.reasoning.round_count() == 2
 
 
-class _UrlCatcher(QObject):
-    """Stands in for the desktop's file opener (QDesktopServices' documented hook for this)."""
-
-    def __init__(self):
-        super().__init__()
-        self.urls = []
-
-    @Slot(QUrl)
-    def open(self, url):
-        self.urls.append(url.toLocalFile())
-
-
-def test_open_source_file_hands_the_file_or_its_folder_to_the_desktop(qtbot, home, tmp_path):
-    from PySide6.QtGui import QDesktopServices
-
+def test_open_source_file_hands_the_file_or_its_folder_to_the_desktop(qtbot, home, tmp_path, opened_files):
     from searchain.types import Passage
 
     window = make_window(qtbot, home)
@@ -278,23 +264,18 @@ def test_open_source_file_hands_the_file_or_its_folder_to_the_desktop(qtbot, hom
     notes.write_text("The mill was built in 1820.", encoding="utf-8")
     passage = Passage(corpus="notes", pid="notes.md#0", title="Mill", text="The mill was built in 1820.",
                       source=str(notes), doc_id="notes.md")
-    catcher = _UrlCatcher()
-    QDesktopServices.setUrlHandler("file", catcher, "open")
-    try:
-        window.passage.show_passage(passage)
-        assert window.passage.open_source.isEnabled()
-        qtbot.mouseClick(window.passage.open_source, Qt.MouseButton.LeftButton)
-        assert catcher.urls == [str(notes)]
-        # A very large source (a Wikipedia dump) opens its folder instead.
-        from desktop.document import source_target
-        assert source_target(passage, limit=5) == (tmp_path, "folder")
-        # Moved away: said plainly, nothing opened.
-        notes.unlink()
-        assert window.open_source(passage) is None
-        assert "is not there any more" in window.message_bar.message.text()
-        assert catcher.urls == [str(notes)]
-    finally:
-        QDesktopServices.unsetUrlHandler("file")
+    window.passage.show_passage(passage)
+    assert window.passage.open_source.isEnabled()
+    qtbot.mouseClick(window.passage.open_source, Qt.MouseButton.LeftButton)
+    assert opened_files == [str(notes)]
+    # A very large source (a Wikipedia dump) opens its folder instead.
+    from desktop.document import source_target
+    assert source_target(passage, limit=5) == (tmp_path, "folder")
+    # Moved away: said plainly, nothing opened.
+    notes.unlink()
+    assert window.open_source(passage) is None
+    assert "is not there any more" in window.message_bar.message.text()
+    assert opened_files == [str(notes)]
     window.passage.show_passage(Passage(corpus="x", pid="1", title="t", text="t"))
     assert not window.passage.open_source.isEnabled()  # no source recorded
 
