@@ -1,7 +1,8 @@
 """Saved conversations: list/search them in the sidebar, open, rename, delete and export them.
 
-All store calls happen on the UI thread (they are small SQLite reads and writes, and the store's
-connection belongs to the thread that opened it).
+Store calls happen on the UI thread (small SQLite reads and writes), except importing a file:
+a full backup can hold thousands of answers, so it runs on a worker (the store's connection is
+shared across threads behind its lock).
 """
 
 from __future__ import annotations
@@ -140,15 +141,19 @@ class ConversationFlow(QObject):
         self.message_bar.show_message(f"Exported to {path}", kind="info")
         return Path(path)
 
-    def import_file(self, path: str | Path) -> list[Any]:
-        """Add the conversations of a JSON export as new ones and open the first; [] on failure."""
-        try:
-            ids = self.store().import_json_file(path)
-        except Exception as exc:  # noqa: BLE001
-            self.message_bar.show_error(exc, f"Could not import {path}")
-            return []
-        self.refresh()
-        if ids and not self.is_busy():
-            self.open(ids[0])
-        self.message_bar.show_message(f"Imported {len(ids)} conversation(s) from {path}", kind="info")
-        return ids
+    def import_file(self, path: str | Path, runner) -> Any:
+        """Add the conversations of a JSON export as new ones, on a worker of ``runner``, then
+        open the first; returns the job (its ``result``: the new ids). A bad file changes nothing."""
+        self.message_bar.show_message(f"Importing conversations from {path}…", kind="info")
+
+        def work(_on_event, _cancel):
+            return self.store().import_json_file(path)
+
+        def done(ids: list[Any]) -> None:
+            self.refresh()
+            if ids and not self.is_busy():
+                self.open(ids[0])
+            self.message_bar.show_message(f"Imported {len(ids)} conversation(s) from {path}", kind="info")
+
+        return runner.start("import-conversations", work, on_done=done,
+                            on_error=lambda exc: self.message_bar.show_error(exc, f"Could not import {path}"))

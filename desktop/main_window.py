@@ -259,13 +259,14 @@ class MainWindow(QMainWindow):
                 return None
         return self.conversations.export(conversation_id, fmt, path)
 
-    def import_conversations(self, path: str | None = None) -> list[Any]:
-        """Add the conversations of a JSON export (this app's or `searchain chats export`)."""
+    def import_conversations(self, path: str | None = None):
+        """Add the conversations of a JSON export (this app's or `searchain chats export`) on a
+        worker; returns the job, or None when no file was picked."""
         if path is None:
             path, _ = QFileDialog.getOpenFileName(self, "Import conversations", "", "JSON export (*.json)")
             if not path:
-                return []
-        return self.conversations.import_file(path)
+                return None
+        return self.conversations.import_file(path, self.runner)
 
     # -- dialogs -----------------------------------------------------------------------------
     def open_corpus_manager(self) -> None:

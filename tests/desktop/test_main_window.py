@@ -1,6 +1,7 @@
 """The main window's flows against the real engine facade and the real conversation store."""
 
 import json
+import threading
 
 from PySide6.QtCore import Qt
 
@@ -241,13 +242,21 @@ def test_import_conversations_opens_the_first_and_a_bad_file_changes_nothing(qtb
     store.finish_answer(store.begin_answer(cid, RunInfo.from_settings(window.ctx.settings)), answer_result)
     exported = window.export_conversation(cid, "json", str(tmp_path / "chat.json"))
 
+    def imported(path):
+        job = window.import_conversations(path)
+        assert "Importing conversations" in window.message_bar.message.text()  # it runs on a worker
+        qtbot.waitUntil(lambda: not job.running, timeout=10_000)
+        return job
+
     bad = tmp_path / "bad.json"
     bad.write_text('{"conversations": [', encoding="utf-8")
-    assert window.import_conversations(str(bad)) == []
+    assert imported(str(bad)).outcome == "failed"
     assert window.message_bar.kind == "error" and "not valid JSON" in window.message_bar.message.text()
     assert len(store.list_conversations()) == 1
 
-    [new_id] = window.import_conversations(str(exported))
+    job = imported(str(exported))
+    assert job.worker_thread_id != threading.get_ident()
+    [new_id] = job.result
     assert new_id != cid and window.conversations.current_id == new_id
     assert window.sidebar.titles() == ["Eiffel", "Eiffel"]
     assert "Imported 1 conversation(s)" in window.message_bar.message.text()
