@@ -141,6 +141,22 @@ class ConversationFlow(QObject):
         self.message_bar.show_message(f"Exported to {path}", kind="info")
         return Path(path)
 
+    def export_all(self, path: str | Path, runner) -> Any:
+        """Write every conversation to one JSON file (a backup that Import reads back), on a
+        worker of ``runner``; returns the job (its ``result``: the path written)."""
+        self.message_bar.show_message(f"Exporting every conversation to {path}…", kind="info")
+
+        def work(_on_event, _cancel):
+            store = self.store()
+            return store.export_json_file(path), len(store.list_conversations())
+
+        def done(result) -> None:
+            written, count = result
+            self.message_bar.show_message(f"Exported {count} conversation(s) to {written}", kind="info")
+
+        return runner.start("export-conversations", work, on_done=done,
+                            on_error=lambda exc: self.message_bar.show_error(exc, f"Could not export to {path}"))
+
     def import_file(self, path: str | Path, runner) -> Any:
         """Add the conversations of a JSON export as new ones, on a worker of ``runner``, then
         open the first; returns the job (its ``result``: the new ids). A bad file changes nothing."""

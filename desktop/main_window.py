@@ -259,6 +259,15 @@ class MainWindow(QMainWindow):
                 return None
         return self.conversations.export(conversation_id, fmt, path)
 
+    def export_all_conversations(self, path: str | None = None):
+        """File > Export all conversations: one JSON backup, written on a worker; returns the job."""
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Export all conversations",
+                                                  "searchain-conversations.json", "JSON (*.json)")
+            if not path:
+                return None
+        return self.conversations.export_all(path, self.runner)
+
     def import_conversations(self, path: str | None = None):
         """Add the conversations of a JSON export (this app's or `searchain chats export`) on a
         worker; returns the job, or None when no file was picked."""

@@ -27,6 +27,7 @@ def build_menus(window) -> None:
     window.new_action = add(file, "&New chat", window.conversations.new, QKeySequence.StandardKey.New)
     add(file, "Export as &Markdown…", lambda: window.export_conversation(None, "markdown"))
     add(file, "Export as &JSON…", lambda: window.export_conversation(None, "json"))
+    add(file, "Export &all conversations…", window.export_all_conversations)
     add(file, "&Import conversations…", window.import_conversations)
     file.addSeparator()
     add(file, "Open &GGUF file…", window.open_gguf_file)

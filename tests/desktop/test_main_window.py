@@ -312,3 +312,31 @@ def test_keyboard_shortcuts_dialog_lists_every_menu_shortcut(qtbot, home):
     # Read from the actions: every menu action with a shortcut is listed, none invented.
     with_keys = [a for top in window.menuBar().actions() for a in top.menu().actions() if a.shortcuts()]
     assert len([row for row in table if row[0] not in ("Chat", "Find bar", "Conversations")]) == len(with_keys)
+
+
+def test_export_all_writes_a_backup_that_import_reads_back(qtbot, home, answer_result, tmp_path):
+    from searchain.store.records import RunInfo
+
+    window = make_window(qtbot, home)
+    store = window.ctx.workspace().conversations()
+    for title in ("First", "Second"):
+        cid = store.create_conversation(title)
+        store.add_user_message(cid, answer_result.question)
+        store.finish_answer(store.begin_answer(cid, RunInfo.from_settings(window.ctx.settings)), answer_result)
+    backup = tmp_path / "backup.json"
+    job = window.export_all_conversations(str(backup))
+    qtbot.waitUntil(lambda: not job.running, timeout=10_000)
+    assert job.outcome == "finished" and "Exported 2 conversation(s)" in window.message_bar.message.text()
+    assert [c["title"] for c in json.loads(backup.read_text())["conversations"]] == ["First", "Second"]
+
+    for cid in [c.id for c in store.list_conversations()]:
+        store.delete(cid)
+    window.conversations.refresh()
+    job = window.import_conversations(str(backup))
+    qtbot.waitUntil(lambda: not job.running, timeout=10_000)
+    assert sorted(window.sidebar.titles()) == ["First", "Second"]
+    assert window.chat.last_result().final_content == answer_result.final_content
+
+    job = window.export_all_conversations(str(tmp_path))  # a folder, not a file
+    qtbot.waitUntil(lambda: not job.running, timeout=10_000)
+    assert job.outcome == "failed" and "it is a folder" in window.message_bar.message.text()
