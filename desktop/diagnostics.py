@@ -23,8 +23,9 @@ from PySide6.QtGui import QDesktopServices
 
 from searchain.config import AppPaths
 
+from .views.message_bar import UNEXPECTED_ACTIONS
+
 log = logging.getLogger("desktop")
-LOG_ACTION = ("logs", "Open log folder")
 SHOW_INTERVAL_S = 1.0  # a burst of the same failure is logged in full but shown once a second
 
 
@@ -105,7 +106,7 @@ class ErrorHooks(QObject):
             f"Unexpected error: {type(exc).__name__}: {exc}",
             "The app is still usable. The full details are in the log (Help > Open log folder); "
             "Help > Check set-up looks for a cause and makes a report to send.",
-            kind="error", actions=[LOG_ACTION])
+            kind="error", actions=list(UNEXPECTED_ACTIONS))
 
 
 class SetupCheck(QObject):

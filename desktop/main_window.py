@@ -189,7 +189,7 @@ class MainWindow(QMainWindow):
     def _on_banner_action(self, action: str) -> None:
         {"catalogue": self.open_model_catalogue, "open_gguf": self.open_gguf_file,
          "search": self.open_search, "settings": self.open_settings,
-         "logs": self.open_log_folder}.get(action, lambda: None)()
+         "logs": self.open_log_folder, "doctor": self.check_setup}.get(action, lambda: None)()
 
     # -- passages ----------------------------------------------------------------------------
     def show_reference(self, reference) -> None:

@@ -10,6 +10,10 @@ from ..colours import Colours, colours_for
 from ..render import describe_error
 
 
+# The window maps these ids to Help > Open log folder and Help > Check set-up.
+UNEXPECTED_ACTIONS = (("logs", "Open log folder"), ("doctor", "Check set-up…"))
+
+
 def banner_style(kind: str, colours: Colours) -> str:
     background, border = colours.banner_error if kind == "error" else colours.banner_info
     return (f"QFrame#messageBar {{ background:{background}; border:1px solid {border}; "
@@ -63,6 +67,7 @@ class MessageBar(QFrame):
         while self._buttons.count() > 1:  # the buttons; the trailing stretch stays
             widget = self._buttons.takeAt(0).widget()
             if widget is not None:
+                widget.hide()  # deleted later: hidden now so it can never be clicked again
                 widget.deleteLater()
         for position, (action_id, label) in enumerate(actions or []):
             button = QPushButton(label, self)
@@ -95,6 +100,12 @@ class MessageBar(QFrame):
 
     def show_error(self, exc: BaseException, context: str = "",
                    actions: list[tuple[str, str]] | None = None) -> None:
+        """An engine error: its message and hint. One the engine did not explain (a bug, not bad
+        input) offers the log and the set-up check unless the caller gives its own actions."""
+        from searchain.errors import SearchainError
+
         message, hint = describe_error(exc)
+        if actions is None and not isinstance(exc, (SearchainError, OSError, MemoryError)):
+            actions = list(UNEXPECTED_ACTIONS)
         self.show_message(f"{context}: {message}" if context else message, hint, kind="error",
                           actions=actions)

@@ -4,6 +4,7 @@ import threading
 
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QPushButton
 
 from desktop.context import AppContext
 from desktop.diagnostics import ErrorHooks, start_logging
@@ -144,3 +145,19 @@ def test_job_outcomes_and_unexpected_failures_reach_the_log(qtbot, home):
     assert "Traceback" not in logged.split("explained-job")[1].split("\n")[0]
     assert "job fine-job finished in" in logged
     assert "SearChain Desktop" in logged and "starting" in logged
+
+
+def test_an_unexplained_failure_offers_the_log_and_the_set_up_check(qtbot, home):
+    from searchain.errors import ModelError
+
+    window = make_window(qtbot, home)
+    window.message_bar.show_error(KeyError("node"), "Could not answer")
+    assert window.message_bar.findChild(QObject, "action_logs") is not None
+    window.message_bar.findChild(QObject, "action_doctor").click()
+    assert window.setup_check.dialog.isVisible()
+    qtbot.waitUntil(lambda: not window.setup_check.job.running, timeout=30_000)
+
+    window.message_bar.show_error(ModelError("The model file is missing.", hint="Pick another."))
+    shown = [b.objectName() for b in window.message_bar.findChildren(QPushButton)
+             if b.isVisibleTo(window.message_bar)]
+    assert [name for name in shown if name.startswith("action_")] == []  # explained: no log needed
