@@ -29,3 +29,25 @@ def test_unknown_command_prints_help_and_fails(capsys):
 
     assert main([]) == 2
     assert "COMMAND" in capsys.readouterr().out
+
+
+def test_a_bug_is_one_line_on_stderr_and_a_traceback_in_the_log(home, capsys, monkeypatch):
+    import searchain.cli.doctor as doctor
+    from searchain.cli.main import main
+
+    def broken(ctx, args):
+        raise ZeroDivisionError("a bug in a command")
+
+    monkeypatch.setattr(doctor, "run", broken)
+    monkeypatch.delenv("SEARCHAIN_TRACEBACK", raising=False)
+    assert main(["doctor"]) == 1
+    err = capsys.readouterr().err
+    log = home.log_dir / "cli.log"
+    assert err.startswith("error: unexpected ZeroDivisionError: a bug in a command\n")
+    assert str(log) in err and "Traceback" not in err
+    logged = log.read_text()
+    assert "`searchain doctor` failed" in logged and "in broken" in logged and "ZeroDivisionError" in logged
+
+    monkeypatch.setenv("SEARCHAIN_TRACEBACK", "1")
+    assert main(["doctor"]) == 1
+    assert "Traceback (most recent call last)" in capsys.readouterr().err

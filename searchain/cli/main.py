@@ -79,6 +79,33 @@ def main(argv: list[str] | None = None) -> int:
         # the interpreter's final flush does not raise again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except Exception as exc:  # noqa: BLE001 - a bug, not bad input: keep the traceback, say where
+        return _unexpected(exc, args)
+
+
+def _unexpected(exc: Exception, args) -> int:
+    """One line on stderr, the traceback in ``<cache>/logs/cli.log`` (``SEARCHAIN_TRACEBACK=1``
+    prints it as well)."""
+    import logging
+    import traceback
+
+    from ..logs import start_file_log, stop_file_log
+
+    where = None
+    try:
+        paths = AppPaths.resolve(getattr(args, "home", None))
+        where = start_file_log(paths, "cli")
+        logging.getLogger("searchain.cli").error("`searchain %s` failed", args.command, exc_info=exc)
+        stop_file_log(paths, "cli")
+    except Exception:  # noqa: BLE001 - logging must not hide the error itself
+        where = None
+    print(f"error: unexpected {type(exc).__name__}: {exc}", file=sys.stderr)
+    if os.environ.get("SEARCHAIN_TRACEBACK") == "1" or where is None:
+        traceback.print_exception(exc, file=sys.stderr)
+    else:
+        print(f"  The traceback is in {where}. `searchain doctor` checks the installation; "
+              "SEARCHAIN_TRACEBACK=1 prints the traceback here.", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":
