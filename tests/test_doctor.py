@@ -175,3 +175,16 @@ def test_the_sqlite_file_is_not_locked_or_changed_by_the_check(home):
     before = home.conversations_db.read_bytes()
     assert by_area(run_checks(home))["conversations"][0].summary.startswith("0 conversation(s)")
     assert home.conversations_db.read_bytes() == before
+
+
+def test_thorough_finds_a_changed_byte_in_an_index_that_the_quick_check_passes(indexed_copy, capsys):
+    home = indexed_copy
+    Settings(active_corpus="mini").save(home)
+    graph = home.corpora_dir / "mini" / "index" / "vectors.hnsw"
+    data = bytearray(graph.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # same length: only the checksum can tell
+    graph.write_bytes(bytes(data))
+    assert by_area(run_checks(home))["corpus"][0].status == OK
+    corpus = by_area(run_checks(home, thorough=True))["corpus"][0]
+    assert corpus.status == FAIL and "damaged" in corpus.summary and "searchain corpus index mini" in corpus.fix
+    assert main(["doctor", "--thorough"]) == 1 and "[FAIL] corpus" in capsys.readouterr().out

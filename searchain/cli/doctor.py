@@ -15,6 +15,8 @@ MARKS = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
 def register(sub) -> None:
     p = sub.add_parser("doctor", help="check models, corpora, indexes and settings; say how to fix problems")
     p.add_argument("--json", action="store_true", help="print the checks and the system as JSON")
+    p.add_argument("--thorough", action="store_true",
+                   help="also check every index file against its recorded checksum (reads the whole file)")
     p.add_argument("--report", action="store_true",
                    help="print a report to paste into a bug report (checks, system, last log lines)")
     p.set_defaults(func=run, reads_settings_itself=True)
@@ -24,7 +26,7 @@ def run(ctx, args) -> int:
     from ..doctor import FAIL, report_markdown, run_checks, system_info, worst
     from ..logs import log_file, recent_lines
 
-    checks = run_checks(ctx.paths)
+    checks = run_checks(ctx.paths, thorough=args.thorough)
     if args.json:
         print(json.dumps({"status": worst(checks), "checks": [c.to_dict() for c in checks],
                           "system": system_info(ctx.paths)}, indent=2))
