@@ -71,9 +71,6 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"error: cannot create the SearChain folders: {exc}", file=sys.stderr)
         return 1
-    from .diagnostics import ErrorHooks, start_logging
-
-    start_logging(paths)
     settings, settings_note = load_settings(paths)
 
     from .context import AppContext
@@ -82,15 +79,17 @@ def main(argv: list[str] | None = None) -> int:
     app.setWindowIcon(app_icon())
     ctx = AppContext(paths, settings)
     window = MainWindow(ctx, restore=not args.no_restore)
-    hooks = ErrorHooks(window).install()
+    hooks = []
     try:
-        return run_window(app, window, args, settings_note, started)
+        return run_window(app, window, args, settings_note, started, hooks)
     finally:
-        hooks.uninstall()
+        for hook in hooks:
+            hook.uninstall()
 
 
-def run_window(app, window, args, settings_note: str, started: float) -> int:
-    """Show the window and run the event loop until the app quits; returns its exit code."""
+def run_window(app, window, args, settings_note: str, started: float, hooks: list) -> int:
+    """Show the window and run the event loop until the app quits; returns its exit code.
+    The log file and the error hooks (appended to ``hooks``) start right after the first frame."""
     from PySide6.QtCore import QTimer
 
     window.show()
@@ -104,7 +103,16 @@ def run_window(app, window, args, settings_note: str, started: float) -> int:
         return app.exec()
     if settings_note:
         window.message_bar.show_message(settings_note, kind="error")
-        logging.getLogger("desktop").warning("%s", settings_note)
+
+    def start_diagnostics() -> None:
+        from .diagnostics import ErrorHooks, start_logging
+
+        start_logging(window.ctx.paths)
+        if settings_note:
+            logging.getLogger("desktop").warning("%s", settings_note)
+        hooks.append(ErrorHooks(window).install())
+
+    QTimer.singleShot(0, start_diagnostics)
     if not args.no_background:
         QTimer.singleShot(0, lambda: start_background(window))
     return app.exec()

@@ -38,3 +38,23 @@ def test_bad_values_fall_back_one_by_one_and_the_file_is_copied(home):
     [kept] = home.config_dir.glob("settings.before-*.json")
     assert kept.read_text() == original and str(kept) in note
     assert home.settings_file.read_text() == original  # rewritten only when the app saves
+
+
+def test_the_app_logs_to_its_file_and_survives_a_bug_in_a_slot(tmp_path):
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "settings.json").write_text(json.dumps({"reasoning": {"top_k": 0}}))
+    code = ("import sys; from PySide6.QtCore import QTimer; from PySide6.QtWidgets import QApplication\n"
+            "app = QApplication(sys.argv[:1])\n"
+            "def bug(): raise ZeroDivisionError('a bug in a slot')\n"
+            "QTimer.singleShot(300, bug); QTimer.singleShot(900, app.quit)\n"
+            "from desktop.app import main\n"
+            f"code = main(['--home', {str(tmp_path)!r}, '--no-background', '--no-restore'])\n"
+            "print('hooks restored', sys.excepthook is sys.__excepthook__); sys.exit(code)\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "hooks restored True" in proc.stdout
+    assert "Traceback" not in proc.stderr  # it went to the log, not to a console nobody reads
+    log = (tmp_path / "cache" / "logs" / "desktop.log").read_text()
+    assert "SearChain Desktop" in log and "starting" in log
+    assert "reasoning.top_k must be at least 1" in log  # the settings note
+    assert "Uncaught ZeroDivisionError" in log and "a bug in a slot" in log and "in bug" in log
