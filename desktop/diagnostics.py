@@ -26,7 +26,7 @@ from searchain.config import AppPaths
 from .views.message_bar import UNEXPECTED_ACTIONS
 
 log = logging.getLogger("desktop")
-SHOW_INTERVAL_S = 1.0  # a burst of the same failure is logged in full but shown once a second
+SHOW_INTERVAL_S = 1.0  # a burst of failures is logged in full but shown at most once a second
 
 
 def start_logging(paths: AppPaths) -> Path | None:
@@ -45,7 +45,11 @@ def start_logging(paths: AppPaths) -> Path | None:
 def open_log_folder(window) -> str:
     """Open the log folder in the desktop's file manager; returns the URL handed over."""
     folder = window.ctx.paths.log_dir
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        window.message_bar.show_error(exc, "The log folder cannot be created")
+        return ""
     url = QUrl.fromLocalFile(str(folder))
     if not QDesktopServices.openUrl(url):
         window.message_bar.show_message(f"No file manager could open {folder}.", kind="error")

@@ -61,6 +61,11 @@ def test_open_log_folder_hands_the_folder_to_the_desktop(qtbot, home, opened_fil
     window.message_bar.findChild(QObject, "action_logs").click()
     assert opened_files == [str(home.log_dir), str(home.log_dir)] and home.log_dir.is_dir()
 
+    home.log_dir.rmdir()
+    home.log_dir.write_text("a file where the folder should be")
+    assert window.open_log_folder() == "" and len(opened_files) == 2
+    assert "The log folder cannot be created" in window.message_bar.message.text()
+
 
 def test_uncaught_errors_are_logged_with_traceback_and_shown(qtbot, home):
     window = make_window(qtbot, home)
