@@ -124,7 +124,14 @@ class SetupCheck(QObject):
         self.dialog = DoctorDialog(window)
         self.dialog.recheck_requested.connect(self.run)
         self.dialog.open_logs_requested.connect(lambda: open_log_folder(window))
+        self.dialog.fix_requested.connect(self.open_fix)
         self.job = None
+
+    def open_fix(self, area: str) -> None:
+        """The place in the app where a finding of ``area`` is fixed."""
+        window = self.window
+        {"model": window.open_model_catalogue, "corpus": window.open_corpus_manager}.get(
+            area, window.open_settings)()
 
     def run(self):
         ctx = self.window.ctx

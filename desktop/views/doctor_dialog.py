@@ -19,11 +19,15 @@ from searchain.reasoning.result import DECISION_PASS
 from ..colours import colours_for
 
 STATUS_LABELS = {"ok": "OK", "warn": "Warning", "fail": "Problem"}
+# Where in the app a finding of each area is fixed: a link under it emits fix_requested(area).
+FIX_LINKS = {"settings": "Open Settings…", "model": "Model catalogue…", "reader": "Open Settings…",
+             "reranker": "Open Settings…", "corpus": "Manage corpora…"}
 
 
 class DoctorDialog(QDialog):
     recheck_requested = Signal()
     open_logs_requested = Signal()
+    fix_requested = Signal(str)  # a Check's area
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -38,6 +42,7 @@ class DoctorDialog(QDialog):
         self.body.setObjectName("doctorChecks")
         self.body.setAccessibleName("Set-up checks")
         self.body.setOpenLinks(False)
+        self.body.anchorClicked.connect(self._on_link)
         self.recheck = QPushButton("Check again", self)
         self.recheck.clicked.connect(self.recheck_requested)
         self.copy = QPushButton("Copy report", self)
@@ -83,6 +88,10 @@ class DoctorDialog(QDialog):
         self.summary.setText(f"The check could not run: {message}")
         self.recheck.setEnabled(True)
 
+    def _on_link(self, url) -> None:
+        if url.scheme() == "fix":
+            self.fix_requested.emit(url.path())
+
     def copy_report(self) -> None:
         QGuiApplication.clipboard().setText(self.report)
 
@@ -98,8 +107,10 @@ class DoctorDialog(QDialog):
         order = {"fail": 0, "warn": 1, "ok": 2}
         rows = []
         for c in sorted(self.checks, key=lambda c: order.get(c.status, 3)):
-            fix = (f'<div style="margin-left:1.5em; color:{colours.muted}">Fix: {html.escape(c.fix)}</div>'
-                   if c.fix and c.status != "ok" else "")
+            link = (f' <a href="fix:{c.area}">{FIX_LINKS[c.area]}</a>'
+                    if c.status != "ok" and c.area in FIX_LINKS else "")
+            fix = (f'<div style="margin-left:1.5em; color:{colours.muted}">Fix: {html.escape(c.fix)}{link}</div>'
+                   if (c.fix or link) and c.status != "ok" else "")
             rows.append(f'<p style="margin:0 0 8px 0"><b style="color:{tint.get(c.status, colours.muted)}">'
                         f'{STATUS_LABELS.get(c.status, c.status)}</b> &nbsp;<b>{html.escape(c.area)}</b>: '
                         f'{html.escape(c.summary)}{fix}</p>')

@@ -2,7 +2,7 @@
 
 import threading
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject, QTimer, QUrl
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QPushButton
 
@@ -42,6 +42,17 @@ def test_check_setup_shows_each_finding_with_its_fix_as_plain_text(qtbot, home):
     assert "<b>gone</b>.gguf" in text  # markup in a path stays characters
     assert "Warning  corpus: The demo corpus is not prepared yet." in text
     assert "Fix: " in text and "OK  embedder:" in text
+
+    # Each finding links to where the app fixes it.
+    html_text = dialog.body.toHtml()
+    assert 'href="fix:model"' in html_text and 'href="fix:corpus"' in html_text
+    assert 'href="fix:embedder"' not in html_text  # OK findings need no fixing
+    dialog.body.anchorClicked.emit(QUrl("fix:model"))
+    assert window.model_dialog.isVisible()
+    dialog.body.anchorClicked.emit(QUrl("fix:corpus"))
+    assert window.corpus_dialog.isVisible()
+    dialog.body.anchorClicked.emit(QUrl("fix:settings"))
+    assert window.settings_dialog.isVisible()
 
     dialog.copy_report()
     report = QGuiApplication.clipboard().text()
