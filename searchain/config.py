@@ -79,6 +79,9 @@ class AppPaths:
 @dataclass
 class RetrievalSettings:
     embedder: str = "sentence-transformers/all-MiniLM-L6-v2"
+    # A second embedding model whose cosine joins the first's on the dense side of hybrid fusion
+    # (each corpus then keeps a second index, ``index/second``); "" = off. See docs/retrieval.md.
+    second_embedder: str = ""
     retriever: str = "hybrid"  # dense | bm25 | hybrid; the default is the one that measured best
     hnsw_m: int = 32
     hnsw_ef_construction: int = 200

@@ -26,6 +26,7 @@ class Workspace:
         self._corpora: Any = None
         self._retrievers: dict[str, Any] = {}
         self._embedder: Any = None
+        self._second_embedder: Any = None
         self._llm: Any = None
         self._reader: Any = None
         self._conversations: Any = None
@@ -64,11 +65,14 @@ class Workspace:
 
                     ensure_demo_corpus(self.paths, self.settings, on_event=on_event, cancel=cancel,
                                        index=not lexical_only,
-                                       embedder=None if lexical_only else self.embedder())
+                                       embedder=None if lexical_only else self.embedder(),
+                                       second_embedder=None if lexical_only else self.second_embedder())
                 from .index.retrievers import open_retriever
 
                 embedder = None if lexical_only else self.embedder()
-                self._retrievers[name] = open_retriever(self.paths, self.settings, name, embedder=embedder)
+                second = None if lexical_only else self.second_embedder()
+                self._retrievers[name] = open_retriever(self.paths, self.settings, name, embedder=embedder,
+                                                        second_embedder=second)
             return self._retrievers[name]
 
     def forget_retriever(self, corpus: str | None = None) -> None:
@@ -85,8 +89,21 @@ class Workspace:
             if self._embedder is None:
                 from .index.embedder import Embedder
 
-                self._embedder = Embedder(self.settings.retrieval.embedder)
+                self._embedder = Embedder(self.settings.retrieval.embedder,
+                                          models_dir=self.paths.models_dir)
             return self._embedder
+
+    def second_embedder(self):
+        """The ``retrieval.second_embedder`` model, shared by every corpus's retriever; None when off."""
+        name = self.settings.retrieval.second_embedder.strip()
+        if not name:
+            return None
+        with self._embedder_lock:
+            if self._second_embedder is None or self._second_embedder.name != name:
+                from .index.embedder import Embedder
+
+                self._second_embedder = Embedder(name, models_dir=self.paths.models_dir)
+            return self._second_embedder
 
     # -- models ----------------------------------------------------------------------------
 

@@ -224,7 +224,7 @@ def measure_encode_overhead(settings, dataset: str | None, limit: int, repeats: 
             model.encode(texts, batch_size=r.batch_size, convert_to_numpy=True,
                          normalize_embeddings=True, show_progress_bar=False)
             bare.append(time.perf_counter() - t)
-            report = build_index(paths, replace(settings, retrieval=replace(r)), "enc",
+            report = build_index(paths, replace(settings, retrieval=replace(r, second_embedder="")), "enc",
                                  embedder=embedder, rebuild=True)
             pipe.append(report.embed_s)
     b, p = statistics.median(bare), statistics.median(pipe)

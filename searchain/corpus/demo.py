@@ -48,14 +48,15 @@ def articles_fingerprint(folder: Path | None = None) -> str:
 
 def ensure_demo_corpus(paths: AppPaths, settings: Settings, *, on_event: EventCallback | None = None,
                        cancel: CancelToken | None = None, index: bool = True,
-                       embedder=None) -> "CorpusInfo":
+                       embedder=None, second_embedder=None) -> "CorpusInfo":
     """Make sure corpus "demo" exists, is complete and current, and (``index``) is indexed.
 
-    ``embedder`` (an ``index.embedder.Embedder``) is used for the build when given, so a caller
-    that searches next does not load the model twice.
+    ``embedder`` and ``second_embedder`` (``index.embedder.Embedder``s) are used for the build when
+    given, so a caller that searches next does not load the models twice.
 
     Missing or incomplete: ingest (continuing where a killed run stopped). Outdated articles:
-    rebuild. Then build the vector index unless it already covers every passage.
+    rebuild. Then build the vector index unless it already covers every passage (with the second
+    embedding model too, when one is on).
     """
     from .manager import READY, CorpusManager
 
@@ -75,12 +76,24 @@ def ensure_demo_corpus(paths: AppPaths, settings: Settings, *, on_event: EventCa
         if was_active:
             manager.set_active(DEMO_NAME)
     info = manager.info(DEMO_NAME)
-    if index and info.indexed != info.passages:
+    if index and (info.indexed != info.passages or _second_index_lags(paths, settings)):
         from ..index.builder import build_index  # lazy: pulls in the embedding stack
 
-        build_index(paths, settings, DEMO_NAME, on_event=on_event, cancel=cancel, embedder=embedder)
+        build_index(paths, settings, DEMO_NAME, on_event=on_event, cancel=cancel, embedder=embedder,
+                    second_embedder=second_embedder)
         info = manager.info(DEMO_NAME)
     return info
+
+
+def _second_index_lags(paths: AppPaths, settings: Settings) -> bool:
+    """A second embedding model is on and has not indexed every demo passage yet."""
+    if not settings.retrieval.second_embedder.strip():
+        return False
+    from ..index.status import READY, index_status, wanted_embedders
+
+    first, second = wanted_embedders(settings)
+    return index_status(paths, DEMO_NAME, embedder_id=first, second_embedder_id=second,
+                        verify_checksum=False).state != READY
 
 
 def _fingerprint(manager: "CorpusManager") -> str | None:

@@ -24,8 +24,7 @@ def ensure_eval_corpus(
     """Make sure the pooled corpus of ``dataset`` exists and is indexed; returns its name."""
     from ..corpus.manager import READY, CorpusManager
     from ..index.builder import build_index
-    from ..index.embedder import model_id_for
-    from ..index.status import index_status
+    from ..index.status import index_status, wanted_embedders
 
     name = name or dataset.corpus_name
     manager = CorpusManager(paths, settings)
@@ -33,7 +32,8 @@ def ensure_eval_corpus(
         # The whole file, whatever --limit says: the other questions' paragraphs are distractors.
         manager.add(name, dataset.path, format=dataset.kind, on_event=on_event, cancel=cancel)
     check(cancel)
-    status = index_status(paths, name, embedder_id=model_id_for(settings.retrieval.embedder),
+    first, second = wanted_embedders(settings)
+    status = index_status(paths, name, embedder_id=first, second_embedder_id=second,
                           verify_checksum=False)
     if status.state != "ready":
         build_index(paths, settings, name, on_event=on_event, cancel=cancel)

@@ -32,6 +32,7 @@ from .status import graph_problem, mismatch_message
 DEFAULT_SHARD_SIZE = 4096
 MAX_RAM_SHARE = 0.75  # of physical memory, for the graph: the app also holds an LLM
 EMBED_STAGE, GRAPH_STAGE = "embed", "index"
+SECOND_STAGES = ("embed 2nd", "index 2nd")  # the second embedder's index, when one is configured
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,8 @@ class IndexReport:
     graph_s: float
     total_s: float
     rebuilt_graph: bool  # True when the graph was built from scratch
+    second_embedder: str = ""  # model id of retrieval.second_embedder, "" when off
+    second_embedded: int = 0  # passages it embedded in this call
 
     @property
     def passages_per_s(self) -> float:
@@ -64,28 +67,79 @@ def doc_text(passage: Passage) -> str:
 
 def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuild: bool = False,
                 on_event: EventCallback | None = None, cancel: CancelToken | None = None,
-                embedder: Embedder | None = None, shard_size: int = DEFAULT_SHARD_SIZE) -> IndexReport:
+                embedder: Embedder | None = None, second_embedder: Embedder | None = None,
+                shard_size: int = DEFAULT_SHARD_SIZE) -> IndexReport:
     """Bring ``corpus_name``'s index up to date with its passages; see the module docstring.
 
     ``rebuild`` discards everything (checkpoints included) and starts over: the way out of a
     ``mismatch`` (another embedder) or a damaged index. Without it, an index made by another
     embedder raises ``IndexError_``. Cancelling keeps the finished shards for the next run.
+
+    When ``retrieval.second_embedder`` names a model (``second_embedder`` reuses a loaded one),
+    its index under ``index/second`` is brought up to date the same way, after the first; one
+    made by a model no longer configured is replaced, since nothing else can use it.
     """
     from ..corpus.manager import CorpusManager
 
     started = time.perf_counter()
     r = settings.retrieval
-    embedder = embedder or Embedder(r.embedder)
+    embedder = embedder or Embedder(r.embedder, models_dir=paths.models_dir)
+    if second_embedder is None and r.second_embedder.strip():
+        second_embedder = Embedder(r.second_embedder.strip(), models_dir=paths.models_dir)
     manager = CorpusManager(paths, settings)
     layout = IndexLayout(manager.corpus_dir(corpus_name) / "index")
-    shards = ShardStore(layout, corpus_name)
-    owner = {"embedder": embedder.model_id, "doc_format": DOC_FORMAT}
 
-    with manager.open_store(corpus_name) as store, _disk_full_is_resumable(corpus_name, shards):
-        # Before anything is deleted or embedded: a graph that cannot fit is refused outright.
-        _check_memory(corpus_name, store.count(), embedder.dim, r.hnsw_m)
+    with manager.open_store(corpus_name) as store:
+        # Before anything is deleted or embedded: graphs that cannot fit are refused outright.
+        dims = [embedder.dim] + ([second_embedder.dim] if second_embedder else [])
+        _check_memory(corpus_name, store.count(), dims, r.hnsw_m)
         if rebuild:
             shutil.rmtree(layout.root, ignore_errors=True)
+        first = _build_layout(store, corpus_name, layout, embedder, r, on_event, cancel, shard_size,
+                              stages=(EMBED_STAGE, GRAPH_STAGE))
+        second = None
+        if second_embedder is not None:
+            if _owner_differs(layout.second, corpus_name, second_embedder):
+                shutil.rmtree(layout.second.root, ignore_errors=True)
+            second = _build_layout(store, corpus_name, layout.second, second_embedder, r, on_event,
+                                   cancel, shard_size, stages=SECOND_STAGES)
+    embed_s = first.embed_s + (second.embed_s if second else 0.0)
+    return IndexReport(corpus=corpus_name, embedder=embedder.model_id, dim=embedder.dim,
+                       embedded=first.embedded, reused=first.reused, added_to_graph=first.added,
+                       removed_from_graph=first.removed, total=first.total, embed_s=embed_s,
+                       graph_s=first.graph_s + (second.graph_s if second else 0.0),
+                       total_s=time.perf_counter() - started, rebuilt_graph=first.rebuilt,
+                       second_embedder=second_embedder.model_id if second_embedder else "",
+                       second_embedded=second.embedded if second else 0)
+
+
+@dataclass(frozen=True)
+class _LayoutBuild:
+    embedded: int
+    reused: int
+    added: int
+    removed: int
+    total: int
+    embed_s: float
+    graph_s: float
+    rebuilt: bool
+
+
+def _owner_differs(layout: IndexLayout, corpus_name: str, embedder: Embedder) -> bool:
+    try:
+        existing = ShardStore(layout, corpus_name).owner()
+    except IndexError_:
+        return True
+    return existing is not None and existing != {"embedder": embedder.model_id, "doc_format": DOC_FORMAT}
+
+
+def _build_layout(store, corpus_name: str, layout: IndexLayout, embedder: Embedder, r,
+                  on_event, cancel, shard_size: int, *, stages: tuple[str, str]) -> _LayoutBuild:
+    """Embed, extend the graph and save, for one embedder's index (see the module docstring)."""
+    embed_stage, graph_stage = stages
+    shards = ShardStore(layout, corpus_name)
+    owner = {"embedder": embedder.model_id, "doc_format": DOC_FORMAT}
+    with _disk_full_is_resumable(corpus_name, shards):
         existing = shards.owner()
         if existing is not None and existing != owner:
             raise IndexError_(mismatch_message(corpus_name, existing.get("embedder", "?"),
@@ -104,7 +158,8 @@ def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuil
         to_embed = int((live_ids > before.max_id).sum())
         embedded = 0
         seq = shards.next_seq()
-        emit(on_event, Progress(EMBED_STAGE, 0, to_embed, f"embedding {to_embed} passages"))
+        emit(on_event, Progress(embed_stage, 0, to_embed, f"embedding {to_embed} passages"
+                                + ("" if embed_stage == EMBED_STAGE else f" with {embedder.model_id}")))
         for batch in store.iter_batches(after_id=before.max_id, batch_size=shard_size):
             check(cancel)
             ids = np.array([i for i, _ in batch], dtype=np.int64)
@@ -113,7 +168,7 @@ def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuil
 
             def relay(ev, done_before=done_before):
                 if isinstance(ev, Progress):
-                    emit(on_event, Progress(EMBED_STAGE, done_before + ev.done, to_embed))
+                    emit(on_event, Progress(embed_stage, done_before + ev.done, to_embed))
 
             vectors = embedder.encode(texts, batch_size=r.batch_size, on_event=relay, cancel=cancel)
             shards.write(seq, ids, vectors)
@@ -132,7 +187,7 @@ def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuil
             graph_max = 0
         pending = shards.count_after(graph_max)
         added = 0
-        emit(on_event, Progress(GRAPH_STAGE, 0, pending))
+        emit(on_event, Progress(graph_stage, 0, pending))
         for ids, vectors in shards.iter_shards(after_id=graph_max):
             check(cancel)
             if vectors.shape[1] != dim:
@@ -140,7 +195,7 @@ def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuil
                                   f"vectors, the model makes {dim}-d ones.", hint=rebuild_hint(corpus_name))
             graph.add(vectors, ids)
             added += len(ids)
-            emit(on_event, Progress(GRAPH_STAGE, added, pending))
+            emit(on_event, Progress(graph_stage, added, pending))
         removed = _mark_deleted(graph, live_ids)
         graph_s = time.perf_counter() - t1
 
@@ -154,16 +209,14 @@ def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuil
                       hnsw_ef_construction=graph.ef_construction).write(layout.meta_file)
         else:
             total = IndexMeta.read(layout.meta_file, corpus_name).count
-    return IndexReport(corpus=corpus_name, embedder=embedder.model_id, dim=dim, embedded=embedded,
-                       reused=before.vectors, added_to_graph=added, removed_from_graph=removed,
-                       total=total, embed_s=embed_s, graph_s=graph_s,
-                       total_s=time.perf_counter() - started, rebuilt_graph=rebuilt)
+    return _LayoutBuild(embedded=embedded, reused=before.vectors, added=added, removed=removed,
+                        total=total, embed_s=embed_s, graph_s=graph_s, rebuilt=rebuilt)
 
 
-def _check_memory(corpus_name: str, count: int, dim: int, m: int) -> None:
-    """Refuse before embedding anything when the finished graph could not fit in memory: better
-    than days of embedding and then an out-of-memory kill at the graph stage."""
-    need, total = estimated_memory(count, dim, m), physical_memory()
+def _check_memory(corpus_name: str, count: int, dims: list[int], m: int) -> None:
+    """Refuse before embedding anything when the finished graphs (one per embedder) could not fit
+    in memory: better than days of embedding and then an out-of-memory kill at the graph stage."""
+    need, total = sum(estimated_memory(count, dim, m) for dim in dims), physical_memory()
     if total and need > MAX_RAM_SHARE * total:
         raise IndexError_(
             f"The vector index of corpus '{corpus_name}' would need about {need / 1e9:.1f} GB of "

@@ -14,6 +14,11 @@ other side's list. Each score is normalised over the candidates and the two are 
   installs to the weaker normalisation they never chose.
 - ``method="rrf"``: weighted reciprocal-rank fusion over the two lists (rank-only; kept for
   comparison in ``searchain bench retrieval``).
+
+With a second embedding model (``second``, a ``DenseRetriever`` over the corpus's second index)
+the dense side is the mean of the two models' normalised cosines: the candidates still come
+from the first model and BM25, and the second model only re-scores them. Two models that err
+differently average out part of each one's mistakes (measured in docs/retrieval.md).
 """
 
 from __future__ import annotations
@@ -33,7 +38,8 @@ class HybridRetriever:
     name = NAME
 
     def __init__(self, dense: DenseRetriever, bm25: BM25Retriever, *, dense_weight: float = 0.5,
-                 depth: int = 50, method: str = "zscore", title_boost: float = 0.0):
+                 depth: int = 50, method: str = "zscore", title_boost: float = 0.0,
+                 second: DenseRetriever | None = None):
         method = _ALIASES.get(method, method)
         if not 0.0 <= dense_weight <= 1.0:
             raise ValueError(f"dense_weight must be between 0 and 1, got {dense_weight}")
@@ -45,6 +51,7 @@ class HybridRetriever:
         self.depth = max(1, depth)
         self.method = method
         self.title_boost = title_boost
+        self.second = second
         self.source = bm25.source
 
     def fused_scores(self, query: str, k: int) -> list[tuple[int, float, Passage]]:
@@ -53,17 +60,23 @@ class HybridRetriever:
         dense_ranked = self.dense.scores(qv, depth)
         bm25_ranked = self.bm25.scores(query, depth)
         if self.method == "rrf":
-            fused = _weighted_rrf(dense_ranked, bm25_ranked, self.dense_weight)
+            dense_lists = [dense_ranked]
+            if self.second is not None:
+                dense_lists.append(self.second.scores(self.second.embed_query(query), depth))
+            fused = _weighted_rrf(dense_lists, bm25_ranked, self.dense_weight)
         else:
             cands = list(dict.fromkeys([i for i, _ in dense_ranked] + [i for i, _ in bm25_ranked]))
             dense_s = dict(dense_ranked)
             missing = [i for i in cands if i not in dense_s]
             dense_s.update(self.dense.similarities(qv, missing))
+            dense_sides = [dense_s]
+            if self.second is not None:
+                dense_sides.append(self.second.similarities(self.second.embed_query(query), cands))
             bm25_s = dict(bm25_ranked)
             missing = [i for i in cands if i not in bm25_s]
             if missing:
                 bm25_s.update(self.bm25.scores(query, len(missing), restrict_to=missing))
-            fused = _score_fusion(cands, dense_s, bm25_s, self.dense_weight, self.method)
+            fused = _score_fusion(cands, dense_sides, bm25_s, self.dense_weight, self.method)
         # Passages deleted since the last build drop out here.
         passages = self.source.fetch(list(fused))
         if self.title_boost:
@@ -95,21 +108,24 @@ def _zscore(scores: dict[int, float], ids: list[int], missing: float) -> dict[in
     return {i: ((v - mean) / std if std > 0 else 0.0) for i, v in zip(ids, values)}
 
 
-def _score_fusion(cands: list[int], dense_s: dict[int, float], bm25_s: dict[int, float],
+def _score_fusion(cands: list[int], dense_sides: list[dict[int, float]], bm25_s: dict[int, float],
                   w: float, method: str) -> dict[int, float]:
+    """``w`` times the mean normalised cosine over the embedding models, plus ``1 - w`` times the
+    normalised BM25 score."""
     if not cands:
         return {}
-    # No keyword match means a BM25 score of 0; a passage missing from the graph (stale index)
+    # No keyword match means a BM25 score of 0; a passage missing from a graph (stale index)
     # gets the lowest cosine seen.
     norm = _zscore if method == "zscore" else _minmax
-    d = norm(dense_s, cands, min(dense_s.values(), default=0.0))
+    ds = [norm(side, cands, min(side.values(), default=0.0)) for side in dense_sides]
     b = norm(bm25_s, cands, 0.0)
-    return {i: w * d[i] + (1.0 - w) * b[i] for i in cands}
+    return {i: w * sum(d[i] for d in ds) / len(ds) + (1.0 - w) * b[i] for i in cands}
 
 
-def _weighted_rrf(dense_ranked, bm25_ranked, w: float) -> dict[int, float]:
+def _weighted_rrf(dense_lists, bm25_ranked, w: float) -> dict[int, float]:
     fused: dict[int, float] = {}
-    for weight, ranked in ((w, dense_ranked), (1.0 - w, bm25_ranked)):
+    weighted = [(w / len(dense_lists), ranked) for ranked in dense_lists] + [(1.0 - w, bm25_ranked)]
+    for weight, ranked in weighted:
         for rank, (i, _) in enumerate(ranked):
             fused[i] = fused.get(i, 0.0) + weight / (RRF_K + rank + 1)
     return fused

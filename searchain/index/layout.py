@@ -7,6 +7,7 @@
         vectors.hnsw       the hnswlib graph (labels = passage ids)
         shards/            embedding checkpoints: shard-000001.npz (ids + float32 vectors)
         shards/owner.json  which embedder/text format produced the shards
+        second/            the same files for the optional second embedding model
 
 Shards are the source of truth for vectors: a killed build resumes from the last complete
 shard, and a damaged ``vectors.hnsw`` can be rebuilt from them without re-embedding.
@@ -46,6 +47,12 @@ def rebuild_hint(corpus_name: str) -> str:
 @dataclass(frozen=True)
 class IndexLayout:
     root: Path  # <corpus dir>/index
+
+    @property
+    def second(self) -> "IndexLayout":
+        """Where the index of ``retrieval.second_embedder`` lives (inside this one, so a rebuild or
+        a removed corpus takes it along)."""
+        return IndexLayout(self.root / "second")
 
     @property
     def meta_file(self) -> Path:

@@ -7,6 +7,7 @@ so keyword search works even before the vector index is built.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..config import AppPaths, Settings
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from .cross_encoder import CrossEncoderReranker
 
 KINDS = ("dense", "bm25", "hybrid")
+log = logging.getLogger("searchain.retrieval")
 
 __all__ = ["KINDS", "Retriever", "DenseRetriever", "BM25Retriever", "HybridRetriever", "open_retriever"]
 
@@ -36,16 +38,21 @@ class Retriever(Protocol):
 
 def open_retriever(paths: AppPaths, settings: Settings, corpus_name: str, kind: str | None = None,
                    embedder: Embedder | None = None, *, rerank: bool = True,
-                   reranker: "CrossEncoderReranker | None" = None) -> Retriever:
+                   reranker: "CrossEncoderReranker | None" = None,
+                   second_embedder: Embedder | None = None) -> Retriever:
     """A retriever over ``corpus_name``; ``kind`` None means ``settings.retrieval.retriever``.
 
     When ``settings.retrieval.reranker`` names a cross-encoder and ``rerank`` is true, the
     retriever is wrapped in a ``RerankedRetriever`` (``reranker`` reuses a loaded model).
+    When ``settings.retrieval.second_embedder`` names a model, the hybrid retriever also scores
+    with it (``second_embedder`` reuses a loaded one); while that model's index is not usable
+    (not built yet, or built by another model) hybrid runs without it and says so in the log,
+    and ``index_status`` reports the corpus as needing a build.
     Raises ``CorpusError`` for an unknown corpus, ``IndexError_`` when a dense or hybrid
     retriever meets a missing, damaged or other-model index, ``ModelError`` for a re-ranker
     that is not installed, ``ConfigError`` for a bad kind.
     """
-    first = _first_stage(paths, settings, corpus_name, kind, embedder)
+    first = _first_stage(paths, settings, corpus_name, kind, embedder, second_embedder)
     r = settings.retrieval
     if not (rerank and (reranker is not None or r.reranker.strip())):
         return first
@@ -60,7 +67,7 @@ def open_retriever(paths: AppPaths, settings: Settings, corpus_name: str, kind: 
 
 
 def _first_stage(paths: AppPaths, settings: Settings, corpus_name: str, kind: str | None,
-                 embedder: Embedder | None) -> Retriever:
+                 embedder: Embedder | None, second_embedder: Embedder | None) -> Retriever:
     from ..corpus.manager import CorpusManager
 
     r = settings.retrieval
@@ -74,15 +81,35 @@ def _first_stage(paths: AppPaths, settings: Settings, corpus_name: str, kind: st
         bm25 = BM25Retriever(source, title_weight=r.bm25_title_weight, idf_power=r.bm25_idf_power)
         if kind == "bm25":
             return bm25
-        embedder = embedder or Embedder(r.embedder)
+        embedder = embedder or Embedder(r.embedder, models_dir=paths.models_dir)
         layout = IndexLayout(manager.corpus_dir(corpus_name) / "index")
         graph, _ = open_graph(layout, corpus_name, embedder, ef=r.hnsw_ef_search)
         dense = DenseRetriever(source, graph, embedder)
         if kind == "dense":
             return dense
+        second = None
+        if second_embedder is not None or r.second_embedder.strip():
+            second = _second_dense(paths, settings, corpus_name, layout.second, source, second_embedder)
         return HybridRetriever(dense, bm25, dense_weight=r.hybrid_dense_weight,
                                depth=r.hybrid_depth, method=r.hybrid_method,
-                               title_boost=r.hybrid_title_boost)
+                               title_boost=r.hybrid_title_boost, second=second)
     except BaseException:
         source.close()
         raise
+
+
+def _second_dense(paths: AppPaths, settings: Settings, corpus_name: str, layout: IndexLayout,
+                  source: PassageSource, embedder: Embedder | None) -> DenseRetriever | None:
+    """The second model's retriever, or None (logged) while its index cannot be used: search
+    must keep working between turning the model on and the next index build."""
+    from ..errors import IndexError_
+
+    r = settings.retrieval
+    embedder = embedder or Embedder(r.second_embedder.strip(), models_dir=paths.models_dir)
+    try:
+        graph, _ = open_graph(layout, corpus_name, embedder, ef=r.hnsw_ef_search)
+    except IndexError_ as exc:
+        log.warning("hybrid search of '%s' runs without the second model %s: %s",
+                    corpus_name, embedder.model_id, exc.message)
+        return None
+    return DenseRetriever(source, graph, embedder)

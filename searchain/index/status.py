@@ -4,6 +4,10 @@ States: ``missing`` (never built), ``partial`` (a build stopped before finishing
 it again continues), ``ready``, ``stale`` (the corpus has passages the index lacks, or lost
 some it has), ``mismatch`` (built with another embedder or passage format) and ``damaged``
 (metadata unreadable, graph file missing, or its checksum does not match).
+
+With ``retrieval.second_embedder`` set, the second model's index (``index/second``) counts too:
+while it is missing, unfinished, stale, built by another model or damaged, a usable first index
+reads as ``stale`` (search works, without the second model) and building again completes it.
 """
 
 from __future__ import annotations
@@ -36,18 +40,29 @@ class IndexStatus:
         return self.state in (READY, STALE)
 
 
+def wanted_embedders(settings: Settings) -> tuple[str, str]:
+    """Model ids of the configured embedder and second embedder ("" when off)."""
+    r = settings.retrieval
+    second = r.second_embedder.strip()
+    return model_id_for(r.embedder), model_id_for(second) if second else ""
+
+
 def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None = None,
-                 verify_checksum: bool = True) -> IndexStatus:
+                 second_embedder_id: str = "", verify_checksum: bool = True) -> IndexStatus:
     """The state of ``corpus_name``'s index.
 
-    ``embedder_id`` is the model the caller wants (default: the one in the saved settings);
-    ``verify_checksum=False`` skips hashing the graph file (fast for very large indexes).
+    ``embedder_id`` and ``second_embedder_id`` are the models the caller wants; without
+    ``embedder_id`` both come from the saved settings. ``verify_checksum=False`` skips hashing
+    the graph files (fast for very large indexes).
     """
     from ..corpus.manager import CorpusManager
 
     # Read the settings only when needed: callers passing the embedder (listings, `doctor`) must
     # work even when the settings file holds a bad value.
-    wanted = embedder_id or model_id_for(Settings.load(paths).retrieval.embedder)
+    if embedder_id:
+        wanted, wanted_second = embedder_id, second_embedder_id
+    else:
+        wanted, wanted_second = wanted_embedders(Settings.load(paths))
     manager = CorpusManager(paths, Settings())
     layout = IndexLayout(manager.corpus_dir(corpus_name) / "index")
     with manager.open_store(corpus_name) as store:
@@ -78,14 +93,41 @@ def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None =
         return IndexStatus(STALE, f"The index of '{corpus_name}' holds {meta.count} passages, the "
                            f"corpus {corpus_count}; building again adds only the new ones.",
                            **base, hint=to_build)
+    if wanted_second:
+        lag = _second_index_problem(layout.second, corpus_name, wanted_second, corpus_count,
+                                    corpus_max, verify_checksum)
+        if lag:
+            return IndexStatus(STALE, f"The index of '{corpus_name}' is usable, but {lag}; search "
+                               "runs without the second model until it is built.", **base,
+                               hint=to_build)
     return IndexStatus(READY, f"The index of '{corpus_name}' is ready ({meta.count} passages).", **base)
+
+
+def _second_index_problem(layout: IndexLayout, corpus_name: str, wanted: str, corpus_count: int,
+                          corpus_max: int, verify_checksum: bool) -> str | None:
+    """Why the second embedder's index is not complete, or None."""
+    if not layout.meta_file.exists():
+        return f"the second embedding model ({wanted}) has not indexed it yet"
+    try:
+        meta = IndexMeta.read(layout.meta_file, corpus_name)
+    except IndexError_:
+        return "the second embedding model's index is damaged"
+    if meta.embedder != wanted or meta.doc_format != DOC_FORMAT:
+        return f"its second index was made by {meta.embedder}, not the configured {wanted}"
+    if graph_problem(layout.hnsw_file, meta, verify_checksum):
+        return "the second embedding model's index is damaged"
+    if corpus_max > meta.max_id or corpus_count != meta.count:
+        return (f"the second embedding model has indexed {meta.count} of its "
+                f"{corpus_count} passages")
+    return None
 
 
 def listing_status(paths: AppPaths, settings: Settings, corpus_name: str) -> IndexStatus:
     """``index_status`` for a listing: the embedder of the given (in-memory) settings, and no
     hashing of the graph, so it stays cheap for every corpus on every refresh."""
-    return index_status(paths, corpus_name, verify_checksum=False,
-                        embedder_id=model_id_for(settings.retrieval.embedder))
+    first, second = wanted_embedders(settings)
+    return index_status(paths, corpus_name, verify_checksum=False, embedder_id=first,
+                        second_embedder_id=second)
 
 
 def mismatch_message(corpus_name: str, built_with: str, wanted: str) -> str:

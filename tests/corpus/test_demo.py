@@ -95,3 +95,18 @@ def test_first_run_indexes_the_demo_and_hybrid_search_answers_hops(home):
         close = getattr(retriever, "close", None)
         if close:
             close()
+
+
+def test_turning_on_a_second_embedder_indexes_the_demo_with_it_too(home, tiny_embedder_dir):
+    from searchain.index.layout import IndexLayout, IndexMeta
+    from searchain.index.status import READY, index_status
+
+    settings = Settings()
+    first = ensure_demo_corpus(home, settings)
+    settings.retrieval.second_embedder = str(tiny_embedder_dir)
+    settings.save(home)
+    assert index_status(home, DEMO_NAME).state != READY
+    assert ensure_demo_corpus(home, settings).indexed == first.indexed
+    meta = IndexMeta.read(IndexLayout(home.corpora_dir / DEMO_NAME / "index").second.meta_file, DEMO_NAME)
+    assert meta.count == first.passages and meta.dim == 32
+    assert index_status(home, DEMO_NAME).state == READY

@@ -95,7 +95,7 @@ def test_zscore_fusion_gives_both_sides_equal_spread():
     cands = [1, 2, 3, 4, 5]
     dense = {1: 0.30, 2: 0.50, 3: 0.70, 4: 0.10}  # 5: not in the graph -> lowest cosine seen
     bm25 = {1: 40.0, 2: 6.0, 3: 5.0}  # 4, 5: no keyword match -> 0
-    fused = _score_fusion(cands, dense, bm25, 0.3, "zscore")
+    fused = _score_fusion(cands, [dense], bm25, 0.3, "zscore")
 
     def z(values):
         mean, sd = statistics.fmean(values), statistics.pstdev(values)
@@ -104,9 +104,9 @@ def test_zscore_fusion_gives_both_sides_equal_spread():
     zd = z([0.30, 0.50, 0.70, 0.10, 0.10])
     zb = z([40.0, 6.0, 5.0, 0.0, 0.0])
     assert [fused[i] for i in cands] == pytest.approx([0.3 * d + 0.7 * b for d, b in zip(zd, zb)])
-    minmax = _score_fusion(cands, dense, bm25, 0.3, "minmax")
+    minmax = _score_fusion(cands, [dense], bm25, 0.3, "minmax")
     assert minmax[1] == pytest.approx(0.3 * (0.2 / 0.6) + 0.7 * 1.0)
-    flat = _score_fusion(cands, {i: 0.5 for i in cands}, {}, 0.5, "zscore")
+    flat = _score_fusion(cands, [{i: 0.5 for i in cands}], {}, 0.5, "zscore")
     assert set(flat.values()) == {0.0}  # no spread on either side: no preference
 
 
