@@ -16,6 +16,11 @@ Each row also carries ``recall@1_ci95``, a 95% bootstrap interval over *question
 questions leave several points of sampling error), and ``paired_recall@1`` gives the hybrid's
 recall@1 gain over each other row on the same queries, with its interval: the figure to read when
 comparing two settings.
+
+With a second embedding model (``--second-embedder NAME``, or ``retrieval.second_embedder`` in
+the settings) the pool is indexed by it too, and two rows are added from the same run:
+``dense_2nd`` (that model alone) and ``hybrid+2nd`` (the hybrid with both models), with its
+paired gain over ``hybrid``.
 """
 
 from __future__ import annotations
@@ -42,6 +47,9 @@ def register(sub) -> None:
     p.add_argument("--reranker", metavar="NAME|PATH",
                    help="also score the default retriever re-ranked by this cross-encoder "
                         "(default: the retrieval.reranker setting, if any)")
+    p.add_argument("--second-embedder", metavar="NAME|PATH",
+                   help="also score hybrid retrieval with this second embedding model "
+                        "(default: the retrieval.second_embedder setting, if any)")
     p.set_defaults(func=run)
 
 
@@ -133,6 +141,33 @@ def _source_file(path: Path, limit: int | None, work: Path) -> Path:
     return out
 
 
+def _second_rows(ctx, paths, settings, name, second_name, embedder, pairs, questions, ranks,
+                 result, timings, paired) -> None:
+    """Index the pool with the second model and add its rows. The model comes from the user's
+    home (a packaged one is unpacked there once), not the bench's scratch home."""
+    from ..index.builder import build_index
+    from ..index.embedder import Embedder
+    from ..index.retrievers import open_retriever
+
+    second = Embedder(second_name, models_dir=ctx.paths.models_dir)
+    with_second = replace(settings, retrieval=replace(settings.retrieval, second_embedder=second_name))
+    t0 = time.perf_counter()
+    build_index(paths, with_second, name, embedder=embedder, second_embedder=second)
+    build_s = time.perf_counter() - t0
+    hybrid = open_retriever(paths, with_second, name, "hybrid", embedder=embedder, rerank=False,
+                            second_embedder=second)
+    if hybrid.second is None:
+        raise RuntimeError("the second model's index could not be opened right after building it")
+    for row, retriever in (("dense_2nd", hybrid.second), ("hybrid+2nd", hybrid)):
+        t = time.perf_counter()
+        ranks[row] = gold_ranks(retriever, pairs)
+        result[row] = scored_row(ranks[row], questions)
+        timings[row] = round((time.perf_counter() - t) * 1000 / max(1, len(pairs)), 2)
+    result["second_embedder"] = second.model_id
+    result["second_index_build_s"] = round(build_s, 2)
+    paired["hybrid+2nd_vs_hybrid"] = paired_top1(ranks["hybrid+2nd"], ranks["hybrid"], questions)
+
+
 def run(ctx, args) -> int:
     from ..config import AppPaths, Settings
     from ..corpus.manager import CorpusManager
@@ -149,11 +184,14 @@ def run(ctx, args) -> int:
     try:
         paths = AppPaths.resolve(work).ensure()
         settings = replace(Settings(), retrieval=replace(ctx.settings.retrieval))
+        second_name = (args.second_embedder or settings.retrieval.second_embedder).strip()
+        # The plain rows score the first model alone; the second gets rows of its own below.
+        settings.retrieval.second_embedder = ""
         manager = CorpusManager(paths, settings)
         name = dataset.corpus_name + (f"-first{args.limit}" if args.limit else "")
         if not manager.exists(name):
             manager.add(name, _source_file(dataset.path, args.limit, work), dataset.kind)
-        embedder = Embedder(settings.retrieval.embedder)
+        embedder = Embedder(settings.retrieval.embedder, models_dir=ctx.paths.models_dir)
         t0 = time.perf_counter()
         report = build_index(paths, settings, name, embedder=embedder)
         build_s = time.perf_counter() - t0
@@ -185,6 +223,11 @@ def run(ctx, args) -> int:
                                                                  questions)
             if ctx.settings.retrieval.reranker.strip():  # on in the settings: it is the default
                 result["default"] = retriever.name
+        if second_name:
+            _second_rows(ctx, paths, settings, name, second_name, embedder, pairs, questions,
+                         ranks, result, timings, paired)
+            if ctx.settings.retrieval.second_embedder.strip():  # on in the settings: the default
+                result["default"] = "hybrid+2nd"
         if args.rrf_baseline:
             dense = open_retriever(paths, settings, name, "dense", embedder=embedder, rerank=False)
             plain = HybridRetriever(dense, BM25Retriever(dense.source, title_weight=1.0, idf_power=0.0),

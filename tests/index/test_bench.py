@@ -20,11 +20,13 @@ def test_musique_steps_and_hotpotqa_supporting_pairs(shared_eval):
 
 
 @pytest.mark.slow
-def test_bench_retrieval_prints_one_json_object(shared_eval, home, tiny_cross_encoder_dir, capsys):
+def test_bench_retrieval_prints_one_json_object(shared_eval, home, tiny_cross_encoder_dir,
+                                                tiny_embedder_dir, capsys):
     from searchain.cli.main import main
 
     code = main(["bench", "retrieval", "--dataset", str(shared_eval / "musique" / "dev_200.jsonl"),
-                 "--limit", "3", "--reranker", str(tiny_cross_encoder_dir), "--json"])
+                 "--limit", "3", "--reranker", str(tiny_cross_encoder_dir),
+                 "--second-embedder", str(tiny_embedder_dir), "--json"])
     assert code == 0
     out = capsys.readouterr().out.strip()
     data = json.loads(out)  # exactly one JSON object on stdout
@@ -37,12 +39,16 @@ def test_bench_retrieval_prints_one_json_object(shared_eval, home, tiny_cross_en
     assert data["hybrid"]["recall@10"] >= 0.8
     # Each row's recall@1 comes with its question-bootstrap interval, and the hybrid's gain over
     # each other row with a paired one.
-    for kind in ("dense", "bm25", "hybrid", "rrf_plain", "hybrid+rerank"):
+    for kind in ("dense", "bm25", "hybrid", "rrf_plain", "hybrid+rerank", "dense_2nd", "hybrid+2nd"):
         lo, hi = data[kind]["recall@1_ci95"]
         assert lo <= data[kind]["recall@1"] <= hi
     paired = data["paired_recall@1"]
     assert set(paired) == {"hybrid_vs_dense", "hybrid_vs_bm25", "hybrid_vs_rrf_plain",
-                           "hybrid+rerank_vs_hybrid"}
+                           "hybrid+rerank_vs_hybrid", "hybrid+2nd_vs_hybrid"}
+    # The second model's rows: a random 32-d model alone ranks far worse than MiniLM, and its
+    # index was built in the same run.
+    assert data["second_embedder"].startswith("local:tiny-emb@") and data["second_index_build_s"] > 0
+    assert data["dense_2nd"]["recall@10"] < data["dense"]["recall@10"]
     gain = paired["hybrid_vs_dense"]
     assert gain["delta"] == pytest.approx(data["hybrid"]["recall@1"] - data["dense"]["recall@1"], abs=1e-3)
     assert gain["ci"][0] <= gain["delta"] <= gain["ci"][1]
