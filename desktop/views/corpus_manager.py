@@ -305,7 +305,9 @@ class CorpusManagerDialog(QDialog):
         added = getattr(report, "added", None)
         if hasattr(report, "embedded"):  # an IndexReport (not imported here: it pulls in numpy)
             reused = f", {report.reused:,} kept" if report.reused else ""
-            text = f"Index ready: {report.total:,} passages ({report.embedded:,} embedded{reused})."
+            second = (f"; {report.second_embedded:,} by the second model"
+                      if getattr(report, "second_embedder", "") else "")
+            text = f"Index ready: {report.total:,} passages ({report.embedded:,} embedded{reused}{second})."
         else:
             text = f"Done{f': {added:,} passages added' if isinstance(added, int) else ''}."
         self._end(text, "done")

@@ -111,8 +111,10 @@ def _build_index(ctx, name: str, *, rebuild: bool) -> int:
                   "from them.", file=sys.stderr)
             raise
     reused = f", {report.reused:,} reused" if report.reused else ""
-    print(f"{name}: index ready, {report.total:,} passages ({report.embedded:,} embedded{reused}) "
-          f"in {report.total_s:.1f}s")
+    second = (f"; second model {report.second_embedder}: {report.second_embedded:,} embedded"
+              if report.second_embedder else "")
+    print(f"{name}: index ready, {report.total:,} passages ({report.embedded:,} embedded{reused}"
+          f"{second}) in {report.total_s:.1f}s")
     return 0
 
 

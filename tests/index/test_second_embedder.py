@@ -153,3 +153,17 @@ def test_the_workspace_loads_the_second_model_once_for_every_corpus(indexed_copy
     assert one.second.embedder is two.second.embedder is ws.second_embedder()
     settings.retrieval.second_embedder = ""
     assert ws.second_embedder() is None
+
+
+def test_cli_index_reports_the_second_model_and_status_shows_it(indexed_copy, tiny_embedder_dir, capsys):
+    from searchain.cli.main import main
+
+    paths, settings = indexed_copy, with_second(tiny_embedder_dir)
+    settings.save(paths)
+    assert main(["corpus", "info", MINI_CORPUS]) == 0
+    assert "index:     stale" in capsys.readouterr().out
+    assert main(["corpus", "index", MINI_CORPUS]) == 0
+    out = capsys.readouterr().out
+    assert "20 passages (0 embedded, 20 reused; second model local:tiny-emb@" in out and ": 20 embedded)" in out
+    assert main(["corpus", "info", MINI_CORPUS]) == 0
+    assert "index:     ready" in capsys.readouterr().out
