@@ -308,6 +308,8 @@ class CorpusManagerDialog(QDialog):
             second = (f"; {report.second_embedded:,} by the second model"
                       if getattr(report, "second_embedder", "") else "")
             text = f"Index ready: {report.total:,} passages ({report.embedded:,} embedded{reused}{second})."
+            if getattr(report, "second_problem", ""):
+                text += f"\nThe second embedding model was left out: {report.second_problem}"
         else:
             text = f"Done{f': {added:,} passages added' if isinstance(added, int) else ''}."
         self._end(text, "done")

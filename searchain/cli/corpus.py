@@ -115,6 +115,9 @@ def _build_index(ctx, name: str, *, rebuild: bool) -> int:
               if report.second_embedder else "")
     print(f"{name}: index ready, {report.total:,} passages ({report.embedded:,} embedded{reused}"
           f"{second}) in {report.total_s:.1f}s")
+    if report.second_problem:
+        print(f"warning: no index for the second embedding model: {report.second_problem}",
+              file=sys.stderr)
     return 0
 
 

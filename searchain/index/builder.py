@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import logging
 import shutil
 import time
 from contextlib import contextmanager
@@ -20,7 +21,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..config import AppPaths, Settings
-from ..errors import IndexError_, is_disk_full
+from ..errors import IndexError_, ModelError, is_disk_full
 from ..events import CancelToken, EventCallback, Progress, check, emit
 from ..types import Passage
 from .embedder import Embedder
@@ -29,6 +30,7 @@ from .layout import DOC_FORMAT, IndexLayout, IndexMeta, rebuild_hint
 from .shards import ShardStore
 from .status import graph_problem, mismatch_message
 
+log = logging.getLogger("searchain.index")
 DEFAULT_SHARD_SIZE = 4096
 MAX_RAM_SHARE = 0.75  # of physical memory, for the graph: the app also holds an LLM
 EMBED_STAGE, GRAPH_STAGE = "embed", "index"
@@ -51,6 +53,7 @@ class IndexReport:
     rebuilt_graph: bool  # True when the graph was built from scratch
     second_embedder: str = ""  # model id of retrieval.second_embedder, "" when off
     second_embedded: int = 0  # passages it embedded in this call
+    second_problem: str = ""  # why the second model's index was not built (it could not be loaded)
 
     @property
     def passages_per_s(self) -> float:
@@ -77,7 +80,9 @@ def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuil
 
     When ``retrieval.second_embedder`` names a model (``second_embedder`` reuses a loaded one),
     its index under ``index/second`` is brought up to date the same way, after the first; one
-    made by a model no longer configured is replaced, since nothing else can use it.
+    made by a model no longer configured is replaced, since nothing else can use it. A second
+    model that cannot be loaded does not stop the first index: the report's ``second_problem``
+    says why (search runs without the second model meanwhile).
     """
     from ..corpus.manager import CorpusManager
 
@@ -89,6 +94,14 @@ def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuil
     manager = CorpusManager(paths, settings)
     layout = IndexLayout(manager.corpus_dir(corpus_name) / "index")
 
+    second_problem = ""
+    if second_embedder is not None:
+        try:
+            _ = second_embedder.dim  # loads it: a missing model is found before any work
+        except ModelError as exc:
+            second_problem = f"{exc.message} {exc.hint or ''}".strip()
+            log.warning("index of '%s' built without the second model: %s", corpus_name, second_problem)
+            second_embedder = None
     with manager.open_store(corpus_name) as store:
         # Before anything is deleted or embedded: graphs that cannot fit are refused outright.
         dims = [embedder.dim] + ([second_embedder.dim] if second_embedder else [])
@@ -110,7 +123,8 @@ def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuil
                        graph_s=first.graph_s + (second.graph_s if second else 0.0),
                        total_s=time.perf_counter() - started, rebuilt_graph=first.rebuilt,
                        second_embedder=second_embedder.model_id if second_embedder else "",
-                       second_embedded=second.embedded if second else 0)
+                       second_embedded=second.embedded if second else 0,
+                       second_problem=second_problem)
 
 
 @dataclass(frozen=True)

@@ -167,3 +167,20 @@ def test_cli_index_reports_the_second_model_and_status_shows_it(indexed_copy, ti
     assert "20 passages (0 embedded, 20 reused; second model local:tiny-emb@" in out and ": 20 embedded)" in out
     assert main(["corpus", "info", MINI_CORPUS]) == 0
     assert "index:     ready" in capsys.readouterr().out
+
+
+def test_a_missing_second_model_leaves_it_out_and_the_first_index_is_still_built(
+        home, mini_corpus_file, tmp_path, capsys):
+    from searchain.cli.main import main
+    from searchain.corpus.manager import CorpusManager
+
+    settings = with_second(tmp_path / "no-such-model")
+    settings.save(home)
+    CorpusManager(home, settings).add(MINI_CORPUS, mini_corpus_file, "jsonl")
+    assert main(["corpus", "index", MINI_CORPUS]) == 0
+    captured = capsys.readouterr()
+    assert "index ready, 20 passages (20 embedded)" in captured.out
+    assert "warning: no index for the second embedding model" in captured.err
+    assert "no-such-model does not exist" in captured.err
+    status = index_status(home, MINI_CORPUS)
+    assert status.state == STALE and "has not indexed it yet" in status.message
