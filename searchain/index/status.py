@@ -97,8 +97,7 @@ def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None =
         lag = _second_index_problem(layout.second, corpus_name, wanted_second, corpus_count,
                                     corpus_max, verify_checksum)
         if lag:
-            return IndexStatus(STALE, f"The index of '{corpus_name}' is usable, but {lag}; search "
-                               "runs without the second model until it is built.", **base,
+            return IndexStatus(STALE, f"The index of '{corpus_name}' is usable, but {lag}.", **base,
                                hint=to_build)
     return IndexStatus(READY, f"The index of '{corpus_name}' is ready ({meta.count} passages).", **base)
 
@@ -106,19 +105,20 @@ def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None =
 def _second_index_problem(layout: IndexLayout, corpus_name: str, wanted: str, corpus_count: int,
                           corpus_max: int, verify_checksum: bool) -> str | None:
     """Why the second embedder's index is not complete, or None."""
+    without = "; search runs without the second model until it is built"
     if not layout.meta_file.exists():
-        return f"the second embedding model ({wanted}) has not indexed it yet"
+        return f"the second embedding model ({wanted}) has not indexed it yet" + without
     try:
         meta = IndexMeta.read(layout.meta_file, corpus_name)
     except IndexError_:
-        return "the second embedding model's index is damaged"
+        return "the second embedding model's index is damaged" + without
     if meta.embedder != wanted or meta.doc_format != DOC_FORMAT:
-        return f"its second index was made by {meta.embedder}, not the configured {wanted}"
+        return f"its second index was made by {meta.embedder}, not the configured {wanted}" + without
     if graph_problem(layout.hnsw_file, meta, verify_checksum):
-        return "the second embedding model's index is damaged"
+        return "the second embedding model's index is damaged" + without
     if corpus_max > meta.max_id or corpus_count != meta.count:
-        return (f"the second embedding model has indexed {meta.count} of its "
-                f"{corpus_count} passages")
+        return (f"the second embedding model has indexed {meta.count} of its {corpus_count} "
+                "passages; building again adds only the new ones")
     return None
 
 

@@ -184,3 +184,22 @@ def test_a_missing_second_model_leaves_it_out_and_the_first_index_is_still_built
     assert "no-such-model does not exist" in captured.err
     status = index_status(home, MINI_CORPUS)
     assert status.state == STALE and "has not indexed it yet" in status.message
+
+
+def test_new_passages_the_second_model_lacks_are_added_to_its_index_alone(indexed_copy, embedder,
+                                                                         tiny_embedder_dir, tmp_path):
+    from tests.index.test_builder import add_mini
+
+    paths, settings = indexed_copy, with_second(tiny_embedder_dir)
+    build_index(paths, settings, MINI_CORPUS, embedder=embedder)
+    add_mini(paths, tmp_path, [("Kyoto", "Kyoto was the imperial capital of Japan.")], "more.jsonl",
+             id_prefix="new")
+    build_index(paths, Settings(), MINI_CORPUS, embedder=embedder)  # the second model turned off
+    settings.save(paths)
+    status = index_status(paths, MINI_CORPUS)
+    assert status.state == STALE and "has indexed 20 of its 21 passages" in status.message
+    hybrid = open_retriever(paths, settings, MINI_CORPUS, "hybrid", embedder=embedder)
+    assert hybrid.second is not None  # a stale second index is still used
+    report = build_index(paths, settings, MINI_CORPUS, embedder=embedder)
+    assert (report.embedded, report.second_embedded) == (0, 1)
+    assert index_status(paths, MINI_CORPUS).state == READY
