@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from ..errors import Cancelled, CorpusError
 from .confirm import confirm
@@ -147,6 +148,21 @@ def cmd_list(ctx, args) -> int:
     return 0
 
 
+def _second_index_meta(corpus_dir):
+    """The second embedding model's index record, if the corpus has one (built earlier, even if
+    the model is turned off now)."""
+    from ..errors import IndexError_
+    from ..index.layout import IndexLayout, IndexMeta
+
+    layout = IndexLayout(Path(corpus_dir) / "index").second
+    if not layout.meta_file.is_file():
+        return None
+    try:
+        return IndexMeta.read(layout.meta_file, Path(corpus_dir).name)
+    except IndexError_:
+        return None
+
+
 def cmd_info(ctx, args) -> int:
     info = _manager(ctx).info(args.name)
     index = _index_status(ctx, args.name)
@@ -161,6 +177,9 @@ def cmd_info(ctx, args) -> int:
     print(f"passages:  {info.passages:,}")
     print(f"indexed:   {'-' if info.indexed is None else f'{info.indexed:,}'}"
           f"{'  (' + info.embedder + ')' if info.embedder else ''}")
+    second = _second_index_meta(info.path)
+    if second is not None:
+        print(f"2nd model: {second.count:,}  ({second.embedder})")
     if index is not None:
         print(f"index:     {index.state}  {index.message}")
         if index.hint:

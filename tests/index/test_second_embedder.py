@@ -166,7 +166,8 @@ def test_cli_index_reports_the_second_model_and_status_shows_it(indexed_copy, ti
     out = capsys.readouterr().out
     assert "20 passages (0 embedded, 20 reused; second model local:tiny-emb@" in out and ": 20 embedded)" in out
     assert main(["corpus", "info", MINI_CORPUS]) == 0
-    assert "index:     ready" in capsys.readouterr().out
+    info = capsys.readouterr().out
+    assert "index:     ready" in info and "2nd model: 20  (local:tiny-emb@" in info
 
 
 def test_a_missing_second_model_leaves_it_out_and_the_first_index_is_still_built(
