@@ -166,10 +166,13 @@ def _second_index_meta(corpus_dir):
 def cmd_info(ctx, args) -> int:
     info = _manager(ctx).info(args.name)
     index = _index_status(ctx, args.name)
+    second = _second_index_meta(info.path)
     if args.json:
         data = info.to_dict()
         if index is not None:
             data["index"] = {"state": index.state, "message": index.message, "hint": index.hint}
+        if second is not None:
+            data["second_index"] = {"embedder": second.embedder, "count": second.count}
         print(json.dumps(data, indent=2))
         return 0
     print(f"name:      {info.name}{'  (active)' if info.active else ''}")
@@ -177,7 +180,6 @@ def cmd_info(ctx, args) -> int:
     print(f"passages:  {info.passages:,}")
     print(f"indexed:   {'-' if info.indexed is None else f'{info.indexed:,}'}"
           f"{'  (' + info.embedder + ')' if info.embedder else ''}")
-    second = _second_index_meta(info.path)
     if second is not None:
         print(f"2nd model: {second.count:,}  ({second.embedder})")
     if index is not None:

@@ -4,6 +4,7 @@ Real components throughout: MiniLM as the first model, a tiny random sentence-tr
 model as the second (it scores differently, so its effect on the fusion is visible).
 """
 
+import json
 import logging
 from dataclasses import replace
 
@@ -168,6 +169,9 @@ def test_cli_index_reports_the_second_model_and_status_shows_it(indexed_copy, ti
     assert main(["corpus", "info", MINI_CORPUS]) == 0
     info = capsys.readouterr().out
     assert "index:     ready" in info and "2nd model: 20  (local:tiny-emb@" in info
+    assert main(["corpus", "info", MINI_CORPUS, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["second_index"]["count"] == 20 and data["index"]["state"] == "ready"
 
 
 def test_a_missing_second_model_leaves_it_out_and_the_first_index_is_still_built(
