@@ -96,6 +96,8 @@ def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuil
 
     second_problem = ""
     if second_embedder is not None:
+        # Loading can take a while (a packaged model is unpacked on first use): say so.
+        emit(on_event, Progress(SECOND_STAGES[0], 0, 0, f"loading {second_embedder.model_id}"))
         try:
             _ = second_embedder.dim  # loads it: a missing model is found before any work
         except ModelError as exc:

@@ -35,9 +35,13 @@ def test_build_adds_the_second_index_without_re_embedding_the_first(indexed_copy
     layout = layout_of(paths)
     first_shards = {f: f.stat().st_mtime_ns for f in layout.shard_files()}
 
-    report = build_index(paths, settings, MINI_CORPUS, embedder=embedder)
+    events = []
+    report = build_index(paths, settings, MINI_CORPUS, embedder=embedder, on_event=events.append)
 
     assert report.embedded == 0 and report.second_embedded == 20
+    # The second model's loading and embedding are visible stages of the build.
+    assert events[0].stage == "embed 2nd" and events[0].message.startswith("loading local:tiny-emb@")
+    assert any(e.stage == "embed 2nd" and e.done == 20 for e in events)
     assert report.second_embedder.startswith("local:tiny-emb@")
     meta = IndexMeta.read(layout.second.meta_file, MINI_CORPUS)
     assert (meta.embedder, meta.dim, meta.count) == (report.second_embedder, 32, 20)
