@@ -133,23 +133,41 @@ def start_background(window) -> None:
     check_gpu(window)
 
 
+# What the demo corpus's preparation is doing, in the status bar's words.
+DEMO_STAGES = {"ingest": "reading the articles", "embed": "embedding passages",
+               "index": "building the search index", "embed 2nd": "embedding with the second model",
+               "index 2nd": "building the second model's index"}
+
+
+def demo_progress_text(event) -> str:
+    """The status-bar line for a ``Progress`` of the demo corpus's preparation."""
+    words = DEMO_STAGES.get(event.stage, event.stage)
+    if not event.total:  # a stage that has started but has no count yet, e.g. loading a model
+        detail = f" ({event.message})" if event.message else ""
+        return f"Preparing the demo corpus: {words}{detail}…"
+    return f"Preparing the demo corpus: {words} {event.done:,}/{event.total:,}"
+
+
 def prepare_demo_corpus(window):
-    """Ingest and index the demo corpus on a worker when it is the active corpus and not ready."""
+    """Ingest and index the demo corpus on a worker when it is the active corpus and not ready.
+
+    It goes through the workspace's retriever, so a question asked meanwhile waits for this one
+    build (and then finds the retriever open) instead of starting a second build of the same index.
+    """
     ctx = window.ctx
     if ctx.settings.active_corpus != "demo":
         return None
 
     def work(on_event, cancel):
-        from searchain.corpus.demo import ensure_demo_corpus
+        from searchain.corpus.demo import DEMO_NAME
 
-        return ensure_demo_corpus(ctx.paths, ctx.settings, on_event=on_event, cancel=cancel)
+        ctx.workspace().retriever(DEMO_NAME, on_event=on_event, cancel=cancel)
 
     def progress(event) -> None:
         from searchain.events import Progress
 
         if isinstance(event, Progress):
-            total = f"/{event.total}" if event.total else ""
-            window.statusBar().showMessage(f"Preparing the demo corpus: {event.stage} {event.done}{total}")
+            window.statusBar().showMessage(demo_progress_text(event))
 
     def done(_info) -> None:
         window.statusBar().showMessage("Demo corpus ready", 5000)

@@ -58,3 +58,43 @@ def test_the_app_logs_to_its_file_and_survives_a_bug_in_a_slot(tmp_path):
     assert "SearChain Desktop" in log and "starting" in log
     assert "reasoning.top_k must be at least 1" in log  # the settings note
     assert "Uncaught ZeroDivisionError" in log and "a bug in a slot" in log and "in bug" in log
+
+
+def test_demo_preparation_is_one_build_that_a_question_asked_meanwhile_waits_for(qtbot, home, monkeypatch):
+    import threading
+
+    from desktop.app import demo_progress_text, prepare_demo_corpus
+    from desktop.context import AppContext
+    from desktop.main_window import MainWindow
+    from searchain.config import Settings
+    from searchain.events import Progress
+    from searchain.index import builder
+
+    builds, started = [], threading.Event()
+    real_build = builder.build_index
+
+    def counted_build(*args, **kwargs):
+        builds.append(args[2])
+        started.set()
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(builder, "build_index", counted_build)
+    window = MainWindow(AppContext(home, Settings.load(home)), restore=False)
+    qtbot.addWidget(window)
+    messages = []
+    window.statusBar().messageChanged.connect(messages.append)
+    job = prepare_demo_corpus(window)
+    # A question's retrieval, on another thread, while the demo index is being built.
+    assert started.wait(60)
+    found = []
+    asker = threading.Thread(target=lambda: found.append(window.ctx.workspace().retriever("demo")))
+    asker.start()
+    qtbot.waitUntil(lambda: not job.running, timeout=120_000)
+    asker.join(60)
+    assert builds == ["demo"] and found and found[0].search("river", 1)
+    assert any(m.startswith("Preparing the demo corpus: embedding passages ") for m in messages)
+    assert "Demo corpus ready" in messages
+    # Counted stages read as words; a stage with no count yet says what it is doing.
+    assert demo_progress_text(Progress("embed 2nd", 0, 0, "loading sentence-transformers/x")) == \
+        "Preparing the demo corpus: embedding with the second model (loading sentence-transformers/x)…"
+    assert demo_progress_text(Progress("index", 5, 43)) == "Preparing the demo corpus: building the search index 5/43"
