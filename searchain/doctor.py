@@ -145,10 +145,18 @@ def _embedder_check(paths: AppPaths, settings: Settings) -> Check:
 
 
 def _second_embedder_checks(paths: AppPaths, settings: Settings) -> list[Check]:
-    name = settings.retrieval.second_embedder.strip()
+    from .index.second import AUTO, auto_choice
+
+    name, label = settings.retrieval.second_embedder.strip(), "Second embedding model"
+    if name.lower() == AUTO:
+        label += " (auto)"
+        choice = auto_choice(settings.retrieval, paths.models_dir)
+        if not choice.model:  # off by design on this machine: say why, nothing to fix
+            return [Check("embedder", OK, f"{label}: {choice.reason}.")]
+        name = choice.model
     if not name:
         return []
-    check = _model_folder_check(paths, name, "Second embedding model")
+    check = _model_folder_check(paths, name, label)
     if check.status == OK:
         return [check]
     # Search still works without it (the first model and BM25 carry on): a warning.
@@ -202,7 +210,9 @@ def _corpus_checks(paths: AppPaths, settings: Settings, thorough: bool = False) 
         embedder_id = model_id_for(settings.retrieval.embedder)
     except Exception:  # noqa: BLE001 - the embedder check reports it; compare with the name
         embedder_id = settings.retrieval.embedder
-    second = settings.retrieval.second_embedder.strip()
+    from .index.second import second_embedder_name
+
+    second = second_embedder_name(settings.retrieval, paths.models_dir)
     try:
         second_id = model_id_for(second) if second else ""
     except Exception:  # noqa: BLE001 - as above

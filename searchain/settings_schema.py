@@ -21,6 +21,7 @@ from .errors import ConfigError
 CHOICES: dict[str, tuple[str, ...]] = {
     "retrieval.retriever": ("dense", "bm25", "hybrid"),
     "retrieval.hybrid_method": ("zscore", "minmax", "rrf"),
+    "retrieval.embed_precision": ("auto", "fp32", "bf16"),
     "llm.backend": ("llama_cpp", "openai"),
     "reasoning.mode": ("searchain", "coq", "direct", "rag"),
     "reasoning.reader": ("auto", "dpr", "llm"),

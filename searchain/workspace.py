@@ -90,19 +90,24 @@ class Workspace:
                 from .index.embedder import Embedder
 
                 self._embedder = Embedder(self.settings.retrieval.embedder,
-                                          models_dir=self.paths.models_dir)
+                                          models_dir=self.paths.models_dir,
+                                          precision=self.settings.retrieval.embed_precision)
             return self._embedder
 
     def second_embedder(self):
-        """The ``retrieval.second_embedder`` model, shared by every corpus's retriever; None when off."""
-        name = self.settings.retrieval.second_embedder.strip()
+        """The second embedding model (``retrieval.second_embedder``, ``auto`` resolved), shared
+        by every corpus's retriever; None when off."""
+        from .index.second import second_embedder_name
+
+        name = second_embedder_name(self.settings.retrieval, self.paths.models_dir)
         if not name:
             return None
         with self._embedder_lock:
             if self._second_embedder is None or self._second_embedder.name != name:
                 from .index.embedder import Embedder
 
-                self._second_embedder = Embedder(name, models_dir=self.paths.models_dir)
+                self._second_embedder = Embedder(name, models_dir=self.paths.models_dir,
+                                                 precision=self.settings.retrieval.embed_precision)
             return self._second_embedder
 
     # -- models ----------------------------------------------------------------------------

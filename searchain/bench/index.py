@@ -16,7 +16,9 @@ Vectors (``--dist``):
 Ground truth is exact brute-force inner product (numpy). Latency is per single query on one
 thread (``set_num_threads(1)``). ``encode_overhead`` is the build pipeline's embedding stage
 (store read + encode + checkpoint writes, ``build_index``) over bare
-``SentenceTransformer.encode`` of the same texts, same model, same run (median of repeats).
+``SentenceTransformer.encode`` of the same texts, same model, same precision
+(``retrieval.embed_precision``), same run (median of repeats); under bfloat16 one float32 pass
+adds ``precision_speedup``.
 """
 
 from __future__ import annotations
@@ -184,17 +186,20 @@ def real_vectors(paths, corpus_name: str) -> np.ndarray:
 
 
 # -- encode overhead --------------------------------------------------------------------------
-def measure_encode_overhead(settings, dataset: str | None, limit: int, repeats: int) -> dict:
-    """Median embed-stage time of ``build_index`` over bare ``encode`` on the same texts."""
+def measure_encode_overhead(settings, dataset: str | None, limit: int, repeats: int, *,
+                            models_dir: Path | None = None) -> dict:
+    """Median embed-stage time of ``build_index`` over bare ``encode`` on the same texts
+    (``models_dir``: where a packaged embedder is unpacked, the user's, not the scratch home's)."""
     from dataclasses import replace
 
     from ..config import AppPaths
     from ..corpus.manager import CorpusManager
     from ..index.builder import build_index, doc_text
     from ..index.embedder import Embedder
+    from ..index.precision import precision_context
 
-    embedder = Embedder(settings.retrieval.embedder)
     r = settings.retrieval
+    embedder = Embedder(r.embedder, precision=r.embed_precision, models_dir=models_dir)
     with tempfile.TemporaryDirectory(prefix="searchain-enc-") as tmp:
         paths = AppPaths.resolve(tmp).ensure()
         manager = CorpusManager(paths, settings)
@@ -216,22 +221,34 @@ def measure_encode_overhead(settings, dataset: str | None, limit: int, repeats: 
         with PassageStore.open(manager.corpus_dir("enc") / "passages.db", create=True, corpus="enc") as st:
             st.add(passages)
         texts = [doc_text(p) for p in passages]
-        model = embedder.model
-        model.encode(texts[:64], batch_size=r.batch_size)  # warm-up: first calls allocate
+        model, precision = embedder.model, embedder.effective_precision
+
+        def bare_encode(in_precision: str) -> float:
+            # The baseline runs in the pipeline's own precision, so the ratio is the pipeline's cost.
+            t = time.perf_counter()
+            with precision_context(in_precision, embedder.device):
+                model.encode(texts, batch_size=r.batch_size, convert_to_numpy=True,
+                             normalize_embeddings=True, show_progress_bar=False)
+            return time.perf_counter() - t
+
+        with precision_context(precision, embedder.device):
+            model.encode(texts[:64], batch_size=r.batch_size)  # warm-up: first calls allocate
         bare, pipe = [], []
         for _ in range(max(1, repeats)):
-            t = time.perf_counter()
-            model.encode(texts, batch_size=r.batch_size, convert_to_numpy=True,
-                         normalize_embeddings=True, show_progress_bar=False)
-            bare.append(time.perf_counter() - t)
+            bare.append(bare_encode(precision))
             report = build_index(paths, replace(settings, retrieval=replace(r, second_embedder="")), "enc",
                                  embedder=embedder, rebuild=True)
             pipe.append(report.embed_s)
+        fp32 = bare_encode("fp32") if precision != "fp32" else None
     b, p = statistics.median(bare), statistics.median(pipe)
-    return {"encode_overhead": round(p / b, 3), "encode_bare_s": round(b, 3),
-            "encode_pipeline_s": round(p, 3), "encode_passages": len(texts),
-            "passages_per_s": round(len(texts) / p, 1), "encode_repeats": len(bare),
-            "encode_source": str(source)}
+    result = {"encode_overhead": round(p / b, 3), "encode_bare_s": round(b, 3),
+              "encode_pipeline_s": round(p, 3), "encode_passages": len(texts),
+              "passages_per_s": round(len(texts) / p, 1), "encode_repeats": len(bare),
+              "encode_precision": precision, "encode_source": str(source)}
+    if fp32 is not None:  # what the precision itself buys, from one float32 pass
+        result["encode_bare_fp32_s"] = round(fp32, 3)
+        result["precision_speedup"] = round(fp32 / b, 2)
+    return result
 
 
 def run(ctx, args) -> int:
@@ -255,8 +272,8 @@ def run(ctx, args) -> int:
                           **measure_hnsw(vecs[held[nq:]], vecs[held[:nq]], m=m,
                                          ef_construction=efc, ef=ef, ef_sweep=sweep)}
     if not args.no_encode:
-        result.update(measure_encode_overhead(ctx.settings, args.encode_dataset,
-                                              args.encode_limit, args.repeats))
+        result.update(measure_encode_overhead(ctx.settings, args.encode_dataset, args.encode_limit,
+                                              args.repeats, models_dir=ctx.paths.models_dir))
     json.dump(result, sys.stdout)
     sys.stdout.write("\n")
     return 0

@@ -17,8 +17,8 @@ questions leave several points of sampling error), and ``paired_recall@1`` gives
 recall@1 gain over each other row on the same queries, with its interval: the figure to read when
 comparing two settings.
 
-With a second embedding model (``--second-embedder NAME``, or ``retrieval.second_embedder`` in
-the settings) the pool is indexed by it too, and two rows are added from the same run:
+With a second embedding model (``--second-embedder NAME``, or the one ``retrieval.second_embedder``
+puts in use, ``auto`` resolved) the pool is indexed by it too, and two rows are added from the same run:
 ``dense_2nd`` (that model alone) and ``hybrid+2nd`` (the hybrid with both models), with its
 paired gain over ``hybrid``.
 """
@@ -149,7 +149,8 @@ def _second_rows(ctx, paths, settings, name, second_name, embedder, pairs, quest
     from ..index.embedder import Embedder
     from ..index.retrievers import open_retriever
 
-    second = Embedder(second_name, models_dir=ctx.paths.models_dir)
+    second = Embedder(second_name, models_dir=ctx.paths.models_dir,
+                      precision=settings.retrieval.embed_precision)
     with_second = replace(settings, retrieval=replace(settings.retrieval, second_embedder=second_name))
     t0 = time.perf_counter()
     build_index(paths, with_second, name, embedder=embedder, second_embedder=second)
@@ -176,6 +177,7 @@ def run(ctx, args) -> int:
     from ..index.embedder import Embedder
     from ..index.cross_encoder import CrossEncoderReranker
     from ..index.retrievers import BM25Retriever, HybridRetriever, open_retriever
+    from ..index.second import second_embedder_name
 
     dataset = load_dataset(args.dataset, limit=args.limit)
     pairs = eval_queries(dataset)
@@ -184,14 +186,16 @@ def run(ctx, args) -> int:
     try:
         paths = AppPaths.resolve(work).ensure()
         settings = replace(Settings(), retrieval=replace(ctx.settings.retrieval))
-        second_name = (args.second_embedder or settings.retrieval.second_embedder).strip()
+        in_use = second_embedder_name(ctx.settings.retrieval, ctx.paths.models_dir)
+        second_name = (args.second_embedder or in_use).strip()
         # The plain rows score the first model alone; the second gets rows of its own below.
         settings.retrieval.second_embedder = ""
         manager = CorpusManager(paths, settings)
         name = dataset.corpus_name + (f"-first{args.limit}" if args.limit else "")
         if not manager.exists(name):
             manager.add(name, _source_file(dataset.path, args.limit, work), dataset.kind)
-        embedder = Embedder(settings.retrieval.embedder, models_dir=ctx.paths.models_dir)
+        embedder = Embedder(settings.retrieval.embedder, models_dir=ctx.paths.models_dir,
+                            precision=settings.retrieval.embed_precision)
         t0 = time.perf_counter()
         report = build_index(paths, settings, name, embedder=embedder)
         build_s = time.perf_counter() - t0
@@ -226,7 +230,7 @@ def run(ctx, args) -> int:
         if second_name:
             _second_rows(ctx, paths, settings, name, second_name, embedder, pairs, questions,
                          ranks, result, timings, paired)
-            if ctx.settings.retrieval.second_embedder.strip():  # on in the settings: the default
+            if in_use:  # on in the settings (or by ``auto``): it is the default
                 result["default"] = "hybrid+2nd"
         if args.rrf_baseline:
             dense = open_retriever(paths, settings, name, "dense", embedder=embedder, rerank=False)

@@ -114,8 +114,9 @@ def _build_index(ctx, name: str, *, rebuild: bool) -> int:
     reused = f", {report.reused:,} reused" if report.reused else ""
     second = (f"; second model {report.second_embedder}: {report.second_embedded:,} embedded"
               if report.second_embedder else "")
+    precision = ", bfloat16" if report.embed_precision == "bf16" and report.embedded else ""
     print(f"{name}: index ready, {report.total:,} passages ({report.embedded:,} embedded{reused}"
-          f"{second}) in {report.total_s:.1f}s")
+          f"{second}) in {report.total_s:.1f}s{precision}")
     if report.second_problem:
         print(f"warning: no index for the second embedding model: {report.second_problem}",
               file=sys.stderr)

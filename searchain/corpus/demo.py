@@ -87,11 +87,11 @@ def ensure_demo_corpus(paths: AppPaths, settings: Settings, *, on_event: EventCa
 
 def _second_index_lags(paths: AppPaths, settings: Settings) -> bool:
     """A second embedding model is on and has not indexed every demo passage yet."""
-    if not settings.retrieval.second_embedder.strip():
-        return False
     from ..index.status import READY, index_status, wanted_embedders
 
-    first, second = wanted_embedders(settings)
+    first, second = wanted_embedders(settings, paths.models_dir)
+    if not second:
+        return False
     return index_status(paths, DEMO_NAME, embedder_id=first, second_embedder_id=second,
                         verify_checksum=False).state != READY
 

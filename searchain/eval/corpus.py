@@ -32,7 +32,7 @@ def ensure_eval_corpus(
         # The whole file, whatever --limit says: the other questions' paragraphs are distractors.
         manager.add(name, dataset.path, format=dataset.kind, on_event=on_event, cancel=cancel)
     check(cancel)
-    first, second = wanted_embedders(settings)
+    first, second = wanted_embedders(settings, paths.models_dir)
     status = index_status(paths, name, embedder_id=first, second_embedder_id=second,
                           verify_checksum=False)
     if status.state != "ready":

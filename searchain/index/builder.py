@@ -27,6 +27,7 @@ from ..types import Passage
 from .embedder import Embedder
 from .hnsw import HnswIndex, estimated_memory, physical_memory
 from .layout import DOC_FORMAT, IndexLayout, IndexMeta, rebuild_hint
+from .second import second_embedder_name
 from .shards import ShardStore
 from .status import graph_problem, mismatch_message
 
@@ -54,6 +55,7 @@ class IndexReport:
     second_embedder: str = ""  # model id of retrieval.second_embedder, "" when off
     second_embedded: int = 0  # passages it embedded in this call
     second_problem: str = ""  # why the second model's index was not built (it could not be loaded)
+    embed_precision: str = "fp32"  # what the embedding ran in (fp32 | bf16, retrieval.embed_precision)
 
     @property
     def passages_per_s(self) -> float:
@@ -78,7 +80,8 @@ def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuil
     ``mismatch`` (another embedder) or a damaged index. Without it, an index made by another
     embedder raises ``IndexError_``. Cancelling keeps the finished shards for the next run.
 
-    When ``retrieval.second_embedder`` names a model (``second_embedder`` reuses a loaded one),
+    When a second model is in use (``retrieval.second_embedder``, ``auto`` resolved by
+    ``second.second_embedder_name``; ``second_embedder`` reuses a loaded one),
     its index under ``index/second`` is brought up to date the same way, after the first; one
     made by a model no longer configured is replaced, since nothing else can use it. A second
     model that cannot be loaded does not stop the first index: the report's ``second_problem``
@@ -88,9 +91,10 @@ def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuil
 
     started = time.perf_counter()
     r = settings.retrieval
-    embedder = embedder or Embedder(r.embedder, models_dir=paths.models_dir)
-    if second_embedder is None and r.second_embedder.strip():
-        second_embedder = Embedder(r.second_embedder.strip(), models_dir=paths.models_dir)
+    embedder = embedder or Embedder(r.embedder, models_dir=paths.models_dir, precision=r.embed_precision)
+    second_name = second_embedder_name(r, paths.models_dir) if second_embedder is None else ""
+    if second_name:
+        second_embedder = Embedder(second_name, models_dir=paths.models_dir, precision=r.embed_precision)
     manager = CorpusManager(paths, settings)
     layout = IndexLayout(manager.corpus_dir(corpus_name) / "index")
 
@@ -126,7 +130,8 @@ def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuil
                        total_s=time.perf_counter() - started, rebuilt_graph=first.rebuilt,
                        second_embedder=second_embedder.model_id if second_embedder else "",
                        second_embedded=second.embedded if second else 0,
-                       second_problem=second_problem)
+                       second_problem=second_problem,
+                       embed_precision=embedder.effective_precision)
 
 
 @dataclass(frozen=True)

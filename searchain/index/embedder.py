@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import ModelError
 from ..events import CancelToken, EventCallback, Progress, check, emit
 from .packaged import ensure_packaged_model, find_parts, is_assembled, packaged_spec
+from .precision import PRECISIONS, precision_context, resolve_precision
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # Names that all mean the bundled MiniLM (users type them in several spellings).
@@ -119,15 +120,22 @@ class Embedder:
     lock so that two threads asking at once load it once. ``encode`` may be called from several
     threads: calls into the model are serialised, because Hugging Face fast tokenizers raise
     "Already borrowed" when one tokenizer is used by two threads at once.
+
+    ``precision`` (``auto | fp32 | bf16``, see ``precision``) is resolved when the model loads;
+    ``effective_precision`` then says which one runs.
     """
 
     def __init__(self, name: str = DEFAULT_MODEL, device: str = "cpu", *,
-                 models_dir: Path | None = None):
+                 models_dir: Path | None = None, precision: str = "auto"):
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
         self.name = name
         self.device = device
         self.models_dir = models_dir  # where packaged models unpack; None = AppPaths default
+        self.precision = precision
         self.model_id = model_id_for(name)
         self._model = None
+        self._effective_precision: str | None = None
         self._lock = threading.Lock()
         self._encode_lock = threading.Lock()
 
@@ -140,8 +148,15 @@ class Embedder:
                     self._model = self._load()
         return self._model
 
+    @property
+    def effective_precision(self) -> str:
+        """``fp32`` or ``bf16``: what ``encode`` runs in (loads the model if needed)."""
+        self.model
+        return self._effective_precision or "fp32"
+
     def _load(self):
         path = resolve_model_path(self.name, models_dir=self.models_dir)
+        self._effective_precision = resolve_precision(self.precision, self.device)
         try:
             from sentence_transformers import SentenceTransformer
 
@@ -165,7 +180,7 @@ class Embedder:
     def max_seq_length(self) -> int:
         return int(self.model.max_seq_length)
 
-    def encode(self, texts: Sequence[str], *, batch_size: int = 64,
+    def encode(self, texts: Sequence[str], *, batch_size: int = 8,
                on_event: EventCallback | None = None, cancel: CancelToken | None = None,
                stage: str = "embed") -> np.ndarray:
         """Embed ``texts`` (n x dim float32, rows of unit length).
@@ -180,19 +195,26 @@ class Embedder:
         total = len(texts)
         if total == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
-        model = self.model
         chunk = batch_size * 16
         out = np.empty((total, self.dim), dtype=np.float32)
         emit(on_event, Progress(stage, 0, total))
         for start in range(0, total, chunk):
             check(cancel)
             part = list(texts[start:start + chunk])
-            with self._encode_lock:
-                vecs = model.encode(part, batch_size=batch_size, convert_to_numpy=True,
-                                    normalize_embeddings=True, show_progress_bar=False)
-            out[start:start + len(part)] = vecs
+            out[start:start + len(part)] = self.encode_batch(part, batch_size=batch_size)
             emit(on_event, Progress(stage, min(start + chunk, total), total))
         return out
 
+    def encode_batch(self, texts: Sequence[str], *, batch_size: int = 8) -> np.ndarray:
+        """Embed ``texts`` in one call, without progress events (n x dim float32, unit rows)."""
+        model = self.model
+        with self._encode_lock, precision_context(self.effective_precision, self.device):
+            vecs = model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
+                                normalize_embeddings=True, show_progress_bar=False)
+        vecs = np.asarray(vecs, dtype=np.float32)
+        # Normalise again in float32: under bfloat16 the model's own normalisation is ~1e-3 off.
+        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+        return vecs / np.maximum(norms, 1e-12)
+
     def __repr__(self) -> str:
-        return f"Embedder({self.name!r}, device={self.device!r})"
+        return f"Embedder({self.name!r}, device={self.device!r}, precision={self.precision!r})"

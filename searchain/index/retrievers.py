@@ -19,6 +19,7 @@ from .embedder import Embedder
 from .hybrid import HybridRetriever
 from .layout import IndexLayout
 from .passages import PassageSource
+from .second import second_embedder_name
 
 if TYPE_CHECKING:
     from .cross_encoder import CrossEncoderReranker
@@ -44,7 +45,8 @@ def open_retriever(paths: AppPaths, settings: Settings, corpus_name: str, kind: 
 
     When ``settings.retrieval.reranker`` names a cross-encoder and ``rerank`` is true, the
     retriever is wrapped in a ``RerankedRetriever`` (``reranker`` reuses a loaded model).
-    When ``settings.retrieval.second_embedder`` names a model, the hybrid retriever also scores
+    When a second embedding model is in use (``settings.retrieval.second_embedder``, ``auto``
+    resolved by ``second.second_embedder_name``), the hybrid retriever also scores
     with it (``second_embedder`` reuses a loaded one); while that model's index is not usable
     (not built yet, or built by another model) hybrid runs without it and says so in the log,
     and ``index_status`` reports the corpus as needing a build.
@@ -81,15 +83,19 @@ def _first_stage(paths: AppPaths, settings: Settings, corpus_name: str, kind: st
         bm25 = BM25Retriever(source, title_weight=r.bm25_title_weight, idf_power=r.bm25_idf_power)
         if kind == "bm25":
             return bm25
-        embedder = embedder or Embedder(r.embedder, models_dir=paths.models_dir)
+        embedder = embedder or Embedder(r.embedder, models_dir=paths.models_dir,
+                                        precision=r.embed_precision)
         layout = IndexLayout(manager.corpus_dir(corpus_name) / "index")
         graph, _ = open_graph(layout, corpus_name, embedder, ef=r.hnsw_ef_search)
         dense = DenseRetriever(source, graph, embedder)
         if kind == "dense":
             return dense
         second = None
-        if second_embedder is not None or r.second_embedder.strip():
-            second = _second_dense(paths, settings, corpus_name, layout.second, source, second_embedder)
+        second_name = "" if second_embedder is not None else second_embedder_name(r, paths.models_dir)
+        if second_embedder is not None or second_name:
+            second = _second_dense(paths, settings, corpus_name, layout.second, source,
+                                   second_embedder or Embedder(second_name, models_dir=paths.models_dir,
+                                                               precision=r.embed_precision))
         return HybridRetriever(dense, bm25, dense_weight=r.hybrid_dense_weight,
                                depth=r.hybrid_depth, method=r.hybrid_method,
                                title_boost=r.hybrid_title_boost, second=second)
@@ -99,13 +105,12 @@ def _first_stage(paths: AppPaths, settings: Settings, corpus_name: str, kind: st
 
 
 def _second_dense(paths: AppPaths, settings: Settings, corpus_name: str, layout: IndexLayout,
-                  source: PassageSource, embedder: Embedder | None) -> DenseRetriever | None:
+                  source: PassageSource, embedder: Embedder) -> DenseRetriever | None:
     """The second model's retriever, or None (logged) while its index cannot be used: search
     must keep working between turning the model on and the next index build."""
     from ..errors import IndexError_
 
     r = settings.retrieval
-    embedder = embedder or Embedder(r.second_embedder.strip(), models_dir=paths.models_dir)
     try:
         graph, _ = open_graph(layout, corpus_name, embedder, ef=r.hnsw_ef_search)
     except IndexError_ as exc:

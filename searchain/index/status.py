@@ -5,7 +5,7 @@ it again continues), ``ready``, ``stale`` (the corpus has passages the index lac
 some it has), ``mismatch`` (built with another embedder or passage format) and ``damaged``
 (metadata unreadable, graph file missing, or its checksum does not match).
 
-With ``retrieval.second_embedder`` set, the second model's index (``index/second``) counts too:
+With a second embedding model in use (``index.second``), the second model's index (``index/second``) counts too:
 while it is missing, unfinished, stale, built by another model or damaged, a usable first index
 reads as ``stale`` (search works, without the second model) and building again completes it.
 """
@@ -40,10 +40,13 @@ class IndexStatus:
         return self.state in (READY, STALE)
 
 
-def wanted_embedders(settings: Settings) -> tuple[str, str]:
-    """Model ids of the configured embedder and second embedder ("" when off)."""
+def wanted_embedders(settings: Settings, models_dir: Path | None = None) -> tuple[str, str]:
+    """Model ids of the configured embedder and second embedder ("" when off; ``auto`` resolved,
+    looking for an unpacked copy in ``models_dir``)."""
+    from .second import second_embedder_name
+
     r = settings.retrieval
-    second = r.second_embedder.strip()
+    second = second_embedder_name(r, models_dir)
     return model_id_for(r.embedder), model_id_for(second) if second else ""
 
 
@@ -62,7 +65,7 @@ def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None =
     if embedder_id:
         wanted, wanted_second = embedder_id, second_embedder_id
     else:
-        wanted, wanted_second = wanted_embedders(Settings.load(paths))
+        wanted, wanted_second = wanted_embedders(Settings.load(paths), paths.models_dir)
     manager = CorpusManager(paths, Settings())
     layout = IndexLayout(manager.corpus_dir(corpus_name) / "index")
     with manager.open_store(corpus_name) as store:
@@ -125,7 +128,7 @@ def _second_index_problem(layout: IndexLayout, corpus_name: str, wanted: str, co
 def listing_status(paths: AppPaths, settings: Settings, corpus_name: str) -> IndexStatus:
     """``index_status`` for a listing: the embedder of the given (in-memory) settings, and no
     hashing of the graph, so it stays cheap for every corpus on every refresh."""
-    first, second = wanted_embedders(settings)
+    first, second = wanted_embedders(settings, paths.models_dir)
     return index_status(paths, corpus_name, verify_checksum=False, embedder_id=first,
                         second_embedder_id=second)
 

