@@ -38,7 +38,7 @@ MODE_LABELS = {
 READER_LABELS = {"auto": "Automatic", "dpr": "DPR reader", "llm": "The LLM as reader"}
 RETRIEVER_LABELS = {"hybrid": "Hybrid: embeddings + keywords (best measured)",
                     "dense": "Embeddings only (dense)", "bm25": "Keywords only (BM25)"}
-PRECISION_LABELS = {"auto": "Automatic: bfloat16 where the CPU has it",
+PRECISION_LABELS = {"auto": "Automatic",
                     "fp32": "float32 (slower, exact)", "bf16": "bfloat16"}
 
 
@@ -135,13 +135,17 @@ class SettingsDialog(QDialog):
         self.second_embedder.setToolTip(
             "A second embedding model whose similarities are averaged with the first's in hybrid "
             "search: a better top passage on MuSiQue (BENCHMARKS.md), but every corpus is embedded "
-            "twice, and all-mpnet-base-v2 takes about 8 times MiniLM's time in bfloat16 (13 times "
+            "twice, and all-mpnet-base-v2 takes about 5 times MiniLM's time in bfloat16 (7 times "
             "in float32). Automatic uses it where it is installed and the CPU has bfloat16. "
             "Takes effect for a corpus once its index is updated (Corpus manager).")
         self._fill_second_embedders(retrieval.second_embedder)
-        self.embed_precision = self._combo(PRECISION_LABELS, retrieval.embed_precision, "embedPrecision")
+        from searchain.index.precision import cpu_has_native_bf16
+
+        here = "bfloat16" if cpu_has_native_bf16() else "float32"  # /proc/cpuinfo: no torch import
+        labels = {**PRECISION_LABELS, "auto": f"Automatic ({here} here)"}
+        self.embed_precision = self._combo(labels, retrieval.embed_precision, "embedPrecision")
         self.embed_precision.setToolTip(
-            "bfloat16 arithmetic embeds passages 2.4-2.8 times faster on CPUs with native bfloat16 "
+            "bfloat16 arithmetic embeds passages 2.1-2.8 times faster on CPUs with native bfloat16 "
             "(AVX512-BF16 or AMX), and its vectors match float32 to a cosine of 0.9999, so indexes "
             "built either way stay compatible. Elsewhere it is emulated and slower, which is why "
             "Automatic uses float32 there.")

@@ -2,7 +2,7 @@
 
 ``bf16`` runs the model under ``torch.autocast``: matrix products in bfloat16, while layer
 norms, softmax and the pooled output stay float32. On CPUs with native bfloat16 instructions
-(AVX512-BF16 or AMX) this embeds 2.4-2.8 times faster, and the vectors keep a cosine above
+(AVX512-BF16 or AMX) this embeds 2.1-2.8 times faster, and the vectors keep a cosine above
 0.9999 with float32 ones (measured for MiniLM and mpnet on MuSiQue passages; see
 docs/retrieval.md), so an index built either way serves queries embedded either way and the
 model id does not change. Without those instructions bfloat16 is emulated and slower, so

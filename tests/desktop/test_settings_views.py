@@ -153,7 +153,7 @@ def test_second_embedder_lists_installed_packaged_models_and_is_saved(qtbot, hom
     dialog = _settings_dialog(qtbot, home)
     combo = dialog.second_embedder
     assert [combo.itemData(i) for i in range(combo.count())] == ["auto", "", "all-mpnet-base-v2"]
-    assert "8 times MiniLM's time" in combo.toolTip()
+    assert "5 times MiniLM's time" in combo.toolTip()
     combo.setCurrentIndex(combo.findData("all-mpnet-base-v2"))
     dialog.accept()
     assert Settings.load(home).retrieval.second_embedder == "all-mpnet-base-v2"
@@ -178,6 +178,9 @@ def test_embedding_precision_is_offered_saved_and_restored(qtbot, home):
     combo = dialog.embed_precision
     assert [combo.itemData(i) for i in range(combo.count())] == ["auto", "fp32", "bf16"]
     assert combo.currentData() == "auto" and "AVX512-BF16" in combo.toolTip()
+    from searchain.index.precision import cpu_has_native_bf16
+
+    assert combo.itemText(0) == f"Automatic ({'bfloat16' if cpu_has_native_bf16() else 'float32'} here)"
     combo.setCurrentIndex(combo.findData("fp32"))
     dialog.accept()
     assert Settings.load(home).retrieval.embed_precision == "fp32"
