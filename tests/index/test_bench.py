@@ -59,6 +59,25 @@ def test_bench_retrieval_prints_one_json_object(shared_eval, home, tiny_cross_en
     assert data["ms_per_query"]["hybrid+rerank"] > 0
 
 
+@pytest.mark.slow
+def test_bench_retrieval_default_follows_auto_second_model(shared_eval, home, tiny_embedder_dir,
+                                                          monkeypatch, capsys):
+    # Where ``auto`` turns the second model on (here it resolves to the tiny model), that is the
+    # default retriever: its rows appear without --second-embedder and "default" names them.
+    from searchain.cli.main import main
+    from searchain.index import second
+
+    monkeypatch.setattr(second, "auto_choice",
+                        lambda r, models_dir: second.AutoChoice(str(tiny_embedder_dir), "test"))
+    code = main(["bench", "retrieval", "--dataset", str(shared_eval / "musique" / "dev_200.jsonl"),
+                 "--limit", "2", "--no-rrf-baseline", "--json"])
+    assert code == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["default"] == "hybrid+2nd"
+    assert data["second_embedder"].startswith("local:tiny-emb@")
+    assert {"hybrid", "dense_2nd", "hybrid+2nd"} <= set(data)
+
+
 def test_bench_index_measures_synthetic_and_pooled_real_vectors(indexed_home, capsys):
     from searchain.cli.main import main
     from tests.fixtures.index import MINI_CORPUS, MINI_PASSAGES
