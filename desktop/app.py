@@ -133,15 +133,11 @@ def start_background(window) -> None:
     check_gpu(window)
 
 
-# What the demo corpus's preparation is doing, in the status bar's words.
-DEMO_STAGES = {"ingest": "reading the articles", "embed": "embedding passages",
-               "index": "building the search index", "embed 2nd": "embedding with the second model",
-               "index 2nd": "building the second model's index"}
-
-
 def demo_progress_text(event) -> str:
     """The status-bar line for a ``Progress`` of the demo corpus's preparation."""
-    words = DEMO_STAGES.get(event.stage, event.stage)
+    from .views.progress import stage_words
+
+    words = stage_words(event.stage)
     if not event.total:  # a stage that has started but has no count yet, e.g. loading a model
         detail = f" ({event.message})" if event.message else ""
         return f"Preparing the demo corpus: {words}{detail}…"

@@ -10,6 +10,17 @@ from searchain.events import Progress
 from ..render import eta_seconds, format_duration
 
 
+# Engine stage codes in the words the progress row and the status bar use.
+STAGE_WORDS = {"ingest": "reading the source", "embed": "embedding passages",
+               "index": "building the search index", "embed 2nd": "embedding with the second model",
+               "index 2nd": "building the second model's index", "download": "downloading",
+               "verify": "checking the download", "eval": "evaluating"}
+
+
+def stage_words(stage: str) -> str:
+    return STAGE_WORDS.get(stage, stage)
+
+
 class ProgressRow(QWidget):
     cancel_requested = Signal()
 
@@ -48,7 +59,8 @@ class ProgressRow(QWidget):
         else:
             self.bar.setRange(0, 0)
             self.eta.setText(f"{event.done:,} done")
-        self.label.setText(event.message or event.stage)
+        words = stage_words(event.stage)
+        self.label.setText(event.message or words[:1].upper() + words[1:])
 
     def finish(self) -> None:
         self.hide()

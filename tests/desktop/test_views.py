@@ -212,3 +212,21 @@ def test_empty_chat_offers_example_questions_that_fill_the_input(qtbot):
     assert chat.input.toPlainText() == "Who built <the> mill?"
     chat.set_entries([ChatEntry("user", "x", key="1")])
     assert "Try one" not in chat.transcript.toPlainText()  # only an empty chat offers them
+
+
+def test_progress_row_names_engine_stages_in_words(qtbot):
+    from desktop.views.progress import ProgressRow
+    from searchain.events import Progress
+
+    row = ProgressRow()
+    qtbot.addWidget(row)
+    row.start("Indexing")
+    row.update_progress(Progress("embed 2nd", 3, 10))
+    assert row.label.text() == "Embedding with the second model"
+    assert (row.bar.value(), row.bar.maximum()) == (3, 10)
+    # A stage's own message wins (e.g. which model is loading); unknown codes show as they are.
+    row.update_progress(Progress("embed 2nd", 0, 0, "loading sentence-transformers/all-mpnet-base-v2"))
+    assert row.label.text() == "loading sentence-transformers/all-mpnet-base-v2"
+    assert row.bar.maximum() == 0  # busy: no count yet
+    row.update_progress(Progress("something new", 1, 2))
+    assert row.label.text() == "Something new"
