@@ -192,6 +192,7 @@ def _corpus_checks(paths: AppPaths, settings: Settings, thorough: bool = False) 
     from .corpus.demo import DEMO_NAME
     from .corpus.manager import READY, CorpusManager
     from .index.embedder import model_id_for
+    from .index.second import second_embedder_name
     from .index.status import index_status
 
     manager = CorpusManager(paths, settings)
@@ -210,8 +211,6 @@ def _corpus_checks(paths: AppPaths, settings: Settings, thorough: bool = False) 
         embedder_id = model_id_for(settings.retrieval.embedder)
     except Exception:  # noqa: BLE001 - the embedder check reports it; compare with the name
         embedder_id = settings.retrieval.embedder
-    from .index.second import second_embedder_name
-
     second = second_embedder_name(settings.retrieval, paths.models_dir)
     try:
         second_id = model_id_for(second) if second else ""

@@ -16,8 +16,6 @@ import contextlib
 from typing import ContextManager
 
 PRECISIONS = ("auto", "fp32", "bf16")
-
-
 _BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
 
 
