@@ -63,13 +63,3 @@ def second_embedder_name(retrieval, models_dir: Path | None) -> str:
         return name
     return auto_choice(retrieval, models_dir).model
 
-
-def with_second_resolved(settings, models_dir: Path | None):
-    """A copy of ``settings`` whose ``retrieval.second_embedder`` is the resolved name."""
-    from dataclasses import replace
-
-    r = settings.retrieval
-    name = second_embedder_name(r, models_dir)
-    if name == r.second_embedder:
-        return settings
-    return replace(settings, retrieval=replace(r, second_embedder=name))
