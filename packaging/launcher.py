@@ -2,7 +2,13 @@
 
 import sys
 
-from desktop.app import main
+if __name__ == "__main__" and sys.argv[1:2] == ["--searchain-llm-worker"]:
+    # The model worker process (searchain/llm/isolated.py): a bundle has no `python -m`.
+    from searchain.llm.worker import main as worker_main
+
+    sys.exit(worker_main(sys.argv[2:]))
+
+from desktop.app import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

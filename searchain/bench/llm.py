@@ -1,10 +1,14 @@
 """``searchain bench llm --model PATH [--json]``: the llama.cpp backend against bare llama_cpp.
 
-Both sides load the same GGUF with the same settings and generate the same number of tokens,
-greedily, from the same prompt with an empty KV cache, in A/B then B/A order; the medians give
+Three sides load the same GGUF with the same settings and generate the same number of tokens,
+greedily, from the same prompt with an empty KV cache, in rotating order: the in-process backend
+(``backend_*``), bare ``llama_cpp.Llama.create_completion`` (``raw_*``) and the backend in its
+worker process (``isolated_*``, ``llm.isolation = process``, the default; ``--no-isolated``
+skips it). Both backends stream their tokens to a callback, as the app does. The medians give
 ``backend_tokens_per_s``, ``raw_tokens_per_s`` and ``overhead_ratio`` (raw time / backend time:
 1.0 means the backend adds nothing, > 1 that it is faster; the tokens/s are end to end, prompt
-included, while ``backend_decode_tokens_per_s`` is generation alone). A 3-round dialogue then reports
+included, while ``backend_decode_tokens_per_s`` is generation alone), and likewise
+``isolated_overhead_ratio`` (raw / isolated) and ``isolated_vs_inprocess``. A 3-round dialogue then reports
 ``prompt_tokens_evaluated_per_round`` with KV reuse and with the cache cleared before each round.
 A random-weight file with a real layout (``searchain models make-test-model --layout llama-1b``)
 measures the speed of the real model. Prints ONE JSON object.
@@ -37,6 +41,8 @@ def register(sub) -> None:
     p.add_argument("--n-ctx", type=int, default=2048)
     p.add_argument("--threads", type=int, default=0, help="0 = llama.cpp's default")
     p.add_argument("--gpu-layers", type=int, default=-1, help="-1 = auto (all if the build can)")
+    p.add_argument("--no-isolated", dest="isolated", action="store_false",
+                   help="skip the process-isolated backend (llm.isolation = process)")
     p.set_defaults(func=run)
 
 
@@ -49,6 +55,7 @@ def measure(base_settings, args) -> dict:
     import llama_cpp
 
     from ..llm.base import GenerationParams
+    from ..llm.isolated import ProcessLLM
     from ..llm.llama_cpp_backend import LlamaCppLLM, open_llama
 
     settings = replace(base_settings, model_path=args.model, backend="llama_cpp",
@@ -56,14 +63,17 @@ def measure(base_settings, args) -> dict:
     backend = LlamaCppLLM(settings)
     raw = open_llama(backend.path, n_gpu_layers=backend.n_gpu_layers, n_ctx=backend.n_ctx,
                      n_threads=settings.n_threads, n_batch=settings.n_batch, seed=settings.seed)
+    isolated = ProcessLLM(settings) if args.isolated else None
     params = GenerationParams(max_tokens=args.tokens, temperature=0.0)
     try:
-        def run_backend():
-            backend.reset_cache()
-            started = time.perf_counter()
-            c = backend.complete(PROMPT, params)
-            return (time.perf_counter() - started, c.usage.completion_tokens,
-                    c.usage.prompt_tokens, c.decode_tokens_per_s, c.prompt_seconds)
+        def timed(llm):
+            def run():
+                llm.reset_cache()
+                started = time.perf_counter()
+                c = llm.complete(PROMPT, params, on_token=_ignore)  # streamed, as the app does
+                return (time.perf_counter() - started, c.usage.completion_tokens,
+                        c.usage.prompt_tokens, c.decode_tokens_per_s, c.prompt_seconds)
+            return run
 
         def run_raw():
             raw.reset()
@@ -73,15 +83,17 @@ def measure(base_settings, args) -> dict:
             return time.perf_counter() - started, out["usage"]["completion_tokens"], \
                 out["usage"]["prompt_tokens"]
 
-        run_backend(), run_raw()  # warm-up: page in the weights, build the graphs
-        backend_runs, raw_runs = [], []
-        for i in range(args.repeats):  # A B, B A, ...: neither side always goes first
-            if i % 2:
-                raw_runs.append(run_raw())
-                backend_runs.append(run_backend())
-            else:
-                backend_runs.append(run_backend())
-                raw_runs.append(run_raw())
+        sides = {"backend": timed(backend), "raw": run_raw}
+        if isolated is not None:
+            sides["isolated"] = timed(isolated)
+        names = list(sides)
+        for name in names:  # warm-up: page in the weights, build the graphs
+            sides[name]()
+        runs: dict[str, list] = {name: [] for name in names}
+        for i in range(args.repeats):  # rotate the order: no side always goes first
+            for name in names[i % len(names):] + names[:i % len(names)]:
+                runs[name].append(sides[name]())
+        backend_runs, raw_runs = runs["backend"], runs["raw"]
         b_time = statistics.median(r[0] for r in backend_runs)
         r_time = statistics.median(r[0] for r in raw_runs)
         b_tokens, r_tokens = backend_runs[0][1], raw_runs[0][1]
@@ -109,15 +121,40 @@ def measure(base_settings, args) -> dict:
             "backend_decode_tokens_per_s": round(statistics.median(r[3] for r in backend_runs), 2),
             "backend_prompt_tokens_per_s": round(
                 backend_runs[0][2] / statistics.median(r[4] for r in backend_runs), 2),
-            "prompt_tokens_evaluated_per_round": {
-                "with_reuse": _dialogue(backend, reuse=True),
-                "without_reuse": _dialogue(backend, reuse=False),
-            },
+        }
+        if isolated is not None:
+            result.update(_isolated_figures(runs["isolated"], r_time / r_tokens,
+                                            b_time / b_tokens, isolated))
+        result["prompt_tokens_evaluated_per_round"] = {
+            "with_reuse": _dialogue(backend, reuse=True),
+            "without_reuse": _dialogue(backend, reuse=False),
         }
     finally:
         backend.close()
         raw.close()
+        if isolated is not None:
+            isolated.close()
     return result
+
+
+def _isolated_figures(runs, raw_per_token: float, backend_per_token: float, isolated) -> dict:
+    """The process-isolated backend (``llm.isolation = process``) against bare llama_cpp and
+    the in-process backend: ratios of seconds per token, > 1 = the isolated one is faster."""
+    seconds = statistics.median(r[0] for r in runs)
+    tokens = runs[0][1]
+    return {
+        "isolated_tokens_per_run": tokens,
+        "isolated_seconds_median": round(seconds, 5),
+        "isolated_tokens_per_s": round(tokens / seconds, 2),
+        "isolated_decode_tokens_per_s": round(statistics.median(r[3] for r in runs), 2),
+        "isolated_overhead_ratio": round(raw_per_token / (seconds / tokens), 4),
+        "isolated_vs_inprocess": round(backend_per_token / (seconds / tokens), 4),
+        "isolated_n_gpu_layers": isolated.n_gpu_layers,
+    }
+
+
+def _ignore(_text: str) -> None:
+    pass
 
 
 def _dialogue(backend, *, reuse: bool) -> list[int]:

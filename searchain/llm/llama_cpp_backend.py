@@ -37,10 +37,8 @@ from .events import LLMWarning
 from .gguf_info import ModelFacts, read_model_facts
 from . import gpu
 from .memory import check_memory
+from .sampling import CompiledGrammar, TokenSampler, grammar_verdict
 from .text_stream import StopTextStream
-
-# Sampling settings used for temperature > 0 (llama-cpp-python's defaults).
-TOP_K, TOP_P, MIN_P = 40, 0.95, 0.05
 
 
 def open_llama(path: Path, *, n_gpu_layers: int, n_ctx: int, n_threads: int, n_batch: int,
@@ -81,7 +79,12 @@ class LlamaCppLLM:
         self.warnings: list[LLMWarning] = []
         self._on_event = on_event
         self._lock = threading.Lock()
-        self._grammars: dict[str, object] = {}
+        self._grammars: dict[str, CompiledGrammar] = {}
+        # Grammar decoding samples first and checks the one token (sampling.py); False filters
+        # the whole vocabulary each token, the slow reference path benchmarks compare against.
+        self.grammar_sample_first = True
+        self.grammar_rejections = 0  # last call: tokens the grammar refused
+        self._last_tokens: list[int] = []  # last call: the generated token ids
         self._pieces: dict[int, bytes] = {}
         # Bytes and tokens of the last prompt + reply, to tokenise the next prompt incrementally.
         self._history: tuple[bytes, list[int]] = (b"", [])
@@ -157,6 +160,9 @@ class LlamaCppLLM:
     def close(self) -> None:
         with self._lock:
             llama, self._llama = self._llama, None
+            grammars, self._grammars = self._grammars, {}
+            for grammar in grammars.values():  # they point into the model's vocabulary
+                grammar.close()
             if llama is not None:
                 llama.close()
 
@@ -170,6 +176,22 @@ class LlamaCppLLM:
         """Token ids of ``text``; control tokens written in the text (``<|im_start|>``) count."""
         llama = self._require_open()
         return llama.tokenize(text.encode("utf-8"), add_bos=add_special, special=True)
+
+    def last_generated_tokens(self) -> list[int]:
+        """The token ids the last ``complete``/``chat`` generated (tests and benchmarks)."""
+        return list(self._last_tokens)
+
+    def grammar_verdict(self, grammar: str, output: str | list[int]) -> str:
+        """Whether ``output`` (text, or token ids from ``last_generated_tokens``) is a whole output of
+        the GBNF ``grammar`` (``"complete"``), a valid beginning of one (``"incomplete"``) or
+        not (``"rejected"``), checked by llama.cpp's grammar engine token by token. Text is
+        tokenised with control-token names as plain text."""
+        compiled = self._grammar(grammar)
+        with self._lock:
+            llama = self._require_open()
+            tokens = output if isinstance(output, list) else llama.tokenize(
+                output.encode("utf-8"), add_bos=False, special=False)
+            return grammar_verdict(compiled, tokens, llama._model.token_eos())
 
     def reset_cache(self) -> None:
         """Forget the KV cache, so the next call evaluates its whole prompt (benchmarks use it)."""
@@ -232,16 +254,15 @@ class LlamaCppLLM:
             if finished:
                 finish = "length"
                 max_new = min(params.max_tokens, self.n_ctx - len(tokens))
-                llama.set_seed(params.seed)
-                generator = llama.generate(
-                    tokens, temp=params.temperature, top_k=TOP_K, top_p=TOP_P, min_p=MIN_P,
-                    repeat_penalty=1.0, grammar=grammar,
-                )
+                sampler = TokenSampler(self._n_vocab, temperature=params.temperature,
+                                       seed=params.seed, grammar=grammar,
+                                       sample_first=self.grammar_sample_first)
                 try:
-                    for token in (generator if max_new > 0 else ()):
+                    while len(generated) < max_new:
                         if cancel is not None and cancel.cancelled:
                             finish = "cancelled"
                             break
+                        token = sampler.sample(llama._ctx.ctx)
                         if self._is_end_of_generation(token):
                             finish = "stop"
                             break
@@ -251,10 +272,12 @@ class LlamaCppLLM:
                         if stream.feed(self._piece(token)):
                             finish = "stop"
                             break
-                        if len(generated) >= max_new:
-                            break
+                        if len(generated) < max_new:
+                            llama.eval([token])
                 finally:
-                    generator.close()
+                    self.grammar_rejections = sampler.rejections
+                    self._last_tokens = generated
+                    sampler.close()
             text = stream.finish()
             if finished:
                 self._remember(tokens, prompt_bytes, generated, text)
@@ -319,24 +342,19 @@ class LlamaCppLLM:
         top = logits.max()
         return float(logits[token] - top - math.log(np.exp(logits - top).sum()))
 
-    def _grammar(self, text: str):
+    def _grammar(self, text: str) -> CompiledGrammar:
         """Compile ``text`` once; an invalid grammar is a clear error, never a crash."""
         cached = self._grammars.get(text)
         if cached is not None:
             return cached
-        import llama_cpp
-        from llama_cpp.llama_grammar import LlamaGrammar
-
-        # llama-cpp-python would hand a NULL sampler to llama.cpp for a bad grammar; check first.
-        probe = llama_cpp.llama_sampler_init_grammar(self._vocab, text.encode("utf-8"), b"root")
-        if not probe:
+        try:
+            grammar = CompiledGrammar(self._vocab, text)
+        except ValueError:
             raise SearchainError(
                 "The GBNF grammar could not be parsed (or has no `root` rule).",
                 hint="Check it with llama.cpp's grammar docs; set SEARCHAIN_LLAMA_VERBOSE=1 to "
                      "see the parser's message.",
-            )
-        llama_cpp.llama_sampler_free(probe)
-        grammar = LlamaGrammar.from_string(text, verbose=False)
+            ) from None
         self._grammars[text] = grammar
         return grammar
 

@@ -1,8 +1,10 @@
 """``load_llm``: the one entry point the app and the CLI use to get an ``LLM`` from settings.
 
-``settings.backend`` picks the backend: ``llama_cpp`` loads ``settings.model_path`` in-process
-(the file is validated from its GGUF header first, RAM is checked, GPU offload is automatic and
-falls back to the CPU with an ``LLMWarning`` if it fails), ``openai`` connects to
+``settings.backend`` picks the backend: ``llama_cpp`` loads ``settings.model_path`` (the file is
+validated from its GGUF header first, RAM is checked, GPU offload is automatic and falls back to
+the CPU with an ``LLMWarning`` if it fails) in a worker process (``settings.isolation ==
+"process"``: a crash in llama.cpp becomes a ``ModelCrashed`` error, see ``isolated.py``) or in
+this process (``"inprocess"``), ``openai`` connects to
 ``settings.server_url`` (model: ``settings.server_model``, else the server's first listed one;
 API key: ``$SEARCHAIN_LLM_API_KEY``).
 Warnings go to ``on_event`` and stay on the instance as ``.warnings``.
@@ -18,12 +20,17 @@ from .events import LLMWarning
 from .gpu import gpu_offload_supported
 
 BACKENDS = ("llama_cpp", "openai")
+ISOLATIONS = ("process", "inprocess")  # llm.isolation: a worker process, or this one
 
-__all__ = ["BACKENDS", "LLMWarning", "gpu_offload_supported", "load_llm"]
+__all__ = ["BACKENDS", "ISOLATIONS", "LLMWarning", "gpu_offload_supported", "load_llm"]
 
 
 def load_llm(settings: LLMSettings, *, on_event: EventCallback | None = None) -> LLM:
     if settings.backend == "llama_cpp":
+        if settings.isolation == "process":
+            from .isolated import ProcessLLM
+
+            return ProcessLLM(settings, on_event=on_event)
         from .llama_cpp_backend import LlamaCppLLM
 
         return LlamaCppLLM(settings, on_event=on_event)

@@ -14,6 +14,9 @@ def test_bench_llm_json(home, capsys, tiny_gguf):
     assert out["prompt_tokens"] == out["raw_prompt_tokens"] > 0
     assert out["backend_tokens_per_s"] > 0 and out["raw_tokens_per_s"] > 0
     assert out["overhead_ratio"] > 0
+    # The worker-process backend ran in the same run, on the same model and token count.
+    assert out["isolated_tokens_per_run"] == 16 and out["isolated_tokens_per_s"] > 0
+    assert out["isolated_overhead_ratio"] > 0 and out["isolated_vs_inprocess"] > 0
     rounds = out["prompt_tokens_evaluated_per_round"]
     with_reuse, without = rounds["with_reuse"], rounds["without_reuse"]
     assert len(with_reuse) == len(without) == 3

@@ -14,6 +14,9 @@ from searchain.llm.loader import load_llm
 
 
 def _settings(path, **kw):
+    # In this process: several tests patch the loader's own functions, which a worker would not see.
+    # The worker's handling of the same faults is in test_isolated.py.
+    kw.setdefault("isolation", "inprocess")
     return LLMSettings(model_path=str(path), n_ctx=256, n_threads=1, **kw)
 
 

@@ -1,0 +1,174 @@
+"""Token sampling for the llama.cpp backend, with a fast path for GBNF grammars.
+
+llama-cpp-python puts the grammar *inside* the sampler chain, so every token runs the grammar
+over the whole vocabulary (49k entries for SmolLM2, 262k for Gemma 3) before picking one: 2-18x
+the cost of decoding the token. ``TokenSampler`` does what llama.cpp's own ``common_sampler``
+does instead: it samples from the unconstrained chain first and asks the grammar about that one
+token; only when the grammar rejects it does it filter the whole vocabulary and sample again.
+
+Greedy decoding gives exactly the slow path's tokens (the argmax over all tokens, if allowed, is
+the argmax over the allowed ones; if not, the slow path runs). With temperature > 0 every token
+is still one the grammar allows, but the distribution is llama.cpp's sample-then-check one, not
+a renormalised constrained distribution (the same trade llama.cpp's CLI and server make).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+
+import numpy as np
+
+# Sampling settings used for temperature > 0 (llama-cpp-python's defaults).
+TOP_K, TOP_P, MIN_P = 40, 0.95, 0.05
+
+_TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)], align=True)
+
+
+class CompiledGrammar:
+    """A parsed GBNF grammar for one vocabulary; ``start`` gives a fresh sampler state for a call.
+
+    Parsing the CoQ grammar (hundreds of expanded repetition rules) is done once; each call
+    clones the parsed grammar, which copies the rules without parsing them again.
+    """
+
+    def __init__(self, vocab, text: str):
+        import llama_cpp
+
+        self._pristine = llama_cpp.llama_sampler_init_grammar(vocab, text.encode("utf-8"), b"root")
+        if not self._pristine:
+            raise ValueError("the GBNF grammar could not be parsed (or has no `root` rule)")
+
+    def start(self):
+        import llama_cpp
+
+        return llama_cpp.llama_sampler_clone(self._pristine)
+
+    def close(self) -> None:
+        import llama_cpp
+
+        pristine, self._pristine = self._pristine, None
+        if pristine:
+            llama_cpp.llama_sampler_free(pristine)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def grammar_verdict(grammar: CompiledGrammar, tokens: list[int], end_token: int) -> str:
+    """Does the grammar accept this token sequence? ``"complete"`` (it may end here),
+    ``"incomplete"`` (a valid beginning) or ``"rejected"``. Checks outputs in tests and benchmarks
+    with llama.cpp's own grammar engine, token by token as during generation."""
+    import llama_cpp
+
+    state = grammar.start()
+    one = llama_cpp.llama_token_data(0, 1.0, 0.0)
+    array = llama_cpp.llama_token_data_array(ctypes.pointer(one), 1, -1, False)
+    try:
+        for token in [*tokens, end_token]:
+            one.id, one.logit, one.p = token, 1.0, 0.0
+            array.data, array.size, array.selected, array.sorted = ctypes.pointer(one), 1, -1, False
+            llama_cpp.llama_sampler_apply(state, ctypes.byref(array))
+            if one.logit == -math.inf:
+                return "incomplete" if token == end_token else "rejected"
+            if token != end_token:
+                llama_cpp.llama_sampler_accept(state, token)
+        return "complete"
+    finally:
+        llama_cpp.llama_sampler_free(state)
+
+
+class TokenSampler:
+    """Picks each next token for one generation call; ``close`` frees the C-side samplers.
+
+    ``rejections`` counts the tokens the grammar refused, i.e. how often the slow path ran.
+    ``sample_first=False`` filters the whole vocabulary for every token, as llama-cpp-python
+    does (benchmarks and tests compare the two).
+    """
+
+    def __init__(self, n_vocab: int, *, temperature: float, seed: int,
+                 grammar: CompiledGrammar | None = None, sample_first: bool = True):
+        import llama_cpp
+
+        self._n_vocab = n_vocab
+        self._chain = llama_cpp.llama_sampler_chain_init(
+            llama_cpp.llama_sampler_chain_default_params())
+        if temperature <= 0.0:
+            stages = [llama_cpp.llama_sampler_init_greedy()]
+        else:  # the same chain llama-cpp-python builds, minus its no-op penalties stage
+            stages = [llama_cpp.llama_sampler_init_top_k(TOP_K),
+                      llama_cpp.llama_sampler_init_typical(1.0, 1),
+                      llama_cpp.llama_sampler_init_top_p(TOP_P, 1),
+                      llama_cpp.llama_sampler_init_min_p(MIN_P, 1),
+                      llama_cpp.llama_sampler_init_temp(temperature),
+                      llama_cpp.llama_sampler_init_dist(seed & 0xFFFFFFFF)]
+        for stage in stages:
+            llama_cpp.llama_sampler_chain_add(self._chain, stage)
+        self._grammar = grammar.start() if grammar is not None else None
+        self._sample_first = sample_first
+        self.rejections = 0
+        # One-token candidate array for asking the grammar about the chain's choice.
+        self._one = llama_cpp.llama_token_data(0, 1.0, 0.0)
+        self._one_array = llama_cpp.llama_token_data_array(
+            ctypes.pointer(self._one), 1, -1, False)
+        self._full: np.ndarray | None = None
+
+    def sample(self, ctx) -> int:
+        """The next token from the logits of the last evaluated position of ``ctx``."""
+        import llama_cpp
+
+        if self._grammar is not None and not self._sample_first:
+            token = self._sample_constrained(ctx)
+            llama_cpp.llama_sampler_accept(self._grammar, token)
+            return token
+        token = llama_cpp.llama_sampler_sample(self._chain, ctx, -1)
+        if self._grammar is None:
+            return token
+        if not self._allowed(token):
+            self.rejections += 1
+            token = self._sample_constrained(ctx)
+        llama_cpp.llama_sampler_accept(self._grammar, token)
+        return token
+
+    def _allowed(self, token: int) -> bool:
+        import llama_cpp
+
+        self._one.id, self._one.logit, self._one.p = token, 1.0, 0.0
+        self._one_array.data = ctypes.pointer(self._one)
+        self._one_array.size, self._one_array.selected, self._one_array.sorted = 1, -1, False
+        llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(self._one_array))
+        return self._one.logit != -math.inf
+
+    def _sample_constrained(self, ctx) -> int:
+        """The slow path: the grammar filters every token, then the chain picks among the rest."""
+        import llama_cpp
+
+        if self._full is None:
+            self._full = np.zeros(self._n_vocab, dtype=_TOKEN_DATA)
+            self._full["id"] = np.arange(self._n_vocab, dtype=np.int32)
+        logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(ctx, -1),
+                                       shape=(self._n_vocab,))
+        self._full["logit"] = logits
+        self._full["p"] = 0.0
+        candidates = llama_cpp.llama_token_data_array(
+            self._full.ctypes.data_as(llama_cpp.llama_token_data_p), self._n_vocab, -1, False)
+        llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(candidates))
+        llama_cpp.llama_sampler_apply(self._chain, ctypes.byref(candidates))
+        if candidates.selected < 0:
+            raise RuntimeError("the sampler chain selected no token")
+        token = int(candidates.data[candidates.selected].id)
+        llama_cpp.llama_sampler_accept(self._chain, token)
+        return token
+
+    def close(self) -> None:
+        import llama_cpp
+
+        chain, self._chain = self._chain, None
+        grammar, self._grammar = self._grammar, None
+        if chain:
+            llama_cpp.llama_sampler_free(chain)
+        if grammar:
+            llama_cpp.llama_sampler_free(grammar)
