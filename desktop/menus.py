@@ -10,6 +10,8 @@ from typing import Any
 
 from PySide6.QtGui import QAction, QKeySequence
 
+from .views.corpus_transfer import import_corpus_from_menu
+
 
 def build_menus(window) -> None:
     """Fill ``window``'s menu bar; the actions other code needs become attributes of it
@@ -29,6 +31,7 @@ def build_menus(window) -> None:
     add(file, "Export as &JSON…", lambda: window.export_conversation(None, "json"))
     add(file, "Export &all conversations…", window.export_all_conversations)
     add(file, "&Import conversations…", window.import_conversations)
+    add(file, "Import &corpus…", lambda: import_corpus_from_menu(window))
     file.addSeparator()
     add(file, "Open &GGUF file…", window.open_gguf_file)
     file.addSeparator()
