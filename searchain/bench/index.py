@@ -199,7 +199,7 @@ def measure_encode_overhead(settings, dataset: str | None, limit: int, repeats: 
     from ..index.precision import precision_context
 
     r = settings.retrieval
-    embedder = Embedder(r.embedder, precision=r.embed_precision, models_dir=models_dir)
+    embedder = Embedder.for_settings(r, models_dir=models_dir)
     with tempfile.TemporaryDirectory(prefix="searchain-enc-") as tmp:
         paths = AppPaths.resolve(tmp).ensure()
         manager = CorpusManager(paths, settings)
@@ -226,13 +226,13 @@ def measure_encode_overhead(settings, dataset: str | None, limit: int, repeats: 
         def bare_encode(in_precision: str) -> float:
             # The baseline runs in the pipeline's own precision, so the ratio is the pipeline's cost.
             t = time.perf_counter()
-            with precision_context(in_precision, embedder.device):
-                model.encode(texts, batch_size=r.batch_size, convert_to_numpy=True,
+            with precision_context(in_precision, embedder.effective_device):
+                model.encode(texts, batch_size=embedder.batch_size, convert_to_numpy=True,
                              normalize_embeddings=True, show_progress_bar=False)
             return time.perf_counter() - t
 
-        with precision_context(precision, embedder.device):
-            model.encode(texts[:64], batch_size=r.batch_size)  # warm-up: first calls allocate
+        with precision_context(precision, embedder.effective_device):
+            model.encode(texts[:64], batch_size=embedder.batch_size)  # warm-up: first calls allocate
         bare, pipe = [], []
         for _ in range(max(1, repeats)):
             bare.append(bare_encode(precision))

@@ -149,8 +149,7 @@ def _second_rows(ctx, paths, settings, name, second_name, embedder, pairs, quest
     from ..index.embedder import Embedder
     from ..index.retrievers import open_retriever
 
-    second = Embedder(second_name, models_dir=ctx.paths.models_dir,
-                      precision=settings.retrieval.embed_precision)
+    second = Embedder.for_settings(settings.retrieval, second_name, models_dir=ctx.paths.models_dir)
     with_second = replace(settings, retrieval=replace(settings.retrieval, second_embedder=second_name))
     t0 = time.perf_counter()
     build_index(paths, with_second, name, embedder=embedder, second_embedder=second)
@@ -194,8 +193,7 @@ def run(ctx, args) -> int:
         name = dataset.corpus_name + (f"-first{args.limit}" if args.limit else "")
         if not manager.exists(name):
             manager.add(name, _source_file(dataset.path, args.limit, work), dataset.kind)
-        embedder = Embedder(settings.retrieval.embedder, models_dir=ctx.paths.models_dir,
-                            precision=settings.retrieval.embed_precision)
+        embedder = Embedder.for_settings(settings.retrieval, models_dir=ctx.paths.models_dir)
         t0 = time.perf_counter()
         report = build_index(paths, settings, name, embedder=embedder)
         build_s = time.perf_counter() - t0

@@ -1,5 +1,9 @@
 """Ingest throughput: ``python -m searchain.corpus.bench_ingest [--passages N] [--repeats R]``.
 
+``--rss-sizes 20000,100000,400000`` measures instead the peak RSS of ingesting a generated
+MediaWiki dump of each size into a new corpus, each in a fresh process (the figure that must
+stay flat as N grows).
+
 Prints one JSON object. For each source it times parsing alone (the baseline: reading and
 chunking, nothing stored) and the full ingest (parse + SQLite insert + FTS5 index), taking
 the median over ``repeats`` runs, so ``store_overhead`` = ingest time / parse time.
@@ -78,11 +82,48 @@ def measure(path: Path, fmt: str, work: Path, repeats: int) -> dict:
             "store_overhead": round(ingest_s / parse_s, 2)}
 
 
+_RSS_CHILD = """
+import sys
+from searchain.config import AppPaths, Settings
+from searchain.corpus.manager import CorpusManager
+report = CorpusManager(AppPaths.resolve(sys.argv[1]).ensure(), Settings()).add("w", sys.argv[2], "mediawiki")
+peak = next(int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith("VmHWM"))
+print(report.added, peak)
+"""
+
+
+def measure_rss(sizes: list[int], work: Path) -> list[dict]:
+    """Peak RSS of ingesting a generated dump of each size, in a fresh process each."""
+    import os
+    import subprocess
+    import sys
+
+    out = []
+    repo = str(Path(__file__).resolve().parents[2])
+    for n in sizes:
+        dump = make_dump(work / f"w{n}.xml.bz2", max(1, n // 5), random.Random(n))
+        t = time.perf_counter()
+        done = subprocess.run([sys.executable, "-c", _RSS_CHILD, str(work / f"home{n}"), str(dump)],
+                              capture_output=True, text=True, check=True,
+                              env={**os.environ, "PYTHONPATH": repo})
+        added, peak = (int(x) for x in done.stdout.split()[-2:])
+        out.append({"passages": added, "peak_rss_bytes": peak, "seconds": round(time.perf_counter() - t, 1),
+                    "dump_bytes": dump.stat().st_size})
+        dump.unlink()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--passages", type=int, default=20000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--rss-sizes", default="", help="e.g. 20000,100000,400000 (see above)")
     args = parser.parse_args(argv)
+    if args.rss_sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            sizes = [int(x) for x in args.rss_sizes.split(",") if x.strip()]
+            print(json.dumps({"benchmark": "ingest-rss", "results": measure_rss(sizes, Path(tmp))}))
+        return 0
     rng = random.Random(0)
     results = {}
     with tempfile.TemporaryDirectory() as tmp:

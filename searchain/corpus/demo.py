@@ -76,13 +76,27 @@ def ensure_demo_corpus(paths: AppPaths, settings: Settings, *, on_event: EventCa
         if was_active:
             manager.set_active(DEMO_NAME)
     info = manager.info(DEMO_NAME)
-    if index and (info.indexed != info.passages or _second_index_lags(paths, settings)):
+    if index and (info.indexed != info.passages or _index_outdated(manager)
+                  or _second_index_lags(paths, settings)):
         from ..index.builder import build_index  # lazy: pulls in the embedding stack
 
         build_index(paths, settings, DEMO_NAME, on_event=on_event, cancel=cancel, embedder=embedder,
                     second_embedder=second_embedder)
         info = manager.info(DEMO_NAME)
     return info
+
+
+def _index_outdated(manager: "CorpusManager") -> bool:
+    """The demo index was made by an earlier version in a format search no longer reads (it is
+    converted from its saved embeddings, in a second: nothing is re-embedded)."""
+    from ..errors import IndexError_
+    from ..index.layout import IndexLayout, IndexMeta
+
+    layout = IndexLayout(manager.corpus_dir(DEMO_NAME) / "index")
+    try:
+        return layout.meta_file.exists() and IndexMeta.read(layout.meta_file, DEMO_NAME).outdated
+    except IndexError_:
+        return False
 
 
 def _second_index_lags(paths: AppPaths, settings: Settings) -> bool:

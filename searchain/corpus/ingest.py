@@ -43,7 +43,8 @@ class IngestReport:
 
 
 def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFAULT_BATCH,
-                  ids_from: PassageStore | None = None, on_event: EventCallback | None = None,
+                  ids_from: PassageStore | None = None, resume: bool = False,
+                  on_event: EventCallback | None = None,
                   cancel: CancelToken | None = None) -> IngestReport:
     """Read ``path`` as ``fmt`` into ``store``, committing every ``batch_size`` passages.
 
@@ -53,9 +54,13 @@ def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFA
     started = time.monotonic()
     problems = ProblemLog()
     source = open_source(path, fmt, store.corpus, problems)
+    if resume and ids_from is None and hasattr(source, "resume_after"):
+        source.resume_after = _last_document_of(store, source)
     report = IngestReport()
     stream: Iterator[Passage] = iter(source.passages())
-    emit(on_event, Progress(STAGE, 0, None, f"reading {path}", started))
+    emit(on_event, Progress(STAGE, 0, None, f"reading {path}" + (
+        f" (continuing after page {source.resume_after})" if getattr(source, "resume_after", None)
+        else ""), started))
     while True:
         check(cancel)
         batch = list(islice(stream, batch_size))
@@ -77,3 +82,12 @@ def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFA
     emit(on_event, Progress(STAGE, source.bytes_total or 1, source.bytes_total or 1,
                             f"{report.added:,} passages added", started))
     return report
+
+
+def _last_document_of(store: PassageStore, source) -> str | None:
+    """The document id of the newest passage when it came from this source's file (a stopped
+    ingest of it): the source may skip ahead to it instead of parsing everything again."""
+    row = store.conn.execute("SELECT doc_id, source FROM passages ORDER BY id DESC LIMIT 1").fetchone()
+    if row and row[1].startswith(f"{source.path.name}#") and row[0]:
+        return row[0]
+    return None

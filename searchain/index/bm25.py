@@ -9,8 +9,8 @@ contribution is weighted once more by its IDF, ``score = sum_t idf_t**p * bm25_t
 sub-question such as "Outagamie County shares border with" is mostly generic relation words;
 plain BM25 lets "county", "border" and "shares" outvote the one name that matters and ranks
 some other county first. FTS5 cannot weight query terms, so the plain OR query proposes the
-candidates and per-term queries restricted to them give the weighted score (a few small
-queries per search). Measured in ``docs/retrieval.md``: +3 points top-1 on MuSiQue steps,
+candidates and each term's own BM25 over them gives the weighted score (``bm25_terms.py``
+computes FTS5's formula from FTS5's own counts, at a cost that does not grow with the corpus). Measured in ``docs/retrieval.md``: +3 points top-1 on MuSiQue steps,
 neutral to slightly positive on HotpotQA.
 """
 
@@ -19,13 +19,21 @@ from __future__ import annotations
 import math
 import sqlite3
 
+from ..corpus.store import FTS_TOKENIZER
 from ..errors import IndexError_
 from ..types import Hit
+from .bm25_terms import TermScorer
 from .passages import PassageSource
 from .query import keywords, quoted_or
 
 NAME = "bm25"
 RESCORE_DEPTH = 100  # candidates the plain query proposes for rare-term rescoring
+# Scale (docs/retrieval.md, "Scale"): in corpora this large the candidate query reads at most
+# CANDIDATE_POSTINGS postings, rarest terms first (measured at 1M passages: p50 1.4 s -> 0.13 s,
+# recall@10 of the gold passage 0.933 -> 0.908, recall@1 unchanged). Smaller corpora, the eval
+# pools among them, are never pruned, so their results are exactly as before.
+PRUNE_FROM_PASSAGES = 200_000
+CANDIDATE_POSTINGS = 20_000
 _CHUNK = 500  # SQLite's bound-variable limit, with room for the other parameters
 
 
@@ -44,7 +52,9 @@ class BM25Retriever:
         self.idf_power = float(idf_power)
         self._doc_freq: dict[str, int] = {}
         self._total = 0
+        self._totals = (0, 0.0)  # FTS5's (rows, mean tokens per row), for TermScorer
         self._data_version = None
+        self._term_scorer = TermScorer(FTS_TOKENIZER, (self.title_weight, self.text_weight))
 
     def scores(self, query: str, k: int, *, restrict_to: list[int] | None = None) -> list[tuple[int, float]]:
         """``[(passage id, score)]`` best first; higher is better (SQLite's bm25 negated).
@@ -72,17 +82,40 @@ class BM25Retriever:
     def _scores(self, conn, terms: list[str], k: int, restrict_to) -> list[tuple[int, float]]:
         if self.idf_power == 0 or len(terms) == 1:  # one term: weighting cannot change the order
             return self._plain(conn, quoted_or(terms), k, restrict_to)
+        self._check_corpus_version(conn)
         if restrict_to is None:
-            restrict_to = [i for i, _ in self._plain(conn, quoted_or(terms), max(k, RESCORE_DEPTH), None)]
+            restrict_to = [i for i, _ in self._plain(conn, quoted_or(self._candidate_terms(conn, terms)),
+                                                     max(k, RESCORE_DEPTH), None)]
             if not restrict_to:
                 return []
-        self._check_corpus_version(conn)
+        dfs = {term: self._df(conn, term) for term in terms}
+        per_term = self._term_scorer.scores(conn, dfs, list(restrict_to), self._totals)
         total: dict[int, float] = {}
         for term in terms:
             weight = self._idf(conn, term) ** self.idf_power
-            for i, s in self._plain(conn, quoted_or([term]), len(restrict_to), restrict_to):
+            scored = per_term.get(term)
+            if scored is None:  # not a single token to FTS5's tokenizer: let FTS5 score it
+                scored = dict(self._plain(conn, quoted_or([term]), len(restrict_to), restrict_to))
+            for i, s in scored.items():
                 total[i] = total.get(i, 0.0) + weight * s
         return sorted(total.items(), key=lambda kv: -kv[1])[:k]
+
+    def _candidate_terms(self, conn, terms: list[str]) -> list[str]:
+        """The terms the candidate query ORs: all of them unless their posting lists together
+        pass ``CANDIDATE_POSTINGS``; then the rarest that fit (at least one). FTS5 ranks every
+        row an OR query matches, so one term in a tenth of a 5M-passage corpus costs seconds,
+        while a passage that holds only such terms scores too little to be a candidate anyway
+        (its IDF is small, and weighted once more by it). Every term still scores the candidates."""
+        if self._total < PRUNE_FROM_PASSAGES:
+            return terms
+        by_rarity = sorted(terms, key=lambda t: self._df(conn, t))
+        kept, postings = [], 0
+        for term in by_rarity:
+            postings += self._doc_freq[term]
+            if kept and postings > CANDIDATE_POSTINGS:
+                break
+            kept.append(term)
+        return kept
 
     def _plain(self, conn, expr: str, k: int, restrict_to) -> list[tuple[int, float]]:
         """FTS5's own BM25 for ``expr``, best first, over all rows or only ``restrict_to``."""
@@ -108,14 +141,20 @@ class BM25Retriever:
         if version != self._data_version or not self._total:
             self._doc_freq.clear()
             self._total = conn.execute("SELECT count(*) FROM passages").fetchone()[0]
+            self._totals = TermScorer.totals(conn)
             self._data_version = version
 
-    def _idf(self, conn, term: str) -> float:
-        """FTS5's IDF for ``term`` (its own formula, floored like FTS5's), cached per corpus version."""
+    def _df(self, conn, term: str) -> int:
+        """How many passages hold ``term``, cached per corpus version."""
         df = self._doc_freq.get(term)
         if df is None:
             df = conn.execute("SELECT count(*) FROM passages_fts WHERE passages_fts MATCH ?",
                               (quoted_or([term]),)).fetchone()[0]
             self._doc_freq[term] = df
+        return df
+
+    def _idf(self, conn, term: str) -> float:
+        """FTS5's IDF for ``term`` (its own formula, floored like FTS5's), cached per corpus version."""
+        df = self._df(conn, term)
         n = self._total
         return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)

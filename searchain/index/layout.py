@@ -3,14 +3,22 @@
 ::
 
     <corpus dir>/index/
-        meta.json          IndexMeta: embedder, dimension, counts, hnsw params, checksum
-        vectors.hnsw       the hnswlib graph (labels = passage ids)
-        shards/            embedding checkpoints: shard-000001.npz (ids + float32 vectors)
+        meta.json          IndexMeta: embedder, dimension, counts, index spec, checksum
+        vectors.faiss      the compact index: codes of every row (compact.py)
+        rows.npy           passage id of each row (rows = shard vectors in order)
+        shard-table.npy    seq, rows and file size of each shard the rows come from
+        deleted.npy        rows whose passage left the corpus (hidden from search)
+        vectors.faiss.partial, partial.json
+                           checkpoint of an unfinished index stage (a killed build resumes)
+        shards/            embedding checkpoints: shard-000001.npz (ids + float32 vectors);
+                           also what search reads to rescore candidates exactly
         shards/owner.json  which embedder/text format produced the shards
         second/            the same files for the optional second embedding model
 
 Shards are the source of truth for vectors: a killed build resumes from the last complete
-shard, and a damaged ``vectors.hnsw`` can be rebuilt from them without re-embedding.
+shard, and a damaged or missing index file is rebuilt from them without re-embedding.
+Format 1 (before the compact index) kept an hnswlib graph in ``vectors.hnsw``; such an index
+reads as ``outdated`` and building again converts it from the shards (``LEGACY_BACKEND``).
 """
 
 from __future__ import annotations
@@ -22,7 +30,9 @@ from pathlib import Path
 from ..config import atomic_write_text
 from ..errors import IndexError_
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+BACKEND = "compact"  # faiss codes + exact rescoring from the shards (compact.py)
+LEGACY_BACKEND = "hnswlib"  # format 1: a float32 hnswlib graph in vectors.hnsw
 # How a passage becomes embedding input; bump when it changes so old indexes read as stale.
 DOC_FORMAT = "title-newline-text-v1"
 
@@ -35,7 +45,7 @@ def build_hint(corpus_name: str) -> str:
 
 def repair_hint(corpus_name: str) -> str:
     """For a damaged graph or metadata file: the saved embeddings rebuild it without re-embedding."""
-    return (f"Repair it with: searchain corpus index {corpus_name} (the graph is rebuilt from the "
+    return (f"Repair it with: searchain corpus index {corpus_name} (the index is rebuilt from the "
             "saved embeddings; nothing is re-embedded).")
 
 
@@ -60,7 +70,32 @@ class IndexLayout:
 
     @property
     def hnsw_file(self) -> Path:
+        """Format 1's graph: only looked at to recognise (and then remove) an old index."""
         return self.root / "vectors.hnsw"
+
+    @property
+    def compact_file(self) -> Path:
+        return self.root / "vectors.faiss"
+
+    @property
+    def rows_file(self) -> Path:
+        return self.root / "rows.npy"
+
+    @property
+    def shard_table_file(self) -> Path:
+        return self.root / "shard-table.npy"
+
+    @property
+    def deleted_file(self) -> Path:
+        return self.root / "deleted.npy"
+
+    @property
+    def partial_file(self) -> Path:
+        return self.root / "vectors.faiss.partial"
+
+    @property
+    def partial_meta_file(self) -> Path:
+        return self.root / "partial.json"
 
     @property
     def shards_dir(self) -> Path:
@@ -87,14 +122,22 @@ class IndexMeta:
     embedder: str  # Embedder.model_id
     dim: int
     normalized: bool
-    count: int  # vectors in vectors.hnsw
+    count: int  # live (searchable) vectors
     max_id: int  # highest passage id indexed: the incremental build continues after it
-    checksum: str  # sha256 of vectors.hnsw
-    hnsw_m: int
-    hnsw_ef_construction: int
+    checksum: str  # sha256 of vectors.faiss (format 1: of vectors.hnsw)
+    hnsw_m: int = 0  # format 1 only
+    hnsw_ef_construction: int = 0  # format 1 only
     doc_format: str = DOC_FORMAT
     space: str = "ip"
-    format_version: int = FORMAT_VERSION
+    format_version: int = 1  # files without the field are format 1
+    backend: str = LEGACY_BACKEND  # files without the field hold an hnswlib graph
+    spec: str = ""  # faiss factory string of vectors.faiss (compact.plan_spec)
+    rows: int = 0  # rows in rows.npy (live + deleted)
+
+    @property
+    def outdated(self) -> bool:
+        """Built by an earlier version in a format search no longer reads."""
+        return self.backend != BACKEND or self.format_version < FORMAT_VERSION
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)

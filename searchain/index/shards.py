@@ -68,6 +68,10 @@ class ShardStore:
             raise IndexError_(f"Embedding checkpoint {path} of corpus '{self.corpus_name}' is "
                               f"damaged: {exc}", hint=rebuild_hint(self.corpus_name)) from exc
 
+    def load_ids(self, path: Path) -> np.ndarray:
+        """The passage ids of one shard (``IndexError_`` when the file is damaged)."""
+        return self._load(path, "ids")
+
     def summary(self) -> ShardSummary:
         files = self.layout.shard_files()
         count = max_id = 0

@@ -68,7 +68,7 @@ def test_bench_retrieval_default_follows_auto_second_model(shared_eval, home, ti
     from searchain.index import second
 
     monkeypatch.setattr(second, "auto_choice",
-                        lambda r, models_dir: second.AutoChoice(str(tiny_embedder_dir), "test"))
+                        lambda r, models_dir, passages=None: second.AutoChoice(str(tiny_embedder_dir), "test"))
     code = main(["bench", "retrieval", "--dataset", str(shared_eval / "musique" / "dev_200.jsonl"),
                  "--limit", "2", "--no-rrf-baseline", "--json"])
     assert code == 0

@@ -17,7 +17,8 @@ from searchain.index.builder import build_index
 from searchain.index.embedder import Embedder, resolve_model_path
 from searchain.index.layout import IndexLayout, IndexMeta
 from searchain.index.retrievers import open_retriever
-from searchain.index.status import DAMAGED, MISMATCH, MISSING, PARTIAL, READY, STALE, index_status
+from searchain.index.status import (DAMAGED, MISMATCH, MISSING, OUTDATED, PARTIAL, READY, STALE,
+                                     index_status)
 from tests.fixtures.index import MINI_CORPUS, MINI_PASSAGES, write_mini_corpus
 
 REPO = Path(__file__).resolve().parents[2]
@@ -123,7 +124,7 @@ def test_rebuild_with_another_embedder_starts_over(indexed_copy, tmp_path):
 
 
 def test_damaged_graph_file_is_a_clear_error_and_is_repaired_without_re_embedding(indexed_copy, embedder):
-    hnsw = layout_of(indexed_copy).hnsw_file
+    hnsw = layout_of(indexed_copy).compact_file
     hnsw.write_bytes(hnsw.read_bytes()[:1000])  # truncated
     assert index_status(indexed_copy, MINI_CORPUS).state == DAMAGED
     for kind in ("dense", "hybrid"):
@@ -193,3 +194,26 @@ def test_build_killed_with_sigkill_resumes_without_re_embedding(home, tmp_path, 
     hits = open_retriever(home, Settings(), MINI_CORPUS, "dense", embedder=embedder) \
         .search("who discovered penicillin", 1)
     assert hits[0].passage.title == "Penicillin"
+
+
+def test_an_index_of_the_old_hnswlib_format_is_upgraded_from_its_shards_without_re_embedding(
+        indexed_copy, embedder):
+    layout = layout_of(indexed_copy)
+    meta = json.loads(layout.meta_file.read_text())
+    old = {k: v for k, v in meta.items() if k not in ("backend", "spec", "rows", "format_version")}
+    layout.meta_file.write_text(json.dumps({**old, "hnsw_m": 32, "hnsw_ef_construction": 200}))
+    for path in (layout.compact_file, layout.rows_file, layout.shard_table_file, layout.deleted_file):
+        path.unlink()
+    layout.hnsw_file.write_bytes(b"\0" * 64)  # what format 1 kept
+    status = index_status(indexed_copy, MINI_CORPUS)
+    assert status.state == OUTDATED and not status.usable
+    assert "nothing is re-embedded" in status.hint and "searchain corpus index mini" in status.hint
+    with pytest.raises(IndexError_, match="older format") as err:
+        open_retriever(indexed_copy, Settings(), MINI_CORPUS, "hybrid", embedder=embedder)
+    assert "--rebuild" not in err.value.hint
+    report = build_index(indexed_copy, Settings(), MINI_CORPUS, embedder=embedder)
+    assert report.embedded == 0 and report.rebuilt_graph and report.total == len(MINI_PASSAGES)
+    assert index_status(indexed_copy, MINI_CORPUS).state == READY and not layout.hnsw_file.exists()
+    hits = open_retriever(indexed_copy, Settings(), MINI_CORPUS, "dense", embedder=embedder) \
+        .search("capital of Japan", 1)
+    assert hits[0].passage.title == "Tokyo"
