@@ -34,12 +34,18 @@ $(VENV)/.models-installed: $(VENV)/.installed
 run: install
 	$(VENV)/bin/searchain-desktop
 
+# The optional `cluster` extra (Ray Data, for `searchain corpus index --ray`): `make test` adds it so
+# that CI runs the Ray tests on a local two-worker Ray; `make run` does not need it.
+$(VENV)/.cluster-installed: $(VENV)/.installed
+	$(PY) -m pip install --quiet -c $(CONSTRAINTS) -e ".[dev,cluster]"
+	touch $@
+
 # The screenshot test renders under a virtual X server: install Xvfb when we can (root on Debian).
 test-deps:
 	@{ command -v Xvfb >/dev/null && dpkg -s libxcb-icccm4 libxcb-keysyms1 >/dev/null 2>&1; } || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
 	  && (apt-get update -qq && apt-get install -y -qq $(XVFB_PACKAGES) >/dev/null) || echo "note: Xvfb not installed; the screenshot test will be skipped"; }
 
-test: install test-deps
+test: install $(VENV)/.cluster-installed test-deps
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
 
 bundle: install

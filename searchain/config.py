@@ -86,13 +86,18 @@ class RetrievalSettings:
     # auto | fp32 | bf16: bfloat16 matrix products where the CPU has native bf16 (2.4-2.8x faster,
     # vectors within 1e-4 cosine of float32); see index/precision.py.
     embed_precision: str = "auto"
+    # auto | cpu | cuda: where embedding runs; auto = a CUDA GPU when torch sees one (index/device.py).
+    embed_device: str = "auto"
     retriever: str = "hybrid"  # dense | bm25 | hybrid; the default is the one that measured best
+    # hnswlib parameters: since the compact index (index/compact.py) only `bench index` uses them;
+    # kept so that settings files that hold them stay valid.
     hnsw_m: int = 32
     hnsw_ef_construction: int = 200
     hnsw_ef_search: int = 128
     # Passages per forward pass when embedding. Small batches pad less: on 2 CPU cores batch 8
     # embedded mpnet 3.4x and MiniLM 1.3x faster than 64 (docs/retrieval.md, session 10).
     batch_size: int = 8
+    gpu_batch_size: int = 0  # the same on a GPU, which needs large batches; 0 = 512 (measured, H100)
     bm25_title_weight: float = 2.0  # FTS5 column weight of the title against the text's 1.0
     bm25_idf_power: float = 1.0  # weight each query term by idf**p on top of BM25 (0 = plain BM25)
     hybrid_dense_weight: float = 0.5  # share of the dense score in hybrid fusion
@@ -121,6 +126,9 @@ class LLMSettings:
     seed: int = 0
     max_tokens: int = 512
     use_grammar: bool = True
+    # process: llama.cpp runs in a worker process, so a native crash cannot end the app
+    # (llm/isolated.py); inprocess: in this process (no worker start-up; a crash ends the app).
+    isolation: str = "process"
 
 
 @dataclass

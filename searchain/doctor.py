@@ -26,7 +26,7 @@ from .config import AppPaths, Settings
 OK, WARN, FAIL = "ok", "warn", "fail"
 LOW_DISK_BYTES = 2 * 1024 ** 3  # an index build or a model download needs more than this
 # Distribution names; a tuple is alternatives (the app needs PySide6's Essentials part only).
-PACKAGES = ("searchain-desktop", "torch", "sentence-transformers", "transformers", "hnswlib",
+PACKAGES = ("searchain-desktop", "torch", "sentence-transformers", "transformers", "faiss-cpu", "hnswlib",
             "llama-cpp-python", "sqlite-utils", "numpy", ("PySide6-Essentials", "PySide6"),
             "huggingface-hub")
 
@@ -54,9 +54,10 @@ def run_checks(paths: AppPaths, settings: Settings | None = None, *, thorough: b
         lambda: [file_error or _settings_check(paths, problems)],
         lambda: _folder_checks(paths),
         lambda: [_embedder_check(paths, settings)],
+        lambda: [_embed_device_check(settings)],
         lambda: _second_embedder_checks(paths, settings),
         lambda: _corpus_checks(paths, settings, thorough),
-        lambda: _model_checks(settings),
+        lambda: _model_checks(settings, thorough),
         lambda: [_reader_check(paths, settings)],
         lambda: [_reranker_check(paths, settings)],
         lambda: [_conversations_check(paths)],
@@ -144,6 +145,20 @@ def _embedder_check(paths: AppPaths, settings: Settings) -> Check:
     return check if check.status == OK else Check(check.area, FAIL, check.summary, check.fix)
 
 
+def _embed_device_check(settings: Settings) -> Check:
+    from .index.device import CUDA_HINT, cuda_build, cuda_status
+
+    setting = settings.retrieval.embed_device
+    usable, why = cuda_status() if cuda_build() or setting == "cuda" else (False, "torch is a CPU-only build")
+    if usable:
+        return Check("device", OK, "Embeddings run on the CPU, as retrieval.embed_device says." if setting == "cpu"
+                     else f"Embeddings run on the GPU: {why}.")
+    if setting == "cuda":
+        return Check("device", FAIL, f"retrieval.embed_device is cuda, but {why}.", CUDA_HINT)
+    return Check("device", OK, f"Embeddings run on the CPU ({why}). A CUDA GPU embeds about 30 times "
+                 "faster: README, 'GPU embedding'.")
+
+
 def _second_embedder_checks(paths: AppPaths, settings: Settings) -> list[Check]:
     from .index.second import AUTO, auto_choice
 
@@ -211,11 +226,6 @@ def _corpus_checks(paths: AppPaths, settings: Settings, thorough: bool = False) 
         embedder_id = model_id_for(settings.retrieval.embedder)
     except Exception:  # noqa: BLE001 - the embedder check reports it; compare with the name
         embedder_id = settings.retrieval.embedder
-    second = second_embedder_name(settings.retrieval, paths.models_dir)
-    try:
-        second_id = model_id_for(second) if second else ""
-    except Exception:  # noqa: BLE001 - as above
-        second_id = second
     for name in names:
         label = f"Corpus {name!r}" + (" (active)" if name == active else "")
         info = manager.info(name)
@@ -226,6 +236,12 @@ def _corpus_checks(paths: AppPaths, settings: Settings, thorough: bool = False) 
                                 f"{label} is {info.state}" + (f": {info.problem}" if info.problem else "."),
                                 fix + "; or remove it with `searchain corpus remove`."))
             continue
+        # auto's second model depends on the corpus's size
+        second = second_embedder_name(settings.retrieval, paths.models_dir, passages=info.passages)
+        try:
+            second_id = model_id_for(second) if second else ""
+        except Exception:  # noqa: BLE001 - as above
+            second_id = second
         status = index_status(paths, name, embedder_id=embedder_id, second_embedder_id=second_id,
                               verify_checksum=thorough)
         summary = f"{label}: {info.passages:,} passages. {status.message}"
@@ -240,7 +256,7 @@ def _corpus_checks(paths: AppPaths, settings: Settings, thorough: bool = False) 
 
 # -- the chat model ------------------------------------------------------------------------
 
-def _model_checks(settings: Settings) -> list[Check]:
+def _model_checks(settings: Settings, thorough: bool = False) -> list[Check]:
     llm = settings.llm
     if llm.backend == "openai":
         if not llm.server_url:
@@ -249,7 +265,8 @@ def _model_checks(settings: Settings) -> list[Check]:
                           "to llama.cpp: `searchain config reset llm.backend`.")]
         return [Check("model", OK, f"Answers come from the server at {llm.server_url} "
                       "(not contacted: this check stays offline).")]
-    return [_gguf_check(settings), _llama_cpp_check()]
+    from .llm.isolation_check import isolation_checks  # the worker process; a test load
+    return [_gguf_check(settings), _llama_cpp_check(), *isolation_checks(settings, thorough)]
 
 
 def _gguf_check(settings: Settings) -> Check:

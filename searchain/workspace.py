@@ -89,9 +89,8 @@ class Workspace:
             if self._embedder is None:
                 from .index.embedder import Embedder
 
-                self._embedder = Embedder(self.settings.retrieval.embedder,
-                                          models_dir=self.paths.models_dir,
-                                          precision=self.settings.retrieval.embed_precision)
+                self._embedder = Embedder.for_settings(self.settings.retrieval,
+                                                       models_dir=self.paths.models_dir)
             return self._embedder
 
     def second_embedder(self):
@@ -106,8 +105,8 @@ class Workspace:
             if self._second_embedder is None or self._second_embedder.name != name:
                 from .index.embedder import Embedder
 
-                self._second_embedder = Embedder(name, models_dir=self.paths.models_dir,
-                                                 precision=self.settings.retrieval.embed_precision)
+                self._second_embedder = Embedder.for_settings(self.settings.retrieval, name,
+                                                              models_dir=self.paths.models_dir)
             return self._second_embedder
 
     # -- models ----------------------------------------------------------------------------

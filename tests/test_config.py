@@ -96,10 +96,11 @@ def test_lenient_load_keeps_the_good_values_and_says_what_it_replaced(home):
 
 
 def test_schema_choices_match_what_the_engine_accepts():
+    from searchain.index.device import DEVICES
     from searchain.index.hybrid import METHODS
     from searchain.index.precision import PRECISIONS
     from searchain.index.retrievers import KINDS
-    from searchain.llm.loader import BACKENDS
+    from searchain.llm.loader import BACKENDS, ISOLATIONS
     from searchain.reader.loader import READER_CHOICES
     from searchain.reasoning.modes import MODES
     from searchain.reasoning.prompts import TASKS
@@ -108,7 +109,7 @@ def test_schema_choices_match_what_the_engine_accepts():
     assert CHOICES == {
         "retrieval.retriever": KINDS, "retrieval.hybrid_method": METHODS, "llm.backend": BACKENDS,
         "reasoning.mode": MODES, "reasoning.reader": READER_CHOICES, "reasoning.task": ("auto",) + TASKS,
-        "retrieval.embed_precision": PRECISIONS,
+        "retrieval.embed_precision": PRECISIONS, "retrieval.embed_device": DEVICES, "llm.isolation": ISOLATIONS,
     }
     keys = flatten(Settings())
     assert set(CHOICES) <= set(keys) and set(RANGES) <= set(keys)

@@ -32,8 +32,9 @@ def test_a_sound_install_is_all_ok(indexed_copy, tiny_gguf, tiny_dpr_reader_dir,
     checks = run_checks(home)
     assert worst(checks) == OK, [c for c in checks if c.status != OK]
     areas = by_area(checks)
-    assert set(areas) == {"settings", "folders", "embedder", "corpus", "model", "llama.cpp", "reader",
-                          "reranker", "conversations"}
+    assert set(areas) == {"settings", "folders", "embedder", "device", "corpus", "model", "llama.cpp",
+                          "reader", "reranker", "conversations"}
+    assert "Embeddings run on the CPU" in areas["device"][0].summary  # CI's torch is the CPU build
     assert "'mini' (active): 20 passages" in areas["corpus"][0].summary
     assert "tiny" in areas["model"][0].summary and "F32" in areas["model"][0].summary
     assert "DPR reader" in areas["reader"][0].summary
@@ -55,7 +56,7 @@ def test_every_broken_part_is_named_with_its_fix_and_nothing_is_changed(indexed_
     home.settings_file.write_text(json.dumps({
         "active_corpus": "wiki", "llm": {"model_path": str(bad_gguf), "n_ctx": -5},
         "reasoning": {"reader": "dpr"}, "retrieval": {"reranker": "no-such-reranker"}}))
-    (home.corpora_dir / "mini" / "index" / "vectors.hnsw").unlink()
+    (home.corpora_dir / "mini" / "index" / "vectors.faiss").unlink()
     home.conversations_db.write_bytes(b"SQLite format 3\0" + os.urandom(3000))
     before = files_under(home.config_dir.parent)
 
@@ -180,7 +181,7 @@ def test_the_sqlite_file_is_not_locked_or_changed_by_the_check(home):
 def test_thorough_finds_a_changed_byte_in_an_index_that_the_quick_check_passes(indexed_copy, capsys):
     home = indexed_copy
     Settings(active_corpus="mini").save(home)
-    graph = home.corpora_dir / "mini" / "index" / "vectors.hnsw"
+    graph = home.corpora_dir / "mini" / "index" / "vectors.faiss"
     data = bytearray(graph.read_bytes())
     data[len(data) // 2] ^= 0xFF  # same length: only the checksum can tell
     graph.write_bytes(bytes(data))
@@ -218,3 +219,12 @@ def test_second_embedder_is_checked_without_unpacking_it(indexed_copy, tiny_embe
     second = by_area(run_checks(home))["embedder"][1]
     assert second.status == OK and "unpacked" in second.summary
     assert files_under(home.config_dir.parent) == before
+
+
+def test_embeddings_forced_onto_a_missing_gpu_are_a_problem(home):
+    settings = Settings()
+    settings.retrieval.embed_device = "cuda"
+    settings.save(home)
+    (device,) = by_area(run_checks(home))["device"]
+    assert device.status == FAIL and "embed_device is cuda" in device.summary
+    assert "CUDA build of torch" in device.fix

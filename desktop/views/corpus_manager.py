@@ -1,11 +1,15 @@
 """The corpus manager: list corpora, add (file, folder, Wikipedia dump), rebuild, remove, activate.
 
 Adding and rebuilding run on a worker with a progress bar, a time-left estimate and Cancel;
-after the passages are stored the vector index is built in the same job. Each row shows its
+after the passages are stored the vector index is built. Every build is planned first (on the
+worker: a short calibration the first time): the estimate is shown as it starts, and a build
+estimated at over an hour starts only after the user agrees to the plan. Each row shows its
 index's state; *Update index* brings it up to date from the stored passages (continuing a
 stopped build, or repairing a damaged graph from the saved embeddings), and re-embeds
 everything only when the index was made by another embedding model, after asking.
 A file or folder dropped on the dialog is added like one picked with *Add file…/Add folder…*.
+*Import…* and *Export…* move a corpus, index included, between machines as one file
+(``corpus_transfer``).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from searchain.events import Progress
 from ..context import AppContext
 from ..render import describe_error, format_bytes
 from ..workers import Job, JobRunner
+from .corpus_transfer import CorpusTransfer
 from .progress import ProgressRow
 
 HEADERS = ("Name", "Passages", "Indexed", "Embedder", "Index", "State", "Size", "Active")
@@ -61,6 +66,7 @@ class CorpusManagerDialog(QDialog):
         self.runner = runner
         self.confirm_destructive = True
         self.job: Job | None = None
+        self.transfer = CorpusTransfer(self)  # Import… and Export… (corpus files)
         self.table = QTableWidget(0, len(HEADERS), self)
         self.table.setObjectName("corpusTable")
         self.table.setHorizontalHeaderLabels(list(HEADERS))
@@ -88,6 +94,8 @@ class CorpusManagerDialog(QDialog):
             ("rebuild", "Rebuild", lambda: self.rebuild(self.selected())),
             ("remove", "Remove", lambda: self.remove(self.selected())),
             ("active", "Use for questions", lambda: self.set_active(self.selected())),
+            ("import", "Import…", lambda: self.transfer.import_dialog()),
+            ("export", "Export…", lambda: self.transfer.export_dialog(self.selected())),
         ):
             button = QPushButton(text, self)
             button.setObjectName(f"corpus_{key}")
@@ -200,12 +208,11 @@ class CorpusManagerDialog(QDialog):
 
         def work(on_event, cancel):
             report = ctx.workspace().corpora.add(name, source, fmt, on_event=on_event, cancel=cancel)
-            if index:
-                _build_index(ctx, name, False, on_event, cancel)
             ctx.workspace().forget_retriever(name)
-            return report
+            return report, (_plan(ctx, name, False, on_event, cancel) if index else None)
 
-        return self._start(f"Adding {Path(source).name} to '{name}'", work)
+        return self._start(f"Adding {Path(source).name} to '{name}'", work,
+                           lambda result: self._after_ingest(name, False, *result))
 
     def rebuild(self, name: str | None, *, index: bool = True) -> Job | None:
         if not name:
@@ -214,12 +221,11 @@ class CorpusManagerDialog(QDialog):
 
         def work(on_event, cancel):
             report = ctx.workspace().corpora.rebuild(name, on_event=on_event, cancel=cancel)
-            if index:
-                _build_index(ctx, name, True, on_event, cancel)
             ctx.workspace().forget_retriever(name)
-            return report
+            return report, (_plan(ctx, name, True, on_event, cancel) if index else None)
 
-        return self._start(f"Rebuilding '{name}'", work)
+        return self._start(f"Rebuilding '{name}'", work,
+                           lambda result: self._after_ingest(name, True, *result))
 
     def update_index(self, name: str | None) -> Job | None:
         """Bring ``name``'s index up to date; re-embeds everything only for another model's index."""
@@ -233,14 +239,52 @@ class CorpusManagerDialog(QDialog):
                 != QMessageBox.StandardButton.Yes:
             return None
         ctx = self.ctx
+        return self._start(f"Planning the index of '{name}'",
+                           lambda on_event, cancel: _plan(ctx, name, rebuild, on_event, cancel),
+                           lambda plan: self.start_build(name, rebuild, plan))
+
+    # -- planned builds ------------------------------------------------------------------------
+    def _after_ingest(self, name: str, rebuild: bool, report, plan) -> None:
+        if plan is None:
+            self._on_done(report)
+            return
+        added = getattr(report, "added", None)
+        self.start_build(name, rebuild, plan, f"{added:,} passages stored. " if isinstance(added, int) else "")
+
+    def start_build(self, name: str, rebuild: bool, plan, done_before: str = "") -> Job | None:
+        """Build ``name``'s index as ``plan`` says; a long build only once the user agrees."""
+        from searchain.index.plan import duration
+
+        self.job = None  # the planning job is over; its outcome is the build's
+        if plan.needs_confirmation and not self.ask_to_start(name, plan):
+            self._end(f"{done_before}The index of '{name}' was not built; Update index builds it "
+                      "when you are ready.\n" + plan.summary(), "cancelled")
+            return None
+        ctx = self.ctx
 
         def work(on_event, cancel):
             report = _build_index(ctx, name, rebuild, on_event, cancel)
             ctx.workspace().forget_retriever(name)
             return report
 
-        verb = "Re-embedding" if rebuild else "Updating the index of"
-        return self._start(f"{verb} '{name}'", work)
+        verb = "Re-embedding" if rebuild and plan.models and plan.models[0].passages else "Updating the index of"
+        job = self._start(f"{verb} '{name}' (about {duration(plan.est_seconds)})", work)
+        if job is not None:
+            self.status.setText(done_before + plan.summary())
+        return job
+
+    def ask_to_start(self, name: str, plan) -> bool:
+        """Whether to start a build estimated at over an hour (tests replace this)."""
+        from searchain.index.plan import duration
+
+        box = QMessageBox(QMessageBox.Icon.Question, "Long index build",
+                          f"Building the index of '{name}' will take about {duration(plan.est_seconds)} "
+                          "on this machine. Start it now? It can be cancelled, and continues later "
+                          "from where it stopped.", QMessageBox.StandardButton.Yes |
+                          QMessageBox.StandardButton.No, self)
+        box.setTextFormat(Qt.TextFormat.PlainText)  # corpus and model names are data
+        box.setDetailedText(plan.summary())
+        return box.exec() == QMessageBox.StandardButton.Yes
 
     def _index_status(self, name: str):
         """The index's state for the table, or None when it cannot be read."""
@@ -286,15 +330,18 @@ class CorpusManagerDialog(QDialog):
             self.status.setText("Cancelling…")
 
     # -- job plumbing ------------------------------------------------------------------------
-    def _start(self, text: str, work) -> Job | None:
+    def _start(self, text: str, work, on_done=None, on_error=None) -> Job | None:
+        """Run ``work`` on the worker with the progress row; ``on_done``/``on_error`` replace the
+        default outcome handlers (they end with ``_end``)."""
         if self.job is not None:
             self.status.setText("Another corpus job is running; wait for it or cancel it.")
             return None
         self.progress.start(text)
         self.status.setText(text + "…")
         self._set_buttons(False)
-        self.job = self.runner.start("corpus", work, on_event=self._on_event, on_done=self._on_done,
-                                     on_error=self._on_error, on_cancelled=self._on_cancelled)
+        self.job = self.runner.start("corpus", work, on_event=self._on_event,
+                                     on_done=on_done or self._on_done,
+                                     on_error=on_error or self._on_error, on_cancelled=self._on_cancelled)
         return self.job
 
     def _on_event(self, event) -> None:
@@ -323,12 +370,16 @@ class CorpusManagerDialog(QDialog):
                   "it stopped.", "cancelled")
 
     def _end(self, text: str, outcome: str) -> None:
+        self._idle()
+        self.status.setText(text)
+        self.job_finished.emit(outcome)
+
+    def _idle(self) -> None:
+        """No job any more: hide the progress row, enable the buttons, list the corpora again."""
         self.job = None
         self.progress.finish()
         self._set_buttons(True)
         self.refresh()
-        self.status.setText(text)
-        self.job_finished.emit(outcome)
 
     def _set_buttons(self, enabled: bool) -> None:
         for button in self.buttons.values():
@@ -344,6 +395,12 @@ def dropped_paths(mime) -> list[Path]:
     if mime is None or not mime.hasUrls():
         return []
     return [Path(url.toLocalFile()) for url in mime.urls() if url.isLocalFile() and url.toLocalFile()]
+
+
+def _plan(ctx: AppContext, name: str, rebuild: bool, on_event, cancel):
+    from searchain.index.plan import plan_build  # lazy: the embedding stack
+
+    return plan_build(ctx.paths, ctx.settings, name, rebuild=rebuild, on_event=on_event, cancel=cancel)
 
 
 def _build_index(ctx: AppContext, name: str, rebuild: bool, on_event, cancel):

@@ -14,7 +14,8 @@ from ..render import eta_seconds, format_duration
 STAGE_WORDS = {"ingest": "reading the source", "embed": "embedding passages",
                "index": "building the search index", "embed 2nd": "embedding with the second model",
                "index 2nd": "building the second model's index", "download": "downloading",
-               "verify": "checking the download", "eval": "evaluating"}
+               "verify": "checking the download", "eval": "evaluating",
+               "import": "importing a corpus file", "export": "exporting to a corpus file"}
 
 
 def stage_words(stage: str) -> str:

@@ -39,7 +39,8 @@ READER_LABELS = {"auto": "Automatic", "dpr": "DPR reader", "llm": "The LLM as re
 RETRIEVER_LABELS = {"hybrid": "Hybrid: embeddings + keywords (best measured)",
                     "dense": "Embeddings only (dense)", "bm25": "Keywords only (BM25)"}
 PRECISION_LABELS = {"auto": "Automatic",
-                    "fp32": "float32 (slower, exact)", "bf16": "bfloat16"}
+                    "fp32": "float32 (slower, exact)", "bf16": "bfloat16", "fp16": "float16 (GPUs)"}
+DEVICE_LABELS = {"auto": "Automatic", "cpu": "CPU", "cuda": "NVIDIA GPU (CUDA)"}
 
 
 class SettingsDialog(QDialog):
@@ -136,7 +137,9 @@ class SettingsDialog(QDialog):
             "A second embedding model whose similarities are averaged with the first's in hybrid "
             "search: a better top passage on MuSiQue (BENCHMARKS.md), but every corpus is embedded "
             "twice, and all-mpnet-base-v2 takes about 5 times MiniLM's time in bfloat16 (7 times "
-            "in float32). Automatic uses it where it is installed and the CPU has bfloat16. "
+            "in float32). Automatic uses it where it is installed and the CPU has bfloat16 or "
+            "embedding runs on a GPU, and only for corpora it embeds within 10 minutes (on held-out "
+            "questions it gained nothing, so its cost is paid only where it is small). "
             "Takes effect for a corpus once its index is updated (Corpus manager).")
         self._fill_second_embedders(retrieval.second_embedder)
         from searchain.index.precision import cpu_has_native_bf16
@@ -149,6 +152,17 @@ class SettingsDialog(QDialog):
             "(AVX512-BF16 or AMX), and its vectors match float32 to a cosine of 0.9999, so indexes "
             "built either way stay compatible. Elsewhere it is emulated and slower, which is why "
             "Automatic uses float32 there.")
+        from searchain.index.device import cuda_build
+
+        # Which torch is installed is read from its files: importing torch here would stall the UI.
+        here = "a GPU when torch sees one" if cuda_build() else "CPU here: torch is a CPU-only build"
+        self.embed_device = self._combo({**DEVICE_LABELS, "auto": f"Automatic ({here})"},
+                                        retrieval.embed_device, "embedDevice")
+        self.embed_device.setToolTip(
+            "Where passages are embedded when an index is built. An NVIDIA GPU with a CUDA build of "
+            "torch embeds about 30 times faster than a few CPU cores (BENCHMARKS.md); the README's "
+            "'GPU embedding' section says how to install it. Automatic takes the GPU when torch "
+            "sees one.")
         row = QHBoxLayout()
         row.addWidget(self.reranker, 1)
         row.addWidget(self.download_reranker)
@@ -157,6 +171,7 @@ class SettingsDialog(QDialog):
         form.addRow("Retriever:", self.retriever)
         form.addRow("Second embedding model:", self.second_embedder)
         form.addRow("Embedding arithmetic:", self.embed_precision)
+        form.addRow("Embedding device:", self.embed_device)
         form.addRow("Re-ranker:", row)
         form.addRow("Candidates re-ranked:", self.rerank_depth)
         form.addRow("", self.reranker_status)
@@ -287,6 +302,7 @@ class SettingsDialog(QDialog):
         retrieval.retriever = self.retriever.currentData()
         retrieval.second_embedder = self.second_embedder.currentData() or ""
         retrieval.embed_precision = self.embed_precision.currentData()
+        retrieval.embed_device = self.embed_device.currentData()
         retrieval.reranker = self.reranker.currentData() or ""
         retrieval.rerank_depth = self.rerank_depth.value()
         after = (llm.model_path, llm.n_gpu_layers, llm.n_ctx, llm.n_threads, reasoning.reader)
@@ -308,7 +324,8 @@ class SettingsDialog(QDialog):
         for combo, value in ((self.mode, reasoning.mode), (self.reader, reasoning.reader),
                              (self.retriever, retrieval.retriever), (self.reranker, retrieval.reranker),
                              (self.second_embedder, retrieval.second_embedder),
-                             (self.embed_precision, retrieval.embed_precision)):
+                             (self.embed_precision, retrieval.embed_precision),
+                             (self.embed_device, retrieval.embed_device)):
             combo.setCurrentIndex(max(0, combo.findData(value)))
 
     def accept(self) -> None:

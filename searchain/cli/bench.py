@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import importlib
 
-BENCH_MODULES = ("retrieval", "index", "ingest", "llm", "engine", "store")
+BENCH_MODULES = ("retrieval", "index", "ingest", "llm", "grammar", "engine", "store", "embed", "cluster",
+                 "bundle", "scale")
 
 
 def register(sub) -> None:

@@ -1,4 +1,5 @@
-"""``searchain corpus ...``: add, list, info, index, remove, rebuild and pick the active corpus."""
+"""``searchain corpus ...``: add, list, info, index, remove, rebuild, export, import and pick the
+active corpus."""
 
 from __future__ import annotations
 
@@ -6,10 +7,11 @@ import json
 import sys
 from pathlib import Path
 
-from ..errors import Cancelled, CorpusError
+from ..errors import Cancelled, CorpusError, SearchainError
 from .confirm import confirm
 from .progress import ProgressPrinter, cancel_on_interrupt
 
+BUNDLE_SUFFIX = ".searchain-corpus"  # searchain.corpus.bundle.SUFFIX (not imported: keeps --help fast)
 FORMAT_CHOICES = ("tsv", "jsonl", "hotpotqa", "musique", "mediawiki", "folder")
 SHOWN_PROBLEMS = 20
 
@@ -23,6 +25,7 @@ def register(sub) -> None:
     p.add_argument("source", help="a file (TSV, JSONL, HotpotQA/MuSiQue JSONL, MediaWiki XML[.bz2]) or a folder")
     p.add_argument("--format", choices=FORMAT_CHOICES, help="skip format detection")
     p.add_argument("--no-index", action="store_true", help="store passages only; index later")
+    p.add_argument("--yes", action="store_true", help="start a long index build without asking")
     p.set_defaults(func=cmd_add)
 
     p = csub.add_parser("list", help="list corpora")
@@ -42,6 +45,7 @@ def register(sub) -> None:
     p = csub.add_parser("rebuild", help="re-read a corpus from its recorded sources")
     p.add_argument("name")
     p.add_argument("--no-index", action="store_true")
+    p.add_argument("--yes", action="store_true", help="start a long index build without asking")
     p.set_defaults(func=cmd_rebuild)
 
     p = csub.add_parser("index", help="build or update a corpus's vector index from its stored "
@@ -49,11 +53,34 @@ def register(sub) -> None:
     p.add_argument("name")
     p.add_argument("--rebuild", action="store_true",
                    help="discard the index and re-embed every passage (after changing the embedding model)")
+    p.add_argument("--plan", action="store_true",
+                   help="only say what the build would cost here (time per model, disk, memory)")
+    p.add_argument("--json", action="store_true", help="with --plan: the plan as one JSON object")
+    p.add_argument("--yes", action="store_true", help="start a build estimated at over an hour without asking")
+    p.add_argument("--ray", metavar="auto|ADDRESS",
+                   help="embed on a Ray cluster (the 'cluster' extra): auto joins the cluster this "
+                        "machine belongs to or starts a local one; ADDRESS is HOST:PORT of its head")
+    p.add_argument("--ray-workers", type=int, metavar="N",
+                   help="embedding workers on Ray (default: one per GPU, else one per CPU)")
     p.set_defaults(func=cmd_index)
 
     p = csub.add_parser("use", help="make a corpus the active one")
     p.add_argument("name")
     p.set_defaults(func=cmd_use)
+
+    p = csub.add_parser("export", help="write a corpus (passages, indexes, checksums) to one file "
+                        "another machine can import")
+    p.add_argument("name")
+    p.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help=f"the file to write (a folder: NAME{BUNDLE_SUFFIX} in it)")
+    p.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")
+    p.set_defaults(func=cmd_export)
+
+    p = csub.add_parser("import", help="install a corpus file made by `corpus export` (checked first)")
+    p.add_argument("file")
+    p.add_argument("--as", dest="as_name", metavar="NEW",
+                   help="the name to install it under (needed when its own name is taken)")
+    p.set_defaults(func=cmd_import)
 
 
 def _manager(ctx):
@@ -76,7 +103,7 @@ def cmd_add(ctx, args) -> int:
     _print_report(args.name, report)
     if args.no_index:
         return 0
-    return _build_index(ctx, args.name, rebuild=False)
+    return _build_index(ctx, args.name, rebuild=False, assume_yes=args.yes)
 
 
 def cmd_rebuild(ctx, args) -> int:
@@ -86,26 +113,61 @@ def cmd_rebuild(ctx, args) -> int:
     _print_report(args.name, report)
     if args.no_index:
         return 0
-    return _build_index(ctx, args.name, rebuild=True)
+    return _build_index(ctx, args.name, rebuild=True, assume_yes=args.yes)
 
 
 def cmd_index(ctx, args) -> int:
     # An unknown name fails in build_index's open_store, before any model loads, with the
     # manager's own message listing the corpora there are.
-    return _build_index(ctx, args.name, rebuild=args.rebuild)
+    if args.plan:
+        plan = _plan(ctx, args.name, rebuild=args.rebuild)
+        print(json.dumps(plan.to_dict(), indent=2) if args.json else plan.summary())
+        return 0
+    if args.ray_workers is not None and not args.ray:
+        raise SearchainError("--ray-workers needs --ray.", hint="Add --ray auto (or the cluster's address).")
+    if args.ray:
+        from .corpus_ray import index_on_ray
+
+        return index_on_ray(ctx, args, _build_index)
+    return _build_index(ctx, args.name, rebuild=args.rebuild, assume_yes=args.yes)
 
 
-def _build_index(ctx, name: str, *, rebuild: bool) -> int:
+def _plan(ctx, name: str, *, rebuild: bool):
+    """The build plan (a short calibration run the first time on this machine; progress shown)."""
+    from ..index.plan import plan_build
+
+    with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
+        return plan_build(ctx.paths, ctx.settings, name, rebuild=rebuild, on_event=show, cancel=cancel)
+
+
+def _build_index(ctx, name: str, *, rebuild: bool, assume_yes: bool = False, embed_missing=None) -> int:
     try:
         from ..index.builder import build_index
     except ImportError as exc:
         print(f"error: passages stored, but the index builder is unavailable ({exc}); "
               f"search will not work until it is built.", file=sys.stderr)
         return 1
+    # Say what it will cost before any long work starts; over an hour, ask first.
+    from ..index.plan import duration
+
+    plan = _plan(ctx, name, rebuild=rebuild) if embed_missing is None else None  # this machine's costs
+    if plan is not None and any(m.passages for m in plan.models):
+        print(plan.summary(), file=sys.stderr)
+        if plan.needs_confirmation and not confirm(
+                f"Build the index of {name!r} (about {duration(plan.est_seconds)})?", assume_yes):
+            print(f"note: not started; `searchain corpus index {name}` builds it later.", file=sys.stderr)
+            return 1
+    settings = ctx.settings
+    if embed_missing is not None:
+        # The cluster embeds (on the device retrieval.embed_device asks for there); this machine
+        # only loads the model for its dimension, and may well have no GPU.
+        from dataclasses import replace
+
+        settings = replace(settings, retrieval=replace(settings.retrieval, embed_device="cpu"))
     with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
         try:
-            report = build_index(ctx.paths, ctx.settings, name, rebuild=rebuild, on_event=show,
-                                 cancel=cancel)
+            report = build_index(ctx.paths, settings, name, rebuild=rebuild, on_event=show,
+                                 cancel=cancel, embed_missing=embed_missing)
         except (Cancelled, KeyboardInterrupt):
             show.close()
             print(f"note: finished embeddings are kept; `searchain corpus index {name}` continues "
@@ -226,6 +288,42 @@ def cmd_remove(ctx, args) -> int:
 def cmd_use(ctx, args) -> int:
     _manager(ctx).set_active(args.name)
     print(f"active corpus: {args.name}")
+    return 0
+
+
+def cmd_export(ctx, args) -> int:
+    from ..corpus.bundle import export_corpus
+
+    with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
+        report = export_corpus(ctx.paths, ctx.settings, args.name, args.output, on_event=show,
+                               cancel=cancel, overwrite=args.overwrite)
+    models = ", ".join(f"{r.embedder} ({r.count:,} vectors)" if r.count is not None else
+                       f"{r.embedder} (unfinished)" for r in report.indexes) or "no index"
+    print(f"{report.corpus}: exported {report.passages:,} passages and {models} to {report.file} "
+          f"({_size(report.bytes)}, {report.members} files) in {report.seconds:.1f}s")
+    if report.index_state not in ("ready", "unknown"):
+        print(f"note: its index was {report.index_state} when exported; after importing, "
+              f"`searchain corpus index {report.corpus}` brings it up to date.", file=sys.stderr)
+    return 0
+
+
+def cmd_import(ctx, args) -> int:
+    from ..corpus.bundle_import import import_corpus
+
+    with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
+        try:
+            report = import_corpus(ctx.paths, ctx.settings, args.file, as_name=args.as_name,
+                                   on_event=show, cancel=cancel)
+        except (Cancelled, KeyboardInterrupt):
+            show.close()
+            print("note: nothing was installed; import the file again when you are ready.",
+                  file=sys.stderr)
+            raise
+    print(f"{report.corpus}: imported {report.passages:,} passages ({_size(report.bytes)}) in "
+          f"{report.seconds:.1f}s; ask questions about it after `searchain corpus use "
+          f"{report.corpus}`")
+    for note in report.notes:
+        print(f"note: {note}", file=sys.stderr)
     return 0
 
 

@@ -37,8 +37,8 @@ def run(ctx, args) -> int:
     if kind != "bm25":
         from ..index.embedder import Embedder
 
-        embedder = Embedder(ctx.settings.retrieval.embedder, models_dir=ctx.paths.models_dir,
-                            precision=ctx.settings.retrieval.embed_precision)  # loads on first use
+        embedder = Embedder.for_settings(ctx.settings.retrieval,
+                                         models_dir=ctx.paths.models_dir)  # loads on first use
     if args.name == "demo":  # as in the app: the shipped demo corpus is built on first use
         _ensure_demo(ctx, embedder)
     retriever = open_retriever(ctx.paths, ctx.settings, args.name, args.retriever, embedder=embedder)

@@ -204,10 +204,13 @@ def _ingest_into(store: PassageStore, name: str, path: Path, fmt: str, is_new: b
         store.meta_set("name", name)
         store.meta_set("created", _now())
     before = store.count()
+    # Stopped before (killed, cancelled, disk full): a dump may skip what it already stored.
+    resume = any((s["path"], s["format"], s["status"]) == (str(path), fmt, INGESTING)
+                 for s in store.meta_get("sources", []))
     _record_source(store, path, fmt, status=INGESTING)
     store.meta_set("state", INGESTING)
     try:
-        report = ingest_source(store, path, fmt, on_event=on_event, cancel=cancel)
+        report = ingest_source(store, path, fmt, resume=resume, on_event=on_event, cancel=cancel)
     except CorpusError:
         if store.count() == before:  # nothing of this source was stored: forget it
             _forget_source(store, path, fmt)

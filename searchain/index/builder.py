@@ -3,11 +3,12 @@
 1. Embed: passages with an id above the largest id already checkpointed are read from the
    store in shard-sized batches, embedded, and written as one shard each (``shards.py``).
    A build killed at any point resumes after the last complete shard.
-2. Graph: if a valid graph exists, the new shards' vectors are added to it (nothing old is
-   re-embedded or re-inserted); otherwise a graph is built from all shards. Passages deleted
-   from the corpus are marked deleted in the graph.
-3. Save: the graph is written to a temp file and renamed, then ``meta.json`` (also atomic)
-   records the embedder, dimension, counts and the graph's SHA-256.
+2. Index (``compact_build.py``): if a valid compact index exists, the new shards' vectors
+   get codes (nothing old is re-embedded or re-encoded); otherwise codes are trained and made
+   from all shards, resuming a killed run from its checkpoint. Passages deleted from the corpus
+   are hidden. An index of format 1 (an hnswlib graph) is converted the same way.
+3. Save: every index file is written to a temp file and renamed, then ``meta.json`` (also
+   atomic) records the embedder, dimension, counts, index spec and the codes' SHA-256.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import shutil
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -25,15 +27,19 @@ from ..errors import IndexError_, ModelError, is_disk_full
 from ..events import CancelToken, EventCallback, Progress, check, emit
 from ..types import Passage
 from .embedder import Embedder
-from .hnsw import HnswIndex, estimated_memory, physical_memory
-from .layout import DOC_FORMAT, IndexLayout, IndexMeta, rebuild_hint
+from .compact import estimated_index_bytes
+from .compact_build import build_compact
+from .hnsw import physical_memory
+from .layout import DOC_FORMAT, IndexLayout, rebuild_hint
 from .second import second_embedder_name
 from .shards import ShardStore
-from .status import graph_problem, mismatch_message
+from .status import mismatch_message
 
 log = logging.getLogger("searchain.index")
 DEFAULT_SHARD_SIZE = 4096
-MAX_RAM_SHARE = 0.75  # of physical memory, for the graph: the app also holds an LLM
+# On a GPU each shard drains the embedding pipeline once: larger shards keep it full (BENCHMARKS.md).
+GPU_SHARD_SIZE = 32768
+MAX_RAM_SHARE = 0.75  # of physical memory, for the index: the app also holds an LLM
 EMBED_STAGE, GRAPH_STAGE = "embed", "index"
 SECOND_STAGES = ("embed 2nd", "index 2nd")  # the second embedder's index, when one is configured
 
@@ -65,6 +71,13 @@ class IndexReport:
         return {**asdict(self), "passages_per_s": round(self.passages_per_s, 1)}
 
 
+def default_shard_size(device: str) -> int:
+    """Passages per embedding checkpoint: each shard drains a GPU's tokenise-ahead pipeline once,
+    so on a GPU shards are 8 times larger (MiniLM's build stage: 0.87 of bare encode's speed at
+    4,096, 1.16 at 32,768 on an H100); on a CPU a smaller shard loses less to a kill."""
+    return GPU_SHARD_SIZE if device.startswith("cuda") else DEFAULT_SHARD_SIZE
+
+
 def doc_text(passage: Passage) -> str:
     """What gets embedded for a passage (see layout.DOC_FORMAT): its title, then its text."""
     return f"{passage.title}\n{passage.text}" if passage.title else passage.text
@@ -73,7 +86,8 @@ def doc_text(passage: Passage) -> str:
 def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuild: bool = False,
                 on_event: EventCallback | None = None, cancel: CancelToken | None = None,
                 embedder: Embedder | None = None, second_embedder: Embedder | None = None,
-                shard_size: int = DEFAULT_SHARD_SIZE) -> IndexReport:
+                shard_size: int | None = None,
+                embed_missing: EmbedMissing | None = None) -> IndexReport:
     """Bring ``corpus_name``'s index up to date with its passages; see the module docstring.
 
     ``rebuild`` discards everything (checkpoints included) and starts over: the way out of a
@@ -86,17 +100,24 @@ def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuil
     made by a model no longer configured is replaced, since nothing else can use it. A second
     model that cannot be loaded does not stop the first index: the report's ``second_problem``
     says why (search runs without the second model meanwhile).
+
+    ``embed_missing`` replaces the embedding step (default ``embed_here``: this process), e.g.
+    with a Ray cluster (``ray_embed.RayEmbedding``); whatever embeds, it writes the same shards.
     """
     from ..corpus.manager import CorpusManager
 
     started = time.perf_counter()
     r = settings.retrieval
-    embedder = embedder or Embedder(r.embedder, models_dir=paths.models_dir, precision=r.embed_precision)
-    second_name = second_embedder_name(r, paths.models_dir) if second_embedder is None else ""
-    if second_name:
-        second_embedder = Embedder(second_name, models_dir=paths.models_dir, precision=r.embed_precision)
+    embedder = embedder or Embedder.for_settings(r, models_dir=paths.models_dir)
+    shard_size = shard_size or default_shard_size(embedder.effective_device)
     manager = CorpusManager(paths, settings)
     layout = IndexLayout(manager.corpus_dir(corpus_name) / "index")
+    with manager.open_store(corpus_name) as store:  # auto's choice depends on the corpus's size
+        wanted_second = second_embedder_name(r, paths.models_dir, passages=store.count())
+    if not wanted_second:
+        second_embedder = None
+    elif second_embedder is None:
+        second_embedder = Embedder.for_settings(r, wanted_second, models_dir=paths.models_dir)
 
     second_problem = ""
     if second_embedder is not None:
@@ -111,17 +132,23 @@ def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuil
     with manager.open_store(corpus_name) as store:
         # Before anything is deleted or embedded: graphs that cannot fit are refused outright.
         dims = [embedder.dim] + ([second_embedder.dim] if second_embedder else [])
-        _check_memory(corpus_name, store.count(), dims, r.hnsw_m)
+        _check_memory(corpus_name, store.count(), dims)
         if rebuild:
             shutil.rmtree(layout.root, ignore_errors=True)
         first = _build_layout(store, corpus_name, layout, embedder, r, on_event, cancel, shard_size,
-                              stages=(EMBED_STAGE, GRAPH_STAGE))
+                              stages=(EMBED_STAGE, GRAPH_STAGE), embed_missing=embed_missing)
         second = None
         if second_embedder is not None:
             if _owner_differs(layout.second, corpus_name, second_embedder):
                 shutil.rmtree(layout.second.root, ignore_errors=True)
             second = _build_layout(store, corpus_name, layout.second, second_embedder, r, on_event,
-                                   cancel, shard_size, stages=SECOND_STAGES)
+                                   cancel, shard_size, stages=SECOND_STAGES, embed_missing=embed_missing)
+    from .plan import record_speed  # real builds keep the plan's speed figures current
+
+    if embed_missing is None:  # a build embedded elsewhere (a cluster) says nothing of this machine
+        record_speed(paths, embedder, first.embedded, first.embed_s, first.chars)
+        if second is not None:
+            record_speed(paths, second_embedder, second.embedded, second.embed_s, second.chars)
     embed_s = first.embed_s + (second.embed_s if second else 0.0)
     return IndexReport(corpus=corpus_name, embedder=embedder.model_id, dim=embedder.dim,
                        embedded=first.embedded, reused=first.reused, added_to_graph=first.added,
@@ -139,6 +166,7 @@ class _LayoutBuild:
     embedded: int
     reused: int
     added: int
+    chars: int  # characters embedded (the build plan's speed record scales by length)
     removed: int
     total: int
     embed_s: float
@@ -155,7 +183,8 @@ def _owner_differs(layout: IndexLayout, corpus_name: str, embedder: Embedder) ->
 
 
 def _build_layout(store, corpus_name: str, layout: IndexLayout, embedder: Embedder, r,
-                  on_event, cancel, shard_size: int, *, stages: tuple[str, str]) -> _LayoutBuild:
+                  on_event, cancel, shard_size: int, *, stages: tuple[str, str],
+                  embed_missing: EmbedMissing | None = None) -> _LayoutBuild:
     """Embed, extend the graph and save, for one embedder's index (see the module docstring)."""
     embed_stage, graph_stage = stages
     shards = ShardStore(layout, corpus_name)
@@ -177,67 +206,73 @@ def _build_layout(store, corpus_name: str, layout: IndexLayout, embedder: Embedd
         # -- 1. embed what no shard holds yet ---------------------------------------------
         t0 = time.perf_counter()
         to_embed = int((live_ids > before.max_id).sum())
-        embedded = 0
-        seq = shards.next_seq()
         emit(on_event, Progress(embed_stage, 0, to_embed, f"embedding {to_embed} passages"
                                 + ("" if embed_stage == EMBED_STAGE else f" with {embedder.model_id}")))
-        for batch in store.iter_batches(after_id=before.max_id, batch_size=shard_size):
-            check(cancel)
-            ids = np.array([i for i, _ in batch], dtype=np.int64)
-            texts = [doc_text(p) for _, p in batch]
-            done_before = embedded
-
-            def relay(ev, done_before=done_before):
-                if isinstance(ev, Progress):
-                    emit(on_event, Progress(embed_stage, done_before + ev.done, to_embed))
-
-            vectors = embedder.encode(texts, batch_size=r.batch_size, on_event=relay, cancel=cancel)
-            shards.write(seq, ids, vectors)
-            seq += 1
-            embedded += len(batch)
+        job = EmbedJob(store=store, shards=shards, after_id=before.max_id, total=to_embed,
+                       embedder=embedder, shard_size=shard_size, stage=embed_stage,
+                       on_event=on_event, cancel=cancel)
+        embedded, chars = (embed_missing or embed_here)(job)
         embed_s = time.perf_counter() - t0
 
-        # -- 2. graph -------------------------------------------------------------------
+        # -- 2. and 3. index and save (compact_build.py) ---------------------------------
         t1 = time.perf_counter()
-        dim = embedder.dim
-        graph, graph_max, rebuilt = _open_existing_graph(layout, corpus_name, owner, dim, r)
-        if graph is None:
-            graph = HnswIndex(dim, m=r.hnsw_m, ef_construction=r.hnsw_ef_construction,
-                              ef=r.hnsw_ef_search)
-            graph.init_empty(before.vectors + embedded)
-            graph_max = 0
-        pending = shards.count_after(graph_max)
-        added = 0
-        emit(on_event, Progress(graph_stage, 0, pending))
-        for ids, vectors in shards.iter_shards(after_id=graph_max):
-            check(cancel)
-            if vectors.shape[1] != dim:
-                raise IndexError_(f"Checkpoints of corpus '{corpus_name}' hold {vectors.shape[1]}-d "
-                                  f"vectors, the model makes {dim}-d ones.", hint=rebuild_hint(corpus_name))
-            graph.add(vectors, ids)
-            added += len(ids)
-            emit(on_event, Progress(graph_stage, added, pending))
-        removed = _mark_deleted(graph, live_ids)
+        stage = build_compact(layout, corpus_name, embedder.model_id, embedder.dim, live_ids,
+                              stage=graph_stage, on_event=on_event, cancel=cancel)
         graph_s = time.perf_counter() - t1
-
-        # -- 3. save --------------------------------------------------------------------
-        if added or removed or rebuilt or not layout.meta_file.exists():
-            checksum = graph.save(layout.hnsw_file)
-            total = int(np.isin(graph.labels(), live_ids).sum())
-            top = max(graph_max, int(live_ids.max()) if len(live_ids) else 0)
-            IndexMeta(embedder=embedder.model_id, dim=dim, normalized=True, count=total,
-                      max_id=top, checksum=checksum, hnsw_m=graph.m,
-                      hnsw_ef_construction=graph.ef_construction).write(layout.meta_file)
-        else:
-            total = IndexMeta.read(layout.meta_file, corpus_name).count
-    return _LayoutBuild(embedded=embedded, reused=before.vectors, added=added, removed=removed,
+        added, removed, total, rebuilt = stage.added, stage.removed, stage.total, stage.rebuilt
+    return _LayoutBuild(embedded=embedded, reused=before.vectors, added=added, chars=chars, removed=removed,
                         total=total, embed_s=embed_s, graph_s=graph_s, rebuilt=rebuilt)
 
 
-def _check_memory(corpus_name: str, count: int, dims: list[int], m: int) -> None:
-    """Refuse before embedding anything when the finished graphs (one per embedder) could not fit
-    in memory: better than days of embedding and then an out-of-memory kill at the graph stage."""
-    need, total = sum(estimated_memory(count, dim, m) for dim in dims), physical_memory()
+@dataclass(frozen=True)
+class EmbedJob:
+    """The embedding step of one index: every passage with an id above ``after_id`` (``total``
+    of them) gets a vector, written as shards of ``shard_size`` in ascending id order, so that a
+    stopped build resumes after the last complete shard. ``stage`` names the progress events."""
+
+    store: object  # PassageStore
+    shards: ShardStore
+    after_id: int
+    total: int
+    embedder: Embedder  # its device, precision and batch size are the build's
+    shard_size: int
+    stage: str
+    on_event: EventCallback | None = None
+    cancel: CancelToken | None = None
+
+
+# Does an EmbedJob; returns (passages embedded, characters embedded in this process: 0 elsewhere).
+EmbedMissing = Callable[[EmbedJob], tuple[int, int]]
+
+
+def embed_here(job: EmbedJob) -> tuple[int, int]:
+    """Embed in this process, one shard at a time (the default ``embed_missing``)."""
+    embedded = chars = 0
+    seq = job.shards.next_seq()
+    for batch in job.store.iter_batches(after_id=job.after_id, batch_size=job.shard_size):
+        check(job.cancel)
+        ids = np.array([i for i, _ in batch], dtype=np.int64)
+        texts = [doc_text(p) for _, p in batch]
+        chars += sum(map(len, texts))
+        done_before = embedded
+
+        def relay(ev, done_before=done_before):
+            if isinstance(ev, Progress):
+                emit(job.on_event, Progress(job.stage, done_before + ev.done, job.total))
+
+        vectors = job.embedder.encode(texts, on_event=relay, cancel=job.cancel)
+        job.shards.write(seq, ids, vectors)
+        seq += 1
+        embedded += len(batch)
+    return embedded, chars
+
+
+def _check_memory(corpus_name: str, count: int, dims: list[int]) -> None:
+    """Refuse before embedding anything when building the indexes (one per embedder) could not
+    fit in memory: better than days of embedding and then an out-of-memory kill at the index
+    stage. With compact codes this only bites far beyond Wikipedia size (~1.5 GB at 21M)."""
+    need = sum(estimated_index_bytes(count, dim)["ram_build"] for dim in dims)
+    total = physical_memory()
     if total and need > MAX_RAM_SHARE * total:
         raise IndexError_(
             f"The vector index of corpus '{corpus_name}' would need about {need / 1e9:.1f} GB of "
@@ -262,30 +297,3 @@ def _disk_full_is_resumable(corpus_name: str, shards: ShardStore):
         raise IndexError_(f"Disk full while building the index of corpus '{corpus_name}'; {kept}.",
                           hint=f"Free some disk space, then run: searchain corpus index {corpus_name} "
                           "(it continues where it stopped).") from exc
-
-
-def _open_existing_graph(layout: IndexLayout, corpus_name: str, owner: dict, dim: int, r):
-    """``(graph, its max id, rebuilt)``: the saved graph to extend, or ``(None, 0, True)``
-    when there is none or it cannot be trusted (the shards rebuild it, nothing is re-embedded)."""
-    if not layout.meta_file.exists():
-        return None, 0, True
-    try:
-        meta = IndexMeta.read(layout.meta_file, corpus_name)
-    except IndexError_:
-        return None, 0, True
-    if (meta.embedder, meta.doc_format) != (owner["embedder"], owner["doc_format"]) or \
-            meta.dim != dim or graph_problem(layout.hnsw_file, meta, verify_checksum=True):
-        return None, 0, True
-    try:
-        graph = HnswIndex.load(layout.hnsw_file, dim, expected_sha256=None, m=meta.hnsw_m,
-                               ef_construction=meta.hnsw_ef_construction, ef=r.hnsw_ef_search)
-    except IndexError_:
-        return None, 0, True
-    graph.deleted = max(0, graph.count - meta.count)
-    return graph, meta.max_id, False
-
-
-def _mark_deleted(graph: HnswIndex, live_ids: np.ndarray) -> int:
-    """Mark graph labels whose passage left the corpus; returns how many were newly marked."""
-    gone = np.setdiff1d(graph.labels(), live_ids)
-    return graph.mark_deleted(gone)

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import ModelError
 from ..events import CancelToken, EventCallback, Progress, check, emit
+from .device import batch_size_for, resolve_device
 from .packaged import ensure_packaged_model, find_parts, is_assembled, packaged_spec
 from .precision import PRECISIONS, precision_context, resolve_precision
 
@@ -121,23 +122,39 @@ class Embedder:
     threads: calls into the model are serialised, because Hugging Face fast tokenizers raise
     "Already borrowed" when one tokenizer is used by two threads at once.
 
-    ``precision`` (``auto | fp32 | bf16``, see ``precision``) is resolved when the model loads;
-    ``effective_precision`` then says which one runs.
+    ``device`` (``auto | cpu | cuda``, see ``device``) and ``precision`` (``auto | fp32 | bf16 |
+    fp16``, see ``precision``) are resolved when the model loads; ``effective_device`` and
+    ``effective_precision`` then say what runs. On a GPU, ``encode`` tokenises ahead of the
+    model on a helper thread (``gpu_encode``) and uses ``gpu_batch_size``.
     """
 
-    def __init__(self, name: str = DEFAULT_MODEL, device: str = "cpu", *,
-                 models_dir: Path | None = None, precision: str = "auto"):
+    def __init__(self, name: str = DEFAULT_MODEL, device: str = "auto", *,
+                 models_dir: Path | None = None, precision: str = "auto", batch_size: int = 8,
+                 gpu_batch_size: int = 0):
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
         self.name = name
         self.device = device
         self.models_dir = models_dir  # where packaged models unpack; None = AppPaths default
         self.precision = precision
+        self.cpu_batch_size = batch_size
+        self.gpu_batch_size = gpu_batch_size
         self.model_id = model_id_for(name)
         self._model = None
         self._effective_precision: str | None = None
+        self._effective_device: str | None = None
         self._lock = threading.Lock()
         self._encode_lock = threading.Lock()
+
+    @classmethod
+    def for_settings(cls, retrieval, name: str | None = None, *,
+                     models_dir: Path | None = None) -> "Embedder":
+        """The embedder ``retrieval`` settings describe (``name`` defaults to its ``embedder``):
+        device, precision and batch sizes included. Every index build and retriever makes its
+        embedder here, so a new knob reaches all of them."""
+        return cls(name or retrieval.embedder, retrieval.embed_device, models_dir=models_dir,
+                   precision=retrieval.embed_precision, batch_size=retrieval.batch_size,
+                   gpu_batch_size=retrieval.gpu_batch_size)
 
     @property
     def model(self):
@@ -150,24 +167,40 @@ class Embedder:
 
     @property
     def effective_precision(self) -> str:
-        """``fp32`` or ``bf16``: what ``encode`` runs in (loads the model if needed)."""
+        """``fp32``, ``bf16`` or ``fp16``: what ``encode`` runs in (loads the model if needed)."""
         self.model
         return self._effective_precision or "fp32"
 
+    @property
+    def effective_device(self) -> str:
+        """``cpu`` or ``cuda``: where ``encode`` runs (loads the model if needed)."""
+        self.model
+        return self._effective_device or "cpu"
+
+    @property
+    def batch_size(self) -> int:
+        """Passages per forward pass on the device in use (loads the model if needed)."""
+        return batch_size_for(self.effective_device, self.cpu_batch_size, self.gpu_batch_size)
+
     def _load(self):
         path = resolve_model_path(self.name, models_dir=self.models_dir)
-        self._effective_precision = resolve_precision(self.precision, self.device)
+        device = resolve_device(self.device)  # ModelError when cuda is forced without a GPU
+        precision = resolve_precision(self.precision, device)
         try:
             from sentence_transformers import SentenceTransformer
 
             from ..quiet import no_transformers_progress
 
             with no_transformers_progress():
-                return SentenceTransformer(path, device=self.device, local_files_only=True)
+                model = SentenceTransformer(path, device=device, local_files_only=True)
+            if precision == "fp16":
+                model.half()
         except Exception as exc:
             raise ModelError(f"Cannot load embedding model '{self.name}' from {path}: {exc}",
                              hint="Check that the folder holds a complete sentence-transformers "
                              "model (modules.json, config.json, weights).") from exc
+        self._effective_device, self._effective_precision = device, precision
+        return model
 
     @property
     def dim(self) -> int:
@@ -180,16 +213,18 @@ class Embedder:
     def max_seq_length(self) -> int:
         return int(self.model.max_seq_length)
 
-    def encode(self, texts: Sequence[str], *, batch_size: int = 8,
+    def encode(self, texts: Sequence[str], *, batch_size: int | None = None,
                on_event: EventCallback | None = None, cancel: CancelToken | None = None,
                stage: str = "embed") -> np.ndarray:
         """Embed ``texts`` (n x dim float32, rows of unit length).
 
         Work goes in chunks of a few batches so progress is reported and ``cancel`` honoured
         between chunks; the model still sorts each chunk by length, so padding stays low.
+        ``batch_size`` defaults to the device's (``batch_size``).
         """
         if isinstance(texts, str):
             raise TypeError("encode() takes a list of texts, not one string")
+        batch_size = self.batch_size if batch_size is None else batch_size
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         total = len(texts)
@@ -205,10 +240,16 @@ class Embedder:
             emit(on_event, Progress(stage, min(start + chunk, total), total))
         return out
 
-    def encode_batch(self, texts: Sequence[str], *, batch_size: int = 8) -> np.ndarray:
+    def encode_batch(self, texts: Sequence[str], *, batch_size: int | None = None) -> np.ndarray:
         """Embed ``texts`` in one call, without progress events (n x dim float32, unit rows)."""
         model = self.model
-        with self._encode_lock, precision_context(self.effective_precision, self.device):
+        batch_size = self.batch_size if batch_size is None else batch_size
+        device = self.effective_device
+        with self._encode_lock, precision_context(self.effective_precision, device):
+            if device.startswith("cuda"):
+                from .gpu_encode import encode_on_gpu
+
+                return encode_on_gpu(model, texts, batch_size=batch_size, device=device)
             vecs = model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
                                 normalize_embeddings=True, show_progress_bar=False)
         vecs = np.asarray(vecs, dtype=np.float32)

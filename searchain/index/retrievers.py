@@ -14,7 +14,7 @@ from ..config import AppPaths, Settings
 from ..errors import ConfigError
 from ..types import Hit
 from .bm25 import BM25Retriever
-from .dense import DenseRetriever, open_graph
+from .dense import DenseRetriever, open_vectors
 from .embedder import Embedder
 from .hybrid import HybridRetriever
 from .layout import IndexLayout
@@ -83,19 +83,19 @@ def _first_stage(paths: AppPaths, settings: Settings, corpus_name: str, kind: st
         bm25 = BM25Retriever(source, title_weight=r.bm25_title_weight, idf_power=r.bm25_idf_power)
         if kind == "bm25":
             return bm25
-        embedder = embedder or Embedder(r.embedder, models_dir=paths.models_dir,
-                                        precision=r.embed_precision)
+        embedder = embedder or Embedder.for_settings(r, models_dir=paths.models_dir)
         layout = IndexLayout(manager.corpus_dir(corpus_name) / "index")
-        graph, _ = open_graph(layout, corpus_name, embedder, ef=r.hnsw_ef_search)
-        dense = DenseRetriever(source, graph, embedder)
+        index, _ = open_vectors(layout, corpus_name, embedder)
+        dense = DenseRetriever(source, index, embedder)
         if kind == "dense":
             return dense
         second = None
-        second_name = "" if second_embedder is not None else second_embedder_name(r, paths.models_dir)
-        if second_embedder is not None or second_name:
+        # auto's choice depends on the corpus's size: a shared second embedder may not apply here.
+        second_name = second_embedder_name(r, paths.models_dir, passages=store.count())
+        if second_name:
             second = _second_dense(paths, settings, corpus_name, layout.second, source,
-                                   second_embedder or Embedder(second_name, models_dir=paths.models_dir,
-                                                               precision=r.embed_precision))
+                                   second_embedder or Embedder.for_settings(r, second_name,
+                                                                            models_dir=paths.models_dir))
         return HybridRetriever(dense, bm25, dense_weight=r.hybrid_dense_weight,
                                depth=r.hybrid_depth, method=r.hybrid_method,
                                title_boost=r.hybrid_title_boost, second=second)
@@ -110,11 +110,10 @@ def _second_dense(paths: AppPaths, settings: Settings, corpus_name: str, layout:
     must keep working between turning the model on and the next index build."""
     from ..errors import IndexError_
 
-    r = settings.retrieval
     try:
-        graph, _ = open_graph(layout, corpus_name, embedder, ef=r.hnsw_ef_search)
+        index, _ = open_vectors(layout, corpus_name, embedder)
     except IndexError_ as exc:
         log.warning("hybrid search of '%s' runs without the second model %s: %s",
                     corpus_name, embedder.model_id, exc.message)
         return None
-    return DenseRetriever(source, graph, embedder)
+    return DenseRetriever(source, index, embedder)

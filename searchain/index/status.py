@@ -2,8 +2,10 @@
 
 States: ``missing`` (never built), ``partial`` (a build stopped before finishing; running
 it again continues), ``ready``, ``stale`` (the corpus has passages the index lacks, or lost
-some it has), ``mismatch`` (built with another embedder or passage format) and ``damaged``
-(metadata unreadable, graph file missing, or its checksum does not match).
+some it has), ``mismatch`` (built with another embedder or passage format), ``outdated``
+(made by an earlier version in a format search no longer reads: building again converts it
+from the saved embeddings, re-embedding nothing) and ``damaged`` (metadata unreadable, an
+index file missing, or its checksum does not match).
 
 With a second embedding model in use (``index.second``), the second model's index (``index/second``) counts too:
 while it is missing, unfinished, stale, built by another model or damaged, a usable first index
@@ -21,8 +23,8 @@ from .embedder import model_id_for
 from .hnsw import file_sha256
 from .layout import DOC_FORMAT, IndexLayout, IndexMeta, build_hint, rebuild_hint, repair_hint
 
-MISSING, PARTIAL, READY, STALE, MISMATCH, DAMAGED = (
-    "missing", "partial", "ready", "stale", "mismatch", "damaged")
+MISSING, PARTIAL, READY, STALE, MISMATCH, DAMAGED, OUTDATED = (
+    "missing", "partial", "ready", "stale", "mismatch", "damaged", "outdated")
 
 
 @dataclass(frozen=True)
@@ -40,13 +42,14 @@ class IndexStatus:
         return self.state in (READY, STALE)
 
 
-def wanted_embedders(settings: Settings, models_dir: Path | None = None) -> tuple[str, str]:
+def wanted_embedders(settings: Settings, models_dir: Path | None = None, *,
+                     passages: int | None = None) -> tuple[str, str]:
     """Model ids of the configured embedder and second embedder ("" when off; ``auto`` resolved,
-    looking for an unpacked copy in ``models_dir``)."""
+    looking for an unpacked copy in ``models_dir``, for a corpus of ``passages`` when given)."""
     from .second import second_embedder_name
 
     r = settings.retrieval
-    second = second_embedder_name(r, models_dir)
+    second = second_embedder_name(r, models_dir, passages=passages)
     return model_id_for(r.embedder), model_id_for(second) if second else ""
 
 
@@ -62,14 +65,15 @@ def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None =
 
     # Read the settings only when needed: callers passing the embedder (listings, `doctor`) must
     # work even when the settings file holds a bad value.
-    if embedder_id:
-        wanted, wanted_second = embedder_id, second_embedder_id
-    else:
-        wanted, wanted_second = wanted_embedders(Settings.load(paths), paths.models_dir)
     manager = CorpusManager(paths, Settings())
     layout = IndexLayout(manager.corpus_dir(corpus_name) / "index")
     with manager.open_store(corpus_name) as store:
         corpus_count, corpus_max = store.count(), store.max_id()
+    if embedder_id:
+        wanted, wanted_second = embedder_id, second_embedder_id
+    else:
+        wanted, wanted_second = wanted_embedders(Settings.load(paths), paths.models_dir,
+                                                 passages=corpus_count)
     to_build = build_hint(corpus_name)
 
     if not layout.meta_file.exists():
@@ -88,7 +92,12 @@ def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None =
     if meta.embedder != wanted or meta.doc_format != DOC_FORMAT:
         return IndexStatus(MISMATCH, mismatch_message(corpus_name, meta.embedder, wanted), **base,
                            hint=rebuild_hint(corpus_name))
-    problem = graph_problem(layout.hnsw_file, meta, verify_checksum)
+    if meta.outdated:
+        from .vector_index import UPGRADE_HINT, outdated_message
+
+        return IndexStatus(OUTDATED, outdated_message(corpus_name, meta), **base,
+                           hint=UPGRADE_HINT.format(name=corpus_name))
+    problem = graph_problem(layout, meta, verify_checksum)
     if problem:
         return IndexStatus(DAMAGED, f"The index of '{corpus_name}' is damaged: {problem}.", **base,
                            hint=repair_hint(corpus_name))
@@ -117,7 +126,9 @@ def _second_index_problem(layout: IndexLayout, corpus_name: str, wanted: str, co
         return "the second embedding model's index is damaged" + without
     if meta.embedder != wanted or meta.doc_format != DOC_FORMAT:
         return f"its second index was made by {meta.embedder}, not the configured {wanted}" + without
-    if graph_problem(layout.hnsw_file, meta, verify_checksum):
+    if meta.outdated:
+        return "the second embedding model's index is in an older format" + without
+    if graph_problem(layout, meta, verify_checksum):
         return "the second embedding model's index is damaged" + without
     if corpus_max > meta.max_id or corpus_count != meta.count:
         return (f"the second embedding model has indexed {meta.count} of its {corpus_count} "
@@ -128,9 +139,18 @@ def _second_index_problem(layout: IndexLayout, corpus_name: str, wanted: str, co
 def listing_status(paths: AppPaths, settings: Settings, corpus_name: str) -> IndexStatus:
     """``index_status`` for a listing: the embedder of the given (in-memory) settings, and no
     hashing of the graph, so it stays cheap for every corpus on every refresh."""
-    first, second = wanted_embedders(settings, paths.models_dir)
+    first, second = wanted_embedders(settings, paths.models_dir,
+                                     passages=corpus_passages(paths, corpus_name))
     return index_status(paths, corpus_name, verify_checksum=False, embedder_id=first,
                         second_embedder_id=second)
+
+
+def corpus_passages(paths: AppPaths, corpus_name: str) -> int:
+    """How many passages ``corpus_name`` holds (``auto``'s second-model choice depends on it)."""
+    from ..corpus.manager import CorpusManager
+
+    with CorpusManager(paths, Settings()).open_store(corpus_name) as store:
+        return store.count()
 
 
 def mismatch_message(corpus_name: str, built_with: str, wanted: str) -> str:
@@ -138,10 +158,12 @@ def mismatch_message(corpus_name: str, built_with: str, wanted: str) -> str:
             f"but the configured model is '{wanted}'; vectors of different models cannot be mixed.")
 
 
-def graph_problem(path: Path, meta: IndexMeta, verify_checksum: bool) -> str | None:
-    """Why the graph file cannot be trusted, or None."""
-    if not path.is_file():
-        return f"{path} is missing"
+def graph_problem(layout: IndexLayout, meta: IndexMeta, verify_checksum: bool) -> str | None:
+    """Why the index files cannot be trusted, or None (the shards are checked when opened)."""
+    for path in (layout.compact_file, layout.rows_file, layout.shard_table_file):
+        if not path.is_file():
+            return f"{path} is missing"
+    path = layout.compact_file
     if verify_checksum and file_sha256(path) != meta.checksum:
         return f"the checksum of {path} does not match (truncated or overwritten)"
     return None

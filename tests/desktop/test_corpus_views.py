@@ -22,6 +22,7 @@ def make_manager(qtbot, ctx):
     runner = JobRunner()
     dialog = CorpusManagerDialog(ctx, runner)
     dialog.confirm_destructive = False
+    dialog.ask_to_start = lambda name, plan: True  # a busy test machine must never block on a dialog
     qtbot.addWidget(dialog)
     return dialog
 
@@ -192,7 +193,7 @@ def test_update_index_builds_repairs_and_re_embeds_for_another_model(qtbot, ctx,
     assert row_of(dialog, "birds")["Index"] == "ready"
 
     # A lost graph file is rebuilt from the saved embeddings: nothing is embedded again.
-    (ctx.paths.corpora_dir / "birds" / "index" / "vectors.hnsw").unlink()
+    (ctx.paths.corpora_dir / "birds" / "index" / "vectors.faiss").unlink()
     dialog.refresh()
     assert row_of(dialog, "birds")["Index"] == "damaged"
     assert "Update index" in dialog.table.item(dialog.names().index("birds"), HEADERS.index("Index")).toolTip()
@@ -210,6 +211,34 @@ def test_update_index_builds_repairs_and_re_embeds_for_another_model(qtbot, ctx,
     assert dialog.status.text() == "Index ready: 12 passages (12 embedded)."
     assert row_of(dialog, "birds")["Index"] == "ready"
     assert row_of(dialog, "birds")["Embedder"].startswith("local:")  # the symlinked folder's id
+
+
+def test_a_build_planned_over_an_hour_starts_only_when_the_user_agrees(qtbot, ctx, tmp_path):
+    from searchain.index import plan as plan_mod
+    from searchain.index.embedder import Embedder
+
+    source = tmp_path / "owls.jsonl"
+    _write_notes(source, [f"The owl number {i} hunts over the dark meadow." for i in range(8)])
+    dialog = make_manager(qtbot, ctx)
+    with qtbot.waitSignal(dialog.job_finished, timeout=180_000):
+        dialog.add("owls", source, index=False)
+    # This machine, as far as the plan knows, embeds one passage every 20 minutes.
+    embedder = Embedder.for_settings(ctx.settings.retrieval, models_dir=ctx.paths.models_dir)
+    plan_mod.SpeedCache(ctx.paths.cache_dir / plan_mod.CACHE_FILE).put(
+        plan_mod._speed_key(embedder), {"passages_per_s": 1 / 1200, "chars": 60.0})
+    asked = []
+    dialog.ask_to_start = lambda name, plan: asked.append((name, plan)) or False
+    with qtbot.waitSignal(dialog.job_finished, timeout=180_000) as outcome:
+        dialog.update_index("owls")
+    assert outcome.args == ["cancelled"] and len(asked) == 1
+    name, plan = asked[0]
+    assert name == "owls" and plan.needs_confirmation and plan.models[0].passages == 8
+    assert "was not built" in dialog.status.text() and plan.summary() in dialog.status.text()
+    assert row_of(dialog, "owls")["Index"] == "not built"
+    dialog.ask_to_start = lambda name, plan: True
+    with qtbot.waitSignal(dialog.job_finished, timeout=180_000) as outcome:
+        dialog.update_index("owls")
+    assert outcome.args == ["done"] and row_of(dialog, "owls")["Index"] == "ready"
 
 
 def _drop(dialog, urls):

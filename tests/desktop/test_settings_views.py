@@ -176,7 +176,7 @@ def test_second_embedder_lists_installed_packaged_models_and_is_saved(qtbot, hom
 def test_embedding_precision_is_offered_saved_and_restored(qtbot, home):
     dialog = _settings_dialog(qtbot, home)
     combo = dialog.embed_precision
-    assert [combo.itemData(i) for i in range(combo.count())] == ["auto", "fp32", "bf16"]
+    assert [combo.itemData(i) for i in range(combo.count())] == ["auto", "fp32", "bf16", "fp16"]
     assert combo.currentData() == "auto" and "AVX512-BF16" in combo.toolTip()
     from searchain.index.precision import cpu_has_native_bf16
 
@@ -189,6 +189,22 @@ def test_embedding_precision_is_offered_saved_and_restored(qtbot, home):
     dialog.restore_defaults()
     dialog.accept()
     assert Settings.load(home).retrieval.embed_precision == "auto"
+
+
+def test_embedding_device_is_offered_saved_and_restored(qtbot, home):
+    dialog = _settings_dialog(qtbot, home)
+    combo = dialog.embed_device
+    assert [combo.itemData(i) for i in range(combo.count())] == ["auto", "cpu", "cuda"]
+    assert combo.currentData() == "auto" and "CPU-only build" in combo.itemText(0)  # CI's torch
+    assert "GPU embedding" in combo.toolTip()
+    combo.setCurrentIndex(combo.findData("cuda"))
+    dialog.accept()
+    assert Settings.load(home).retrieval.embed_device == "cuda"
+    dialog = _settings_dialog(qtbot, home)
+    assert dialog.embed_device.currentData() == "cuda"
+    dialog.restore_defaults()
+    dialog.accept()
+    assert Settings.load(home).retrieval.embed_device == "auto"
 
 
 def test_reranker_download_offline_says_why_and_through_a_mirror_installs(

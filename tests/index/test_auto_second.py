@@ -92,7 +92,7 @@ def test_names_other_than_auto_pass_through(machine, tmp_path):
 def auto_is_tiny(monkeypatch, tiny_embedder_dir):
     """``auto`` resolves to the tiny random model: the wiring is tested without mpnet's 440 MB."""
     monkeypatch.setattr(second, "auto_choice",
-                        lambda r, models_dir: AutoChoice(str(tiny_embedder_dir), "test"))
+                        lambda r, models_dir, passages=None: AutoChoice(str(tiny_embedder_dir), "test"))
     return tiny_embedder_dir
 
 

@@ -66,15 +66,14 @@ from searchain.config import AppPaths, Settings
 from searchain.errors import IndexError_
 from searchain.index.builder import build_index
 from searchain.index.embedder import Embedder
-from searchain.index.hnsw import HnswIndex
+from searchain.index.compact import CompactIndex
 paths = AppPaths.resolve(sys.argv[1])
 embedder = Embedder("sentence-transformers/all-MiniLM-L6-v2")
-real_save = HnswIndex.save
+real_save = CompactIndex.save
 
 def save_on_a_full_disk(self, path):
-    # Past RLIMIT_FSIZE write() fails (EFBIG) as it would on a full disk, and hnswlib's
-    # unchecked C++ stream would leave the grown graph cut short. Only the graph's save runs
-    # under the limit; the corpus database and the new shard are written normally.
+    # Past RLIMIT_FSIZE write() fails (EFBIG) as it would on a full disk. Only the index's
+    # save runs under the limit; the corpus database and the new shard are written normally.
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
     resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[2]), hard))
     try:
@@ -83,7 +82,7 @@ def save_on_a_full_disk(self, path):
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
 
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-HnswIndex.save = save_on_a_full_disk
+CompactIndex.save = save_on_a_full_disk
 try:
     build_index(paths, Settings(), "mini", embedder=embedder)
 except IndexError_ as exc:
@@ -100,7 +99,7 @@ def test_a_graph_that_cannot_be_saved_whole_leaves_the_previous_index_working(in
     source = write_mini_corpus(tmp_path / "more.jsonl", new, "new")
     CorpusManager(indexed_copy, Settings()).add(MINI_CORPUS, source, "jsonl")
     layout = layout_of(indexed_copy)
-    graph_before, meta_before = layout.hnsw_file.read_bytes(), layout.meta_file.read_bytes()
+    graph_before, meta_before = layout.compact_file.read_bytes(), layout.meta_file.read_bytes()
     limit = len(graph_before) // 2
     done = subprocess.run([sys.executable, "-c", GROW_UNDER_FILE_SIZE_LIMIT,
                            str(indexed_copy.data_dir.parent), str(limit)],
@@ -108,7 +107,7 @@ def test_a_graph_that_cannot_be_saved_whole_leaves_the_previous_index_working(in
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "refused:" in done.stdout and "could not be written completely" in done.stdout
-    assert layout.hnsw_file.read_bytes() == graph_before and layout.meta_file.read_bytes() == meta_before
+    assert layout.compact_file.read_bytes() == graph_before and layout.meta_file.read_bytes() == meta_before
     status = index_status(indexed_copy, MINI_CORPUS)
     assert status.state == STALE and status.usable  # still answers, without the two new passages
     hits = open_retriever(indexed_copy, Settings(), MINI_CORPUS, "dense", embedder=embedder) \
@@ -153,10 +152,10 @@ def _first_vectors(paths, embedder, n):
 
 def test_an_index_too_big_for_memory_is_refused_before_embedding(home, tmp_path, embedder, monkeypatch):
     from searchain.index import builder
-    from searchain.index.hnsw import estimated_memory
+    from searchain.index.compact import estimated_index_bytes
 
     CorpusManager(home, Settings()).add(MINI_CORPUS, write_mini_corpus(tmp_path / "m.jsonl"), "jsonl")
-    need = estimated_memory(len(MINI_PASSAGES), 384, Settings().retrieval.hnsw_m)
+    need = estimated_index_bytes(len(MINI_PASSAGES), 384)["ram_build"]
     monkeypatch.setattr(builder, "physical_memory", lambda: int(need / builder.MAX_RAM_SHARE) - 1)
     with pytest.raises(IndexError_, match="would need about") as err:
         build_index(home, Settings(), MINI_CORPUS, embedder=embedder)

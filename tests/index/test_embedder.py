@@ -112,13 +112,14 @@ def test_precision_setting_resolves_per_device(monkeypatch):
 
     assert precision.resolve_precision("fp32", "cpu") == "fp32"
     assert precision.resolve_precision("bf16", "cpu") == "bf16"
-    assert precision.resolve_precision("auto", "cuda") == "fp32"  # unmeasured on GPUs: kept float32
+    assert precision.resolve_precision("auto", "cuda") == "fp16"  # what GPUs run fastest
+    assert precision.resolve_precision("fp16", "cuda") == "fp16"
     monkeypatch.setattr(precision, "cpu_has_native_bf16", lambda: True)
     assert precision.resolve_precision("auto", "cpu") == "bf16"
     monkeypatch.setattr(precision, "cpu_has_native_bf16", lambda: False)
     assert precision.resolve_precision("auto", "cpu") == "fp32"  # emulated bf16 would be slower
-    with pytest.raises(ValueError, match="auto, fp32, bf16"):
-        precision.resolve_precision("fp16", "cpu")
+    with pytest.raises(ValueError, match="auto, fp32, bf16, fp16"):
+        precision.resolve_precision("int8", "cpu")
     with pytest.raises(ValueError, match="precision"):
         Embedder(DEFAULT_MODEL, precision="half")
 

@@ -129,7 +129,7 @@ def test_a_damaged_second_index_is_reported_and_search_goes_on(indexed_copy, emb
                                                                tiny_embedder_dir):
     paths, settings = indexed_copy, with_second(tiny_embedder_dir)
     build_index(paths, settings, MINI_CORPUS, embedder=embedder)
-    graph = layout_of(paths).second.hnsw_file
+    graph = layout_of(paths).second.compact_file
     graph.write_bytes(graph.read_bytes()[:100])
     settings.save(paths)
     status = index_status(paths, MINI_CORPUS)

@@ -1,0 +1,121 @@
+"""The build plan: what an index build will cost, measured and said before it starts."""
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from searchain.config import Settings
+from searchain.index import plan as plan_mod
+from searchain.index.plan import (NEEDS_CONFIRMATION_S, BuildPlan, ModelPlan, SpeedCache, duration,
+                                  plan_build)
+from searchain.index.second import auto_choice, auto_passage_limit, second_embedder_name
+
+MINI = "mini"
+
+
+def no_second(settings=None):
+    s = settings or Settings()
+    return replace(s, retrieval=replace(s.retrieval, second_embedder=""))
+
+
+def test_an_up_to_date_index_plans_nothing(indexed_copy, embedder):
+    plan = plan_build(indexed_copy, no_second(), MINI, embedder=embedder)
+    (first,) = plan.models
+    assert (plan.corpus, plan.passages, first.passages, first.role) == (MINI, 20, 0, "first")
+    assert first.est_seconds == 0 and not plan.needs_confirmation
+    assert "up to date" in plan.summary()
+
+
+def test_a_rebuild_plans_every_passage_from_a_measured_speed(indexed_copy, embedder):
+    events = []
+    plan = plan_build(indexed_copy, no_second(), MINI, rebuild=True, embedder=embedder,
+                      on_event=events.append)
+    (first,) = plan.models
+    assert first.passages == 20 and first.passages_per_s > 0 and first.calibrated == "now"
+    assert first.est_seconds == pytest.approx(20 / first.passages_per_s, rel=0.01)
+    assert (first.device, first.precision) == (embedder.effective_device, embedder.effective_precision)
+    # Disk: 20 float32 vectors + ids as checkpoints, plus the graph; memory: graph + model.
+    assert plan.disk_bytes >= 20 * (4 * 384 + 8) and plan.ram_bytes > plan.disk_bytes
+    assert any("measuring" in e.message for e in events)
+    # The measured speed is cached per model, device, precision, batch and machine: the next
+    # plan on this machine measures nothing.
+    cache = json.loads((indexed_copy.cache_dir / plan_mod.CACHE_FILE).read_text())
+    (key,) = cache
+    assert key.startswith(embedder.model_id + "|cpu|") and cache[key]["passages_per_s"] > 0
+    again = plan_build(indexed_copy, no_second(), MINI, rebuild=True, embedder=embedder)
+    assert again.models[0].calibrated == "cached"
+
+
+def test_a_slow_machine_is_told_to_confirm_and_what_would_help(indexed_copy, embedder):
+    slow = {"passages_per_s": 0.001, "chars": 80.0}
+    cache = SpeedCache(indexed_copy.cache_dir / plan_mod.CACHE_FILE)
+    cache.put(plan_mod._speed_key(embedder), slow)
+    plan = plan_build(indexed_copy, no_second(), MINI, rebuild=True, embedder=embedder)
+    assert plan.est_seconds > NEEDS_CONFIRMATION_S and plan.needs_confirmation
+    assert any("GPU" in a for a in plan.advice)
+    data = plan.to_dict()
+    assert data["needs_confirmation"] is True and data["models"][0]["name"] == embedder.model_id
+    assert set(data) >= {"passages", "models", "disk_bytes", "ram_bytes", "est_seconds"}
+
+
+def test_a_real_build_keeps_its_measured_speed_for_the_next_plan(home, embedder):
+    plan_mod.record_speed(home, embedder, 100, 1.0, 8000)  # too short to say much: ignored
+    cache = SpeedCache(home.cache_dir / plan_mod.CACHE_FILE)
+    assert cache.get(plan_mod._speed_key(embedder)) is None
+    plan_mod.record_speed(home, embedder, 1000, 10.0, 80_000)
+    entry = cache.get(plan_mod._speed_key(embedder))
+    assert entry["passages_per_s"] == 100.0 and entry["chars"] == 80.0 and entry["source"] == "build"
+
+
+def test_a_damaged_speed_cache_is_measured_again(indexed_copy, embedder):
+    (indexed_copy.cache_dir / plan_mod.CACHE_FILE).write_text("{not json")
+    plan = plan_build(indexed_copy, no_second(), MINI, rebuild=True, embedder=embedder)
+    assert plan.models[0].calibrated == "now"
+
+
+def test_plan_arithmetic():
+    m = ModelPlan("a", "first", "cpu", "fp32", 3600, 2.0, 1800.0, "now")
+    s = ModelPlan("b", "second", "cpu", "fp32", 3600, 1.0, 3600.0, "now")
+    plan = BuildPlan("c", 3600, (m, s), 60.0, 10, 20)
+    assert plan.est_seconds == 5460.0 and plan.needs_confirmation
+    assert "about 1 h 31 min" in plan.summary()
+    assert [duration(x) for x in (30, 600, 7200, 3 * 86400)] == ["30 s", "10 min", "2 h 00 min", "3.0 days"]
+
+
+def test_auto_second_model_never_plans_a_long_embedding(monkeypatch, tmp_path):
+    from searchain.index import packaged, precision
+
+    monkeypatch.delenv("SEARCHAIN_AUTO_SECOND_EMBEDDER", raising=False)
+    monkeypatch.setattr(packaged, "find_parts", lambda spec: tmp_path)  # "installed"
+    monkeypatch.setattr(precision, "cpu_has_native_bf16", lambda: True)
+    r = Settings().retrieval
+    limit = auto_passage_limit("cpu")
+    assert 8_000 <= limit <= 20_000  # the eval pools (3-5k) and the demo keep the fusion
+    assert second_embedder_name(r, tmp_path, passages=limit) == "all-mpnet-base-v2"
+    big = auto_choice(r, tmp_path, passages=21_000_000)
+    assert big.model == "" and "21,000,000 passages" in big.reason and "choose it explicitly" in big.reason
+    # Size-agnostic callers (the shared embedder) still see the model; an explicit name always wins.
+    assert second_embedder_name(r, tmp_path) == "all-mpnet-base-v2"
+    explicit = replace(r, second_embedder="all-mpnet-base-v2")
+    assert second_embedder_name(explicit, tmp_path, passages=21_000_000) == "all-mpnet-base-v2"
+    assert auto_passage_limit("cuda") > 100 * limit
+
+
+@pytest.mark.slow
+def test_cli_plan_prints_json_and_a_long_build_needs_yes(indexed_copy, embedder, capsys, monkeypatch):
+    from searchain.cli.main import main
+
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    assert main(["corpus", "index", MINI, "--rebuild", "--plan", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["corpus"] == MINI and data["models"][0]["passages"] == 20
+    # Make this machine look very slow: an unattended build must not start without --yes.
+    cache = SpeedCache(indexed_copy.cache_dir / plan_mod.CACHE_FILE)
+    for key, entry in json.loads(cache.path.read_text()).items():
+        cache.put(key, {**entry, "passages_per_s": 0.001})
+    before = (indexed_copy.corpora_dir / MINI / "index" / "meta.json").read_text()
+    assert main(["corpus", "index", MINI, "--rebuild"]) != 0
+    err = capsys.readouterr().err
+    assert "Refusing without confirmation" in err and "--yes" in err
+    assert (indexed_copy.corpora_dir / MINI / "index" / "meta.json").read_text() == before
