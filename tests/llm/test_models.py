@@ -1,7 +1,10 @@
 """The models folder: listing, catalogue, and pull through the real huggingface_hub code
-against a loopback Hub stub (progress, cancel + resume, checksum), plus the offline error."""
+against a loopback Hub stub (progress, cancel + resume, checksum), plus the offline error.
+Verification against the pins (wrong SHA, wrong size, other ETags, upstream changes, resumed and
+already-complete files): test_models_verify.py."""
 
 import hashlib
+from dataclasses import replace
 
 import pytest
 
@@ -17,6 +20,18 @@ NAME = "qwen2.5-1.5b"
 @pytest.fixture
 def payload(tiny_gguf):
     return tiny_gguf.read_bytes()  # ~0.5 MB: several 64 KiB chunks
+
+
+@pytest.fixture
+def pinned(monkeypatch, payload):
+    """The catalogue's NAME entry re-pinned to the stub's payload (the real pin is a 1.1 GB
+    file); the rest of the catalogue is unchanged."""
+    from searchain.llm import models
+
+    entries = tuple(replace(e, size_bytes=len(payload), sha256=hashlib.sha256(payload).hexdigest())
+                    if e.name == NAME else e for e in models.CATALOGUE)
+    monkeypatch.setattr(models, "CATALOGUE", entries)
+    return next(e for e in entries if e.name == NAME)
 
 
 def test_catalogue_lists_real_repos_offline(home):
@@ -41,7 +56,7 @@ def test_list_local_shows_facts_and_broken_files(home, tiny_gguf):
     assert listed["broken.gguf"].facts is None and "not a GGUF" in listed["broken.gguf"].error
 
 
-def test_pull_downloads_with_progress_and_checksum(home, online, payload):
+def test_pull_downloads_with_progress_and_checksum(home, online, payload, pinned):
     events = []
     with HubStub(payload) as hub:
         path = ModelManager(home, endpoint=hub.url).pull(NAME, on_event=events.append)
@@ -50,11 +65,14 @@ def test_pull_downloads_with_progress_and_checksum(home, online, payload):
     downloads = [e for e in events if isinstance(e, Progress) and e.stage == "download"]
     assert len(downloads) >= 5 and downloads[-1].done == downloads[-1].total == len(payload)
     assert [e for e in events if e.stage == "verify"][-1].done == len(payload)
-    assert any("/Qwen/Qwen2.5-1.5B-Instruct-GGUF/resolve/main/" in r[1] for r in hub.requests)
+    # The pinned commit is what is asked for, never "main".
+    assert any(f"/Qwen/Qwen2.5-1.5B-Instruct-GGUF/resolve/{pinned.revision}/" in r[1]
+               for r in hub.requests)
     assert [m.path for m in ModelManager(home).list_local()] == [path]
 
 
-def test_cancel_keeps_the_partial_file_and_the_next_pull_resumes(home, online, payload):
+def test_cancel_keeps_the_partial_file_and_the_next_pull_resumes(home, online, payload,
+                                                                   pinned):
     cancel = CancelToken()
 
     def on_event(event):
@@ -76,9 +94,9 @@ def test_cancel_keeps_the_partial_file_and_the_next_pull_resumes(home, online, p
     assert resumed_from >= 64 * 1024  # it did not start over
 
 
-def test_checksum_mismatch_deletes_the_file(home, online, payload):
-    wrong = hashlib.sha256(b"something else").hexdigest()
-    with HubStub(payload, etag_sha256=wrong) as hub:
+def test_checksum_mismatch_deletes_the_file(home, online, payload, pinned):
+    tampered = payload[:-1] + bytes([payload[-1] ^ 1])  # same size, one bit differs
+    with HubStub(tampered, etag_sha256=pinned.sha256) as hub:  # the server even lies in its ETag
         with pytest.raises(ModelError, match="failed its checksum"):
             ModelManager(home, endpoint=hub.url).pull(NAME)
     assert not list(home.models_dir.rglob("*.gguf*"))  # neither the file nor a partial
@@ -105,7 +123,8 @@ def test_unknown_name_and_remove(home, tiny_gguf):
         manager.remove("../../outside.gguf")
 
 
-def test_pull_refuses_at_once_when_the_rest_of_the_file_cannot_fit(home, online, payload, monkeypatch):
+def test_pull_refuses_at_once_when_the_rest_of_the_file_cannot_fit(home, online, payload, pinned,
+                                                                    monkeypatch):
     import shutil as real_shutil
 
     from searchain.llm import models
@@ -127,7 +146,8 @@ def test_pull_refuses_at_once_when_the_rest_of_the_file_cannot_fit(home, online,
         assert manager.pull(NAME).read_bytes() == payload
 
 
-def test_a_disk_filling_up_mid_download_keeps_the_partial_file(home, online, payload, monkeypatch):
+def test_a_disk_filling_up_mid_download_keeps_the_partial_file(home, online, payload, pinned,
+                                                                 monkeypatch):
     import errno
 
     from huggingface_hub import file_download
