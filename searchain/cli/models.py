@@ -26,6 +26,8 @@ def register(sub) -> None:
     p = msub.add_parser("pull", help="download a catalogue model (resumable, checksum-verified)")
     p.add_argument("name")
     p.add_argument("--use", action="store_true", help="make it the active model afterwards")
+    p.add_argument("--allow-unverified", action="store_true",
+                   help="download even a file the catalogue has no SHA-256 for (not asked)")
     p.set_defaults(func=cmd_pull)
 
     p = msub.add_parser("remove", help="delete a model by catalogue name or file name")
@@ -108,12 +110,28 @@ def cmd_pull(ctx, args) -> int:
     from .progress import ProgressPrinter, cancel_on_interrupt
 
     with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
-        path = _manager(ctx).pull(args.name, on_event=show, cancel=cancel)
+        path = _manager(ctx).pull(args.name, on_event=show, cancel=cancel,
+                                  confirm=_confirm_unverified(args))
     print(path)
     if args.use:
         ctx.settings.llm.model_path = str(path)
         ctx.save_settings()
     return 0
+
+
+def _confirm_unverified(args):
+    """How `pull` answers "download a file with no pinned SHA-256?": yes with
+    --allow-unverified, else the user's answer on a terminal, else no (scripts must opt in)."""
+    if getattr(args, "allow_unverified", False):
+        return lambda message: True
+    if not sys.stdin.isatty():
+        return None
+
+    def ask(message: str) -> bool:
+        print(message, end=" [y/N] ", file=sys.stderr, flush=True)
+        return input().strip().lower() in ("y", "yes")
+
+    return ask
 
 
 def cmd_remove(ctx, args) -> int:

@@ -4,10 +4,17 @@ Downloads use huggingface_hub's own metadata and HTTP code (``get_hf_file_metada
 ``http_get``) and append to ``models/.partial/<file>.<etag>.part``, so an interrupted or cancelled
 pull resumes where it stopped (``hf_hub_download`` itself no longer resumes across runs). Progress
 arrives as ``Progress("download", bytes_done, bytes_total)`` events; ``cancel`` stops between
-chunks and keeps the partial file for the next ``pull``. After the download the file's SHA-256 is
-compared with the catalogue's pin, else with the Hub's LFS ETag (which is the SHA-256); a mismatch
-deletes the partial file and raises ``ModelError``; only a verified GGUF is moved into place.
-``HF_ENDPOINT`` (or ``endpoint=``) points at a mirror.
+chunks and keeps the partial file for the next ``pull``.
+
+Trust: every catalogue entry pins a commit, a size and a SHA-256 (``catalogue.py``). Before any
+byte is fetched the Hub's answer is checked against the pin (a different size, or an LFS ETag that
+is a different SHA-256, means the file changed upstream: refused). After the download, the whole
+file (resumed or not) is hashed and compared with the pin; a mismatch deletes it. A file already in
+the models folder counts as complete only when its size and SHA-256 match the pin (checked without
+the network). An entry without a pinned hash is downloaded only when the caller's ``confirm``
+callback says yes; it is then checked against the Hub's ETag when that is a SHA-256 (a mirror's or
+proxy's other ETag checks nothing, and the confirmation message says so). Only a verified GGUF is
+moved into place. ``HF_ENDPOINT`` (or ``endpoint=``) points at a mirror.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ..config import AppPaths
 from ..errors import Cancelled, ModelError, is_disk_full
@@ -28,6 +36,8 @@ from .gguf_info import ModelFacts, read_model_facts
 
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 PARTIAL_DIR = ".partial"  # unfinished downloads, kept across runs so that a pull resumes
+# Asked before downloading a file the catalogue has no SHA-256 for: True goes ahead.
+ConfirmUnverified = Callable[[str], bool]
 
 
 @dataclass(frozen=True)
@@ -69,28 +79,21 @@ class ModelManager:
         return found
 
     def pull(self, name: str, *, on_event: EventCallback | None = None,
-             cancel: CancelToken | None = None) -> Path:
-        """Download catalogue model ``name`` (resuming a partial download); return its path."""
+             cancel: CancelToken | None = None,
+             confirm: ConfirmUnverified | None = None) -> Path:
+        """Download catalogue model ``name`` (resuming a partial download), verified against its
+        pin; return its path. ``confirm(message)`` is asked before an unpinned download."""
         entry = self.find(name)
         check(cancel)
         final = self.models_dir / entry.filename
+        if entry.sha256 and self._is_complete(final, entry, on_event, cancel):
+            return final  # already here and verified: no network needed
         url, size, etag = self._metadata(entry)
-        if final.is_file() and final.stat().st_size == size:
-            return final  # already complete
+        expected = self._expected_sha256(entry, size, etag, confirm)
         part = self._partial_path(entry.filename, etag)
         self._check_space(part, size, entry.filename)
         self._fetch(url, part, size, entry.filename, on_event, cancel)
-        expected = entry.sha256 or (etag if SHA256_RE.match(etag) else None)
-        if expected:
-            actual = _sha256(part, on_event, cancel)
-            if actual != expected:
-                part.unlink(missing_ok=True)
-                raise ModelError(
-                    f"{entry.filename} failed its checksum (expected SHA-256 {expected}, got "
-                    f"{actual}); the download was deleted.",
-                    hint="Run the pull again; if it keeps failing, the mirror serves a different "
-                         "file than the catalogue expects.",
-                )
+        self._verify(part, entry, size, expected, on_event, cancel)
         read_model_facts(part)  # a downloaded non-GGUF (an HTML error page...) fails here
         os.replace(part, final)
         return final
@@ -117,6 +120,68 @@ class ModelManager:
         return path
 
     # -- internals --------------------------------------------------------------------------
+
+    def _is_complete(self, final: Path, entry: CatalogueEntry, on_event, cancel) -> bool:
+        """A file already in place counts only when size and SHA-256 match the pin; one that
+        does not is left alone until a verified download replaces it."""
+        if not final.is_file() or final.stat().st_size != entry.size_bytes:
+            return False
+        return _sha256(final, on_event, cancel) == entry.sha256
+
+    def _expected_sha256(self, entry: CatalogueEntry, size: int, etag: str,
+                         confirm: ConfirmUnverified | None) -> str | None:
+        """The hash the download must have: the pin. Refuses a file that changed upstream;
+        without a pin, asks ``confirm`` and falls back to the Hub's ETag when it is a SHA-256."""
+        where = f"{entry.repo}/{entry.filename} at {entry.revision[:12]}"
+        etag_sha = etag.lower() if SHA256_RE.match(etag.lower()) else None
+        if entry.size_bytes and size != entry.size_bytes:
+            raise ModelError(
+                f"The Hub serves {where} with {size:,} bytes, but the catalogue pins "
+                f"{entry.size_bytes:,}: the file changed upstream (or the mirror serves another); "
+                "nothing was downloaded.",
+                hint="Update SearChain for a catalogue checked against the new file, or download "
+                     f"a GGUF you trust into {self.models_dir} by hand.")
+        if entry.sha256:
+            if etag_sha and etag_sha != entry.sha256:
+                raise ModelError(
+                    f"The Hub's SHA-256 for {where} is {etag_sha}, but the catalogue pins "
+                    f"{entry.sha256}: the file changed upstream; nothing was downloaded.",
+                    hint="Update SearChain for a catalogue checked against the new file, or "
+                         f"download a GGUF you trust into {self.models_dir} by hand.")
+            return entry.sha256
+        check_note = (f"it will be checked against the Hub's own SHA-256 ({etag_sha[:12]}…) only"
+                      if etag_sha else
+                      f"the server's ETag ({etag[:20]}) is not a SHA-256, so nothing can check it")
+        message = (f"The catalogue has no pinned SHA-256 for {entry.filename} "
+                   f"({size / 1e9:.2f} GB): {check_note}. Download it anyway?")
+        if confirm is None or not confirm(message):
+            raise ModelError(message.replace(" Download it anyway?", " Not downloaded."),
+                             hint="Confirm the download (`searchain models pull NAME "
+                                  "--allow-unverified`, or Yes in the app), or download a GGUF "
+                                  f"you trust into {self.models_dir} by hand.")
+        return etag_sha
+
+    def _verify(self, part: Path, entry: CatalogueEntry, size: int, expected: str | None,
+                on_event, cancel) -> None:
+        """The whole file, resumed or not: its size, then its SHA-256. A bad file is deleted."""
+        got = part.stat().st_size
+        if got != size:
+            part.unlink(missing_ok=True)
+            raise ModelError(f"{entry.filename} has {got:,} bytes after the download, expected "
+                             f"{size:,}; the download was deleted.",
+                             hint="Run the pull again; if it keeps failing, the mirror serves a "
+                                  "different file than the catalogue expects.")
+        if expected is None:
+            return  # the user confirmed an unverifiable download
+        actual = _sha256(part, on_event, cancel)
+        if actual != expected:
+            part.unlink(missing_ok=True)
+            raise ModelError(
+                f"{entry.filename} failed its checksum (expected SHA-256 {expected}, got "
+                f"{actual}); the download was deleted.",
+                hint="Run the pull again; if it keeps failing, the mirror serves a different "
+                     "file than the catalogue expects.",
+            )
 
     def _partial_path(self, filename: str, etag: str) -> Path:
         # Keyed by ETag: a partial of an older revision of the file is never resumed.
