@@ -35,6 +35,9 @@ from .catalogue import CATALOGUE, CatalogueEntry
 from .gguf_info import ModelFacts, read_model_facts
 
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+# huggingface_hub's http_get takes ``tqdm_class`` (our progress and cancel) from 1.1 on; older
+# releases fail every pull with a TypeError. pyproject.toml's floor is this version.
+HF_HUB_MIN_VERSION = "1.1"
 PARTIAL_DIR = ".partial"  # unfinished downloads, kept across runs so that a pull resumes
 # Asked before downloading a file the catalogue has no SHA-256 for: True goes ahead.
 ConfirmUnverified = Callable[[str], bool]
@@ -222,6 +225,7 @@ class ModelManager:
         """Append the missing bytes to ``part`` with huggingface_hub's ``http_get``."""
         from huggingface_hub.file_download import http_get
 
+        check_hub_api(http_get)
         with part.open("ab") as fh:
             done = fh.tell()
             if done > size:  # not a prefix of this file: start over
@@ -256,6 +260,21 @@ class ModelManager:
             hint="Check the internet connection (or HF_ENDPOINT), or copy a .gguf file into "
                  f"{self.models_dir} by hand.",
         )
+
+
+def check_hub_api(http_get) -> None:
+    """Refuse, with the fix, a huggingface_hub whose ``http_get`` predates ``tqdm_class``."""
+    import inspect
+
+    params = inspect.signature(http_get).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    if "tqdm_class" not in params and not takes_any:  # a wrapper's **kwargs passes it through
+        import huggingface_hub
+
+        raise ModelError(
+            f"huggingface_hub {huggingface_hub.__version__} is too old to download models "
+            f"(SearChain needs {HF_HUB_MIN_VERSION} or newer).",
+            hint=f"Upgrade it: pip install 'huggingface_hub>={HF_HUB_MIN_VERSION}'.")
 
 
 def _fetch_error(label: str, done: int, size: int, exc: Exception) -> ModelError:
