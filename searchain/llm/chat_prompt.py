@@ -6,6 +6,14 @@ llama-cpp-python's sandboxed ``Jinja2ChatFormatter``. Rendering is deterministic
 of a dialogue only appends messages, so its prompt starts with the previous round's prompt plus
 the reply: the backend then re-uses the KV cache for that shared prefix.
 
+System role: some templates reject a system message (Mistral 7B v0.3's raises) or drop it
+silently. The builder finds out once, by rendering a probe, and then folds the system text into
+the first user turn (``fold_system``), so the reader's system + user prompt works on every model.
+
+Thinking: templates are rendered with ``enable_thinking=false``; Qwen3's hybrid models then
+pre-fill an empty think block and answer directly (others ignore the variable). Any think block a
+model writes anyway is removed by ``strip_think`` before the text is parsed or shown.
+
 Context rule (``fit_messages``): when the rendered prompt plus a reply budget of
 ``min(max_tokens, n_ctx // 4)`` tokens does not fit in ``n_ctx``, the oldest turns after the
 leading system message(s) are dropped, oldest first (an assistant turn left at the front is dropped
@@ -15,6 +23,7 @@ message are never dropped; if they alone do not fit, ``ModelError`` says by how 
 
 from __future__ import annotations
 
+import re
 from typing import Callable, Sequence
 
 from ..errors import ModelError
@@ -22,6 +31,8 @@ from .base import ChatMessage
 from .bpe_vocab import CHATML_TEMPLATE
 
 VALID_ROLES = ("system", "user", "assistant")
+_PROBE = "SEARCHAIN-SYSTEM-PROBE"
+_THINK_BLOCK = re.compile(r"<think>.*?</think>\s*", re.DOTALL)
 
 
 class ChatPromptBuilder:
@@ -37,17 +48,65 @@ class ChatPromptBuilder:
             template=self.template, eos_token=eos_token, bos_token=bos_token,
             add_generation_prompt=True,
         )
+        self.folds_system = self._rejects_system_role()
 
     def render(self, messages: Sequence[ChatMessage]) -> str:
         validate_messages(messages)
+        if self.folds_system:
+            messages = fold_system(messages)
         try:
-            return self._formatter(messages=[dict(m) for m in messages]).prompt
+            return self._format(messages)
         except Exception as exc:  # jinja raises for templates that reject the message order
             raise ModelError(
                 f"The model's chat template rejected the messages: {exc}",
                 hint="Most templates want an optional system message, then user and assistant "
                      "turns alternating, ending with a user turn.",
             ) from exc
+
+    def _format(self, messages: Sequence[ChatMessage]) -> str:
+        return self._formatter(messages=[dict(m) for m in messages], enable_thinking=False).prompt
+
+    def _rejects_system_role(self) -> bool:
+        """True when a system message raises or vanishes while a lone user turn renders."""
+        user = {"role": "user", "content": "?"}
+        try:
+            if _PROBE in self._format([{"role": "system", "content": _PROBE}, user]):
+                return False
+        except Exception:  # noqa: BLE001  (what a template raises is up to its author)
+            pass
+        try:
+            self._format([user])
+        except Exception:  # noqa: BLE001  (a template that fails anyway: render() will say so)
+            return False
+        return True
+
+
+def fold_system(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """The messages with every system message's text moved to the start of the first user turn
+    (in order, separated by a blank line), for templates without a system role."""
+    system = [m["content"] for m in messages if m["role"] == "system"]
+    rest = [dict(m) for m in messages if m["role"] != "system"]
+    if not system:
+        return rest
+    for m in rest:
+        if m["role"] == "user":
+            m["content"] = "\n\n".join([*system, m["content"]])
+            return rest
+    return [{"role": "user", "content": "\n\n".join(system)}, *rest]
+
+
+def strip_think(text: str) -> str:
+    """``text`` without reasoning blocks: ``<think>…</think>``, an unclosed ``<think>…`` to the
+    end (cut off by the token budget), and anything before a lone ``</think>`` (the template
+    opened the block in the prompt)."""
+    if "think>" not in text:
+        return text
+    text = _THINK_BLOCK.sub("", text)
+    if "</think>" in text:
+        text = text.rsplit("</think>", 1)[1]
+    if "<think>" in text:
+        text = text.split("<think>", 1)[0]
+    return text.lstrip()
 
 
 def validate_messages(messages: Sequence[ChatMessage]) -> None:

@@ -19,6 +19,7 @@ from ..errors import Cancelled
 from ..eval.metrics import normalize_answer, not_equal, rouge_l
 from ..events import CancelToken, EventCallback, check, emit
 from ..llm.base import ChatMessage, Completion, GenerationParams
+from ..llm.chat_prompt import strip_think
 from ..types import Hit, Passage
 from .duplicates import DuplicateDetector
 from .events import (
@@ -85,7 +86,9 @@ class Generator:
         if completion.finish_reason == "cancelled":
             raise Cancelled()
         check(self.cancel)
-        return completion
+        # A reasoning model's think block is neither the chain to parse nor the answer (#22).
+        text = strip_think(completion.text)
+        return completion if text == completion.text else replace(completion, text=text)
 
 
 def to_branch(round_: int, raw_text: str, chain: ParsedChain, parent: tuple[int, int] | None) -> Branch:
