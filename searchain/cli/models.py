@@ -96,13 +96,30 @@ def cmd_list(ctx, args) -> int:
 
 
 def cmd_catalogue(ctx, args) -> int:
+    """The catalogue with each entry's pin and needs at the configured context, and the entry
+    recommended for this machine (``searchain.llm.recommend``) with the reason."""
+    from ..llm.recommend import machine_facts, recommend
+
     entries = _manager(ctx).catalogue()
+    n_ctx = ctx.settings.llm.n_ctx
+    choice = recommend(machine_facts(), entries, n_ctx)
+    chosen = choice.entry.name if choice.entry else None
+    rows = [{**e.facts(n_ctx), "recommended": e.name == chosen, "fits": choice.fits(e)}
+            for e in entries]
     if args.json:
-        print(json.dumps([asdict(e) for e in entries], indent=2))
+        print(json.dumps({"machine": choice.machine.as_dict(), "n_ctx": n_ctx,
+                          "recommended": chosen, "reason": choice.reason, "entries": rows},
+                         indent=2))
         return 0
-    for e in entries:
-        print(f"{e.name:<14} {e.size_label:>7}  {e.licence:<28} {e.repo}/{e.filename}\n"
-              f"{'':<14} suits: {e.hardware}")
+    for e, row in zip(entries, rows):
+        mark = "*" if row["recommended"] else " "
+        licence = e.licence + (" [NON-COMMERCIAL]" if e.non_commercial else "")
+        print(f"{mark} {e.name:<14} {e.size_label:>8}  needs RAM {row['ram_bytes'] / 2**30:4.1f} GiB"
+              f" / VRAM {row['vram_bytes'] / 2**30:4.1f} GiB  {'' if row['fits'] else '(too big) '}"
+              f"{e.parameters}\n  {'':<14} {e.hardware}\n  {'':<14} {licence}; "
+              f"{e.repo}@{e.revision[:10]}/{e.filename}"
+              + ("" if e.sha256 else " (no pinned SHA-256)"))
+    print(f"\nRecommended here: {choice.reason}")
     return 0
 
 

@@ -170,7 +170,7 @@ CATALOGUE: tuple[CatalogueEntry, ...] = (
     CatalogueEntry(
         "qwen3-30b-a3b", "bartowski/Qwen_Qwen3-30B-A3B-Instruct-2507-GGUF",
         "Qwen_Qwen3-30B-A3B-Instruct-2507-Q4_K_M.gguf", 18_632_183_808, APACHE,
-        "GPU with 24 GB VRAM (or 32 GB RAM): mixture of experts, 3B active, fast for its size",
+        "GPU with 24 GB VRAM, or a CPU with 64 GB RAM: mixture of experts, 3B active, fast",
         sha256="382b4f5a164d200f93790ee0e339fae12852896d23485cfb203ce868fea33a95",
         revision="6c6e8692f43e4ca663f7ece8229a1361090d3a4c", context_length=262144,
         template="qwen3-instruct", n_layers=48, n_kv_heads=4, head_dim=128,
