@@ -1,5 +1,10 @@
 """Models: the GGUFs already on disk, the download catalogue (progress, time left, Cancel),
-and "Open GGUF file…". Choosing one emits ``model_chosen(path)``; the main window saves it."""
+and "Open GGUF file…". Choosing one emits ``model_chosen(path)``; the main window saves it.
+
+The catalogue shows what each model needs at the configured context (RAM on the CPU, GPU memory
+fully offloaded), flags non-commercial licences, and recommends the entry that fits this machine
+(``searchain.llm.recommend``: bold, pre-selected, with the reason above the table). A model with
+no pinned SHA-256 is downloaded only after the user says yes."""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMessageBox,
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
@@ -28,6 +34,7 @@ from ..workers import Job, JobRunner
 from .progress import ProgressRow
 
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
+GIB = 1024 ** 3
 
 
 def _table(parent: QWidget, name: str, headers: tuple[str, ...], stretch: int) -> QTableWidget:
@@ -66,7 +73,14 @@ class ModelDialog(QDialog):
         self.local = _table(self, "localModels", ("File", "Architecture", "Parameters", "Quantisation", "Size"),
                             stretch=0)
         self.local.itemDoubleClicked.connect(lambda _item: self.use_selected())
-        self.catalogue = _table(self, "catalogueModels", ("Name", "Size", "Suits", "Licence"), stretch=2)
+        self.catalogue = _table(self, "catalogueModels",
+                                ("Name", "Size", "Needs (RAM / GPU)", "Suits", "Licence"), stretch=3)
+        self.recommendation = QLabel(self)
+        self.recommendation.setObjectName("modelRecommendation")
+        self.recommendation.setTextFormat(Qt.TextFormat.PlainText)
+        self.recommendation.setWordWrap(True)
+        self.recommended: str | None = None
+        self.machine = self._probe_machine()
         self.status = QLabel(self)
         self.status.setObjectName("modelStatus")
         self.status.setTextFormat(Qt.TextFormat.PlainText)
@@ -89,6 +103,7 @@ class ModelDialog(QDialog):
         layout.addWidget(self.local, 1)
         layout.addLayout(local_row)
         layout.addWidget(QLabel("Catalogue (downloads from Hugging Face):", self))
+        layout.addWidget(self.recommendation)
         layout.addWidget(self.catalogue, 1)
         layout.addWidget(self.download_button, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.progress)
@@ -119,14 +134,62 @@ class ModelDialog(QDialog):
                 if model.error:  # why it cannot be used, in full, without widening the column
                     item.setToolTip(model.error)
                 self.local.setItem(row, col, item)
-        self.catalogue.setRowCount(len(catalogue))
-        for row, entry in enumerate(catalogue):
-            for col, value in enumerate((entry.name, entry.size_label, entry.hardware, entry.licence)):
-                item = QTableWidgetItem(value)
-                item.setToolTip(value)  # long advice and licence names are cut to the column
-                self.catalogue.setItem(row, col, item)
+        self._fill_catalogue(catalogue)
         if not local:
             self.status.setText("No model on this computer yet: download one below or open a GGUF file.")
+
+    def _probe_machine(self):
+        from searchain.llm.recommend import machine_facts  # no llama.cpp import (issue #21)
+
+        try:
+            return machine_facts()
+        except Exception:  # noqa: BLE001  (a failed probe must not hide the catalogue)
+            return None
+
+    def _fill_catalogue(self, catalogue) -> None:
+        from PySide6.QtGui import QBrush, QFont, QPalette
+
+        from searchain.llm.recommend import recommend
+
+        n_ctx = self.ctx.settings.llm.n_ctx
+        choice = recommend(self.machine, catalogue, n_ctx) if self.machine else None
+        self.recommended = choice.entry.name if choice and choice.entry else None
+        self.recommendation.setText(f"Recommended for this computer: {choice.reason}" if choice
+                                    else "This computer's memory could not be read.")
+        self.catalogue.setRowCount(len(catalogue))
+        grey = QBrush(self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text))
+        for row, entry in enumerate(catalogue):
+            licence = entry.licence + (" — NON-COMMERCIAL" if entry.non_commercial else "")
+            needs = (f"{entry.ram_bytes(n_ctx) / GIB:.1f} / {entry.vram_bytes(n_ctx) / GIB:.1f} GiB")
+            fits = choice.fits(entry) if choice else True
+            tips = (entry.name + (" (recommended)" if entry.name == self.recommended else "")
+                    + ("" if fits else ": too big for this computer"),
+                    f"{entry.size_bytes:,} bytes; SHA-256 "
+                    + (entry.sha256 or "not pinned: you will be asked before it downloads"),
+                    f"RAM on the CPU / GPU memory fully offloaded, at a {n_ctx}-token context",
+                    entry.hardware, licence)
+            values = (entry.name, entry.size_label, needs, entry.hardware, licence)
+            for col, (value, tip) in enumerate(zip(values, tips)):
+                item = QTableWidgetItem(value)
+                item.setToolTip(tip)  # long advice and licence names are cut to the column
+                if entry.name == self.recommended:
+                    font = QFont(item.font())
+                    font.setBold(True)
+                    item.setFont(font)
+                elif not fits:
+                    item.setForeground(grey)
+                self.catalogue.setItem(row, col, item)
+            if entry.name == self.recommended:
+                self.catalogue.selectRow(row)
+
+    def confirm_unverified(self, entry) -> bool:
+        """Ask before downloading a file the catalogue has no SHA-256 for."""
+        answer = QMessageBox.question(
+            self, "Download without a checksum?",
+            f"The catalogue has no pinned SHA-256 for {entry.filename}, so the download cannot "
+            "be checked against a known hash (only against the Hub's own, when it gives one). "
+            "Download it anyway?")
+        return answer == QMessageBox.StandardButton.Yes
 
     def local_paths(self) -> list[str]:
         return [self.local.item(r, 0).data(PATH_ROLE) for r in range(self.local.rowCount())]
@@ -153,9 +216,13 @@ class ModelDialog(QDialog):
         if not name or self.job is not None:
             return None
         manager = self.manager()
+        if manager.find(name).sha256 is None and not self.confirm_unverified(manager.find(name)):
+            self.status.setText(f"{name} was not downloaded.")
+            return None
 
-        def work(on_event, cancel):
-            return manager.pull(name, on_event=on_event, cancel=cancel)
+        def work(on_event, cancel):  # asked above, in the GUI thread: the answer was yes
+            return manager.pull(name, on_event=on_event, cancel=cancel,
+                                confirm=lambda message: True)
 
         self.progress.start(f"Downloading {name}")
         self.download_button.setEnabled(False)

@@ -90,6 +90,7 @@ def test_download_from_the_catalogue_with_progress_then_listed(qtbot, home, monk
     dialog = ModelDialog(AppContext(home, Settings.load(home)), JobRunner())
     qtbot.addWidget(dialog)
     name = dialog.catalogue.item(0, 0).text()
+    _pin_to(monkeypatch, name, payload)  # the real pin is a 1.1 GB file
     with HubStub(payload) as hub:
         monkeypatch.setenv("HF_ENDPOINT", hub.url)  # a mirror, as a user would configure one
         events = []
@@ -102,6 +103,18 @@ def test_download_from_the_catalogue_with_progress_then_listed(qtbot, home, monk
     downloaded = [p for p in dialog.local_paths() if p.endswith(".gguf")]
     assert len(downloaded) == 1 and open(downloaded[0], "rb").read() == payload
     assert "Downloaded to" in dialog.status.text() and dialog.download_button.isEnabled()
+
+
+def _pin_to(monkeypatch, name: str, payload: bytes) -> None:
+    """Re-pin catalogue entry ``name`` to ``payload`` (size and SHA-256)."""
+    import hashlib
+    from dataclasses import replace
+
+    from searchain.llm import models
+
+    monkeypatch.setattr(models, "CATALOGUE", tuple(
+        replace(e, size_bytes=len(payload), sha256=hashlib.sha256(payload).hexdigest())
+        if e.name == name else e for e in models.CATALOGUE))
 
 
 def _settings_dialog(qtbot, home) -> SettingsDialog:

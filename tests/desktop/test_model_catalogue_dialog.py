@@ -1,0 +1,68 @@
+"""The model dialog's catalogue: the recommendation for this (faked) machine and why, what each
+model needs, licences, and the question before an unverifiable download (#22)."""
+
+from dataclasses import replace
+
+import pytest
+
+from desktop.context import AppContext
+from desktop.views.model_dialog import ModelDialog
+from desktop.workers import JobRunner
+from searchain.config import Settings
+from searchain.llm import recommend
+
+GIB = 1024 ** 3
+
+
+@pytest.fixture
+def rtx_4070(monkeypatch):
+    fake = recommend.MachineFacts(32 * GIB, 24 * GIB, "NVIDIA RTX 4070", 12 * GIB, True)
+    monkeypatch.setattr(recommend, "machine_facts", lambda: fake)
+    return fake
+
+
+def _dialog(qtbot, home) -> ModelDialog:
+    dialog = ModelDialog(AppContext(home, Settings.load(home)), JobRunner())
+    qtbot.addWidget(dialog)
+    return dialog
+
+
+def _rows(dialog) -> dict[str, int]:
+    return {dialog.catalogue.item(r, 0).text(): r for r in range(dialog.catalogue.rowCount())}
+
+
+def test_the_entry_for_this_machine_is_recommended_with_the_reason(qtbot, home, rtx_4070):
+    dialog = _dialog(qtbot, home)
+    rows = _rows(dialog)
+    assert dialog.recommended == "qwen3-14b"
+    assert dialog.selected_catalogue() == "qwen3-14b"  # pre-selected: Download takes it
+    assert dialog.catalogue.item(rows["qwen3-14b"], 0).font().bold()
+    assert not dialog.catalogue.item(rows["qwen3-8b"], 0).font().bold()
+    text = dialog.recommendation.text()
+    assert text.startswith("Recommended for this computer: qwen3-14b") and "RTX 4070" in text
+    assert "too big" in dialog.catalogue.item(rows["qwen3-30b-a3b"], 0).toolTip()
+    assert dialog.catalogue.item(rows["qwen3-14b"], 2).text() == "9.3 / 9.6 GiB"
+    assert "NON-COMMERCIAL" in dialog.catalogue.item(rows["qwen2.5-3b"], 4).text()
+    assert "NON-COMMERCIAL" not in dialog.catalogue.item(rows["qwen3-4b"], 4).text()
+    assert "SHA-256 500a8806" in dialog.catalogue.item(rows["qwen3-14b"], 1).toolTip()
+
+
+def test_a_cpu_only_machine_gets_the_cpu_tier(qtbot, home, monkeypatch):
+    monkeypatch.setattr(recommend, "machine_facts",
+                        lambda: recommend.MachineFacts(8 * GIB, 6 * GIB))
+    dialog = _dialog(qtbot, home)
+    assert dialog.recommended == "qwen2.5-1.5b"
+    assert "CPU" in dialog.recommendation.text()
+
+
+def test_an_unpinned_model_is_downloaded_only_after_a_yes(qtbot, home, rtx_4070, monkeypatch):
+    from searchain.llm import models
+
+    monkeypatch.setattr(models, "CATALOGUE", tuple(
+        replace(e, sha256=None) if e.name == "qwen3-4b" else e for e in models.CATALOGUE))
+    dialog = _dialog(qtbot, home)
+    asked = []
+    monkeypatch.setattr(dialog, "confirm_unverified", lambda entry: asked.append(entry.name) or False)
+    assert dialog.download("qwen3-4b") is None and dialog.job is None
+    assert asked == ["qwen3-4b"] and "not downloaded" in dialog.status.text()
+    assert "not pinned" in dialog.catalogue.item(_rows(dialog)["qwen3-4b"], 1).toolTip()
