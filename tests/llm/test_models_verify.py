@@ -78,6 +78,16 @@ def test_a_resumed_download_is_verified_as_a_whole(home, online, payload, pinned
         assert _gets(hub)[-1][2] == f"bytes={half}-"
 
 
+def test_a_partial_that_is_already_whole_is_verified_not_fetched_again(home, online, payload,
+                                                                      pinned):
+    # The last pull stopped after the last byte (while hashing, say): the next one hashes it.
+    with HubStub(payload) as hub:
+        manager = ModelManager(home, endpoint=hub.url)
+        manager._partial_path(FILENAME, hub.etag).write_bytes(payload)
+        assert manager.pull(NAME).read_bytes() == payload
+        assert not _gets(hub)
+
+
 def test_a_complete_file_is_verified_without_the_network(home, payload, pinned):
     # No `online` fixture: HF_HUB_OFFLINE=1, so any metadata request would fail.
     final = home.models_dir / FILENAME
