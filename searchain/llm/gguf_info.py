@@ -34,6 +34,8 @@ class ModelFacts:
     embedding_length: int = 0
     head_count_kv: int = 0
     head_count: int = 0
+    key_length: int = 0  # per-head key width where the file says (Qwen3: 128, not width/heads)
+    value_length: int = 0
 
     @property
     def parameters_label(self) -> str:
@@ -49,8 +51,9 @@ class ModelFacts:
         if not self.head_count:
             return 0
         head_dim = self.embedding_length // self.head_count
+        keys, values = self.key_length or head_dim, self.value_length or head_dim
         kv_heads = self.head_count_kv or self.head_count
-        return 2 * 2 * n_ctx * self.n_layers * kv_heads * head_dim
+        return 2 * n_ctx * self.n_layers * kv_heads * (keys + values)
 
 
 def read_model_facts(path: str | os.PathLike) -> ModelFacts:
@@ -92,6 +95,8 @@ def read_model_facts(path: str | os.PathLike) -> ModelFacts:
         embedding_length=int(fields.get(f"{arch}.embedding_length", 0) or 0),
         head_count=_first_int(fields.get(f"{arch}.attention.head_count")),
         head_count_kv=_first_int(fields.get(f"{arch}.attention.head_count_kv")),
+        key_length=_first_int(fields.get(f"{arch}.attention.key_length")),
+        value_length=_first_int(fields.get(f"{arch}.attention.value_length")),
     )
 
 

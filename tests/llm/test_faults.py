@@ -137,3 +137,23 @@ def test_closed_model_says_so(tiny_gguf):
     llm.close()
     with pytest.raises(ModelError, match="closed"):
         llm.complete("x")
+
+
+def test_kv_cache_uses_the_key_and_value_widths_the_file_declares(tmp_path):
+    """Qwen3 declares 128-wide heads although its width / heads is 80: the RAM check must use 128."""
+    path = tmp_path / "qwen3-like.gguf"
+    w = gguf.GGUFWriter(str(path), "qwen3")
+    w.add_block_count(2)
+    w.add_embedding_length(2560)
+    w.add_head_count(32)
+    w.add_head_count_kv(8)
+    w.add_key_length(128)
+    w.add_value_length(128)
+    w.add_tensor("t", np.zeros(4, dtype=np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    facts = read_model_facts(path)
+    assert (facts.key_length, facts.value_length) == (128, 128)
+    assert facts.kv_cache_bytes(1000) == 2 * 1000 * 2 * 8 * (128 + 128)  # not 80-wide heads
