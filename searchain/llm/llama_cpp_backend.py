@@ -64,6 +64,9 @@ def open_llama(path: Path, *, n_gpu_layers: int, n_ctx: int, n_threads: int, n_b
         ) from exc
 
 
+GRAMMAR_CACHE_SIZE = 16  # compiled grammars kept (the CoQ grammar, the reader's per-passage ones)
+
+
 class LlamaCppLLM:
     """A GGUF model loaded in this process. See the module docstring for the behaviour."""
 
@@ -186,8 +189,8 @@ class LlamaCppLLM:
         the GBNF ``grammar`` (``"complete"``), a valid beginning of one (``"incomplete"``) or
         not (``"rejected"``), checked by llama.cpp's grammar engine token by token. Text is
         tokenised with control-token names as plain text."""
-        compiled = self._grammar(grammar)
         with self._lock:
+            compiled = self._grammar(grammar)
             llama = self._require_open()
             tokens = output if isinstance(output, list) else llama.tokenize(
                 output.encode("utf-8"), add_bos=False, special=False)
@@ -240,8 +243,8 @@ class LlamaCppLLM:
                   on_token: TokenCallback | None, cancel: CancelToken | None) -> Completion:
         if not tokens:
             raise ModelError("The prompt is empty.", hint="Pass some text to complete.")
-        grammar = self._grammar(params.grammar) if params.grammar else None
-        with self._lock:
+        with self._lock:  # compiled under the lock: compiling may evict (close) another grammar
+            grammar = self._grammar(params.grammar) if params.grammar else None
             llama = self._require_open()
             started = time.perf_counter()
             evaluated, finished = self._eval_prompt(llama, tokens, cancel)
@@ -344,9 +347,13 @@ class LlamaCppLLM:
 
     def _grammar(self, text: str) -> CompiledGrammar:
         """Compile ``text`` once; an invalid grammar is a clear error, never a crash."""
-        cached = self._grammars.get(text)
+        cached = self._grammars.pop(text, None)
         if cached is not None:
+            self._grammars[text] = cached  # most recently used last
             return cached
+        while len(self._grammars) >= GRAMMAR_CACHE_SIZE:
+            # The LLM reader sends one grammar per passage: keep the recent ones, free the rest.
+            self._grammars.pop(next(iter(self._grammars))).close()
         try:
             grammar = CompiledGrammar(self._vocab, text)
         except ValueError:
