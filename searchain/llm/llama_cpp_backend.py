@@ -37,6 +37,7 @@ from .events import LLMWarning
 from .gguf_info import ModelFacts, read_model_facts
 from . import gpu
 from .memory import check_memory
+from .model_kind import CompletionPromptBuilder, prompt_style, stop_texts, strip_special_tokens
 from .sampling import CompiledGrammar, TokenSampler, grammar_verdict
 from .text_stream import StopTextStream
 
@@ -118,14 +119,19 @@ class LlamaCppLLM:
         self._byte_level_bpe = (llama_cpp.llama_vocab_type(self._vocab)
                                 == llama_cpp.LLAMA_VOCAB_TYPE_BPE)
         eos, bos = model.token_eos(), model.token_bos()
-        self._chat = ChatPromptBuilder(
-            self.facts.chat_template,
-            eos_token=model.token_get_text(eos) if eos >= 0 else "",
-            bos_token=model.token_get_text(bos) if bos >= 0 else "",
-        )
-        if self._chat.uses_fallback:
-            self._warn(f"{self.path.name} has no chat template; using ChatML.",
-                       "Answers may be poor; prefer an instruct GGUF that includes its template.")
+        self.prompt_style = prompt_style(self.facts)  # chat template, or plain text (base model)
+        if self.prompt_style.completion:
+            self._chat = CompletionPromptBuilder()
+            self._warn(f"{self.path.name} {self.prompt_style.reason}: it gets plain-text prompts "
+                       "and its answers will be weak.",
+                       "Pick an instruction-tuned (chat) GGUF that includes its chat template, "
+                       "e.g. from Settings > Model catalogue.")
+        else:
+            self._chat = ChatPromptBuilder(
+                self.facts.chat_template,
+                eos_token=model.token_get_text(eos) if eos >= 0 else "",
+                bos_token=model.token_get_text(bos) if bos >= 0 else "",
+            )
 
     # -- the LLM protocol -------------------------------------------------------------------
 
@@ -249,7 +255,9 @@ class LlamaCppLLM:
             started = time.perf_counter()
             evaluated, finished = self._eval_prompt(llama, tokens, cancel)
             prompt_seconds = time.perf_counter() - started
-            stream = StopTextStream(params.stop, on_token)
+            # Template markers written as text end the reply (a base model goes on to imagine
+            # the next turn); whatever is left of them is stripped from the returned text.
+            stream = StopTextStream(tuple(params.stop) + stop_texts(self.prompt_style), on_token)
             logprobs: list[float] = []
             generated: list[int] = []
             self._history = (b"", [])
@@ -285,7 +293,7 @@ class LlamaCppLLM:
             if finished:
                 self._remember(tokens, prompt_bytes, generated, text)
         return Completion(
-            text=text,
+            text=strip_special_tokens(text),
             usage=Usage(len(tokens), evaluated, len(generated)),
             finish_reason=finish,
             seconds=time.perf_counter() - started,

@@ -20,6 +20,7 @@ import math
 import re
 
 from ..llm.base import GenerationParams
+from ..llm.model_kind import strip_special_tokens
 from .base import ReaderResult
 from .span_extract import answer_candidates, copies_passage_opening, honest_confidence
 from .span_grammar import passage_span_grammar
@@ -130,7 +131,7 @@ def _standalone_occurrence(span: str, passage: str) -> tuple[int, int] | None:
 
 def clean_reply(reply: str) -> str:
     """The span the model meant: first line, no "Answer:" prefix, no quotes; "" for not-found."""
-    text = (reply or "").strip().split("\n", 1)[0].strip()
+    text = strip_special_tokens(reply or "").strip().split("\n", 1)[0].strip()
     text = _PREFIX.sub("", text).strip().strip(_QUOTES).strip()
     if not text or _NOT_FOUND_PATTERNS.search(text):
         return ""

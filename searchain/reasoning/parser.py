@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..eval.metrics import normalize_answer
+from ..llm.model_kind import strip_special_tokens
 from .chain_text import (cut_chatter, cut_repetition, first_paragraph, first_sentence,
                          is_degenerate, is_prose_opener, leading_lines, unquote)
 
@@ -255,6 +256,7 @@ def parse_chain(text: str) -> ParsedChain:
     and a final content is the chain, else the first with steps."""
     if not isinstance(text, str):
         return ParsedChain(steps=[], final_content=None)
+    text = strip_special_tokens(text)  # "<|im_end|>" left by a template (issue #23)
     groups: list[list[tuple[str, str]]] = [[]]
     for kind, raw in _segments(text):
         if kind == "question":
