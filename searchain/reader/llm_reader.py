@@ -34,6 +34,17 @@ _SYSTEM = (
     "words, never a sentence), and nothing else. If the passage does not answer the question, "
     f"reply exactly: {NOT_FOUND}"
 )
+# (question, title, passage, answer): invented, so that it is found in no corpus.
+_EXAMPLE = ("Who designed the Velmor Bridge?", "Velmor Bridge",
+            "The Velmor Bridge is a steel arch bridge over the Hanna River. It opened in 1911 and "
+            "was designed by the engineer Ruth Calloway, who also built the Dunmere viaduct.",
+            "Ruth Calloway")
+
+
+def _user_turn(question: str, title: str, passage_text: str) -> str:
+    return f"Passage ({title}):\n{passage_text}\n\nQuestion: {question}\nAnswer span:"
+
+
 _PREFIX = re.compile(r"^\s*(answer( span)?|span|reply)\s*[:\-]\s*", re.IGNORECASE)
 _QUOTES = "\"'“”‘’`"
 _NOT_FOUND_PATTERNS = re.compile(
@@ -62,10 +73,15 @@ class LLMReader:
                                       cut_off=completion.finish_reason == "length")
 
     def messages(self, question: str, title: str, passage_text: str) -> list[dict]:
-        """The chat the model is sent for one passage."""
+        """The chat the model is sent for one passage: one worked example, then the passage.
+
+        Small models copy the example's form (a few words) far better than they follow the
+        instruction; its answer cannot leak: it is in no real passage, and the reply must be."""
         return [
             {"role": "system", "content": _SYSTEM},
-            {"role": "user", "content": f"Passage ({title}):\n{passage_text}\n\nQuestion: {question}\nAnswer span:"},
+            {"role": "user", "content": _user_turn(*_EXAMPLE[:3])},
+            {"role": "assistant", "content": _EXAMPLE[3]},
+            {"role": "user", "content": _user_turn(question, title, passage_text)},
         ]
 
     def params(self, passage_text: str | None = None) -> GenerationParams:

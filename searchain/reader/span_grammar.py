@@ -9,7 +9,7 @@ is ``passage[start:end]``.
 
 Shape, for the pieces p0 p1 ... (rule ``wN`` = "the span goes on from piece N"):
 
-    root ::= " "? ( "NOT FOUND" | w0 | w2 | ... )     # every piece that starts a word
+    root ::= " "? ( "NOT FOUND" | w0 | w2 | ... ) "\n"?   # every piece that starts a word
     w0 ::= "Peter" ( " " w1 )?
     w1 ::= "Schmeichel" ( w2 )?                       # no space before "," in the passage
     w2 ::= "," ...
@@ -67,4 +67,6 @@ def passage_span_grammar(passage: str, not_found: str) -> str | None:
             body += f" ( {sep}w{i + 1} )?"
         rules.append(f"w{i} ::= {body}")
     alternatives = " | ".join([gbnf_literal(not_found)] + [f"w{i}" for i in starts])
-    return "\n".join([f'root ::= " "? ( {alternatives} )', *rules]) + "\n"
+    # A closing newline is allowed (and is the reader's stop sequence): a model that wants to end
+    # its line would otherwise be forced to copy on, and pay for it in confidence.
+    return "\n".join([f'root ::= " "? ( {alternatives} ) "\\n"?', *rules]) + "\n"

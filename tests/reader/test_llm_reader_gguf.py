@@ -42,6 +42,8 @@ def test_reader_on_real_model_answers_with_a_span_of_the_passage(tiny_llm):
     ("Mountrail County", "complete"),
     (" North Dakota.", "complete"),
     ("1902", "complete"),
+    ("1902\n", "complete"),  # the line may end (the reader's stop sequence)
+    ("1902\n\n", "rejected"),
     ("NOT FOUND", "complete"),
     ("Mountrail", "complete"),
     ("Mountrail Cou", "incomplete"),
