@@ -14,6 +14,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from searchain.errors import Cancelled, ModelError
+from searchain.llm.events import LLMWarning
 from searchain.reasoning import events as ev
 
 from .context import AppContext
@@ -157,6 +158,8 @@ class AnswerFlow(QObject):
             self.chat.set_phase(f"Round {event.round}: IR {event.kind} feedback sent; revising…")
         elif isinstance(event, ev.Done):
             self.chat.set_phase("Writing the answer with references…")
+        elif isinstance(event, LLMWarning):  # e.g. a base model without a chat template
+            self.message_bar.show_message(event.message, event.hint, kind="warning")
 
     def _on_done(self, result: Any) -> None:
         self.chat.finish_answer(result, key=str(self.message_id))

@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 
 from .config import AppPaths, Settings
 from .errors import ModelError
-from .events import CancelToken, EventCallback
+from .events import CancelToken, EventCallback, emit
 
 
 class Workspace:
@@ -28,6 +28,7 @@ class Workspace:
         self._embedder: Any = None
         self._second_embedder: Any = None
         self._llm: Any = None
+        self._llm_warnings_shown = 0  # how many of the loaded model's warnings answers reported
         self._reader: Any = None
         self._conversations: Any = None
         self._corpora_lock = threading.Lock()
@@ -132,6 +133,7 @@ class Workspace:
         """Close and forget the LLM (frees its memory); the next ``llm()`` loads it again."""
         with self._llm_lock:
             llm, self._llm = self._llm, None
+            self._llm_warnings_shown = 0
         with self._reader_lock:
             # An LLM-backed reader holds the old model: rebuild it next time.
             self._reader = None
@@ -206,8 +208,20 @@ class Workspace:
         ``history``: earlier ``PriorTurn``s of the conversation, oldest first (follow-ups).
         """
         engine = self.engine(mode=mode, corpus=corpus)
+        self._report_model_warnings(on_event)
         return engine.answer(question, mode=mode, task=task, history=history, on_event=on_event,
                              cancel=cancel)
+
+    def _report_model_warnings(self, on_event: EventCallback | None) -> None:
+        """Pass the model's ``LLMWarning``s (no chat template, GPU fallback...) to the asker once
+        per load: the model is loaded without the answer's ``on_event``, so the app would only
+        ever log them."""
+        if on_event is None or self._llm is None:
+            return
+        warnings = list(getattr(self._llm, "warnings", None) or [])
+        for warning in warnings[self._llm_warnings_shown:]:
+            emit(on_event, warning)
+        self._llm_warnings_shown = len(warnings)
 
     def close(self) -> None:
         """Release the loaded model and stores (the app calls this on exit)."""

@@ -37,6 +37,7 @@ from .events import LLMWarning
 from .gguf_info import ModelFacts, read_model_facts
 from . import gpu
 from .memory import check_memory
+from .model_kind import CompletionPromptBuilder, prompt_style, stop_texts, strip_special_tokens
 from .sampling import CompiledGrammar, TokenSampler, grammar_verdict
 from .text_stream import StopTextStream
 
@@ -62,6 +63,9 @@ def open_llama(path: Path, *, n_gpu_layers: int, n_ctx: int, n_threads: int, n_b
             hint="The file may be damaged or use an architecture this llama-cpp-python build "
                  "does not know; set SEARCHAIN_LLAMA_VERBOSE=1 to see llama.cpp's log.",
         ) from exc
+
+
+GRAMMAR_CACHE_SIZE = 16  # compiled grammars kept (the CoQ grammar, the reader's per-passage ones)
 
 
 class LlamaCppLLM:
@@ -115,14 +119,19 @@ class LlamaCppLLM:
         self._byte_level_bpe = (llama_cpp.llama_vocab_type(self._vocab)
                                 == llama_cpp.LLAMA_VOCAB_TYPE_BPE)
         eos, bos = model.token_eos(), model.token_bos()
-        self._chat = ChatPromptBuilder(
-            self.facts.chat_template,
-            eos_token=model.token_get_text(eos) if eos >= 0 else "",
-            bos_token=model.token_get_text(bos) if bos >= 0 else "",
-        )
-        if self._chat.uses_fallback:
-            self._warn(f"{self.path.name} has no chat template; using ChatML.",
-                       "Answers may be poor; prefer an instruct GGUF that includes its template.")
+        self.prompt_style = prompt_style(self.facts)  # chat template, or plain text (base model)
+        if self.prompt_style.completion:
+            self._chat = CompletionPromptBuilder()
+            self._warn(f"{self.path.name} {self.prompt_style.reason}: it gets plain-text prompts "
+                       "and its answers will be weak.",
+                       "Pick an instruction-tuned (chat) GGUF that includes its chat template, "
+                       "e.g. from Settings > Model catalogue.")
+        else:
+            self._chat = ChatPromptBuilder(
+                self.facts.chat_template,
+                eos_token=model.token_get_text(eos) if eos >= 0 else "",
+                bos_token=model.token_get_text(bos) if bos >= 0 else "",
+            )
 
     # -- the LLM protocol -------------------------------------------------------------------
 
@@ -186,8 +195,8 @@ class LlamaCppLLM:
         the GBNF ``grammar`` (``"complete"``), a valid beginning of one (``"incomplete"``) or
         not (``"rejected"``), checked by llama.cpp's grammar engine token by token. Text is
         tokenised with control-token names as plain text."""
-        compiled = self._grammar(grammar)
         with self._lock:
+            compiled = self._grammar(grammar)
             llama = self._require_open()
             tokens = output if isinstance(output, list) else llama.tokenize(
                 output.encode("utf-8"), add_bos=False, special=False)
@@ -240,13 +249,15 @@ class LlamaCppLLM:
                   on_token: TokenCallback | None, cancel: CancelToken | None) -> Completion:
         if not tokens:
             raise ModelError("The prompt is empty.", hint="Pass some text to complete.")
-        grammar = self._grammar(params.grammar) if params.grammar else None
-        with self._lock:
+        with self._lock:  # compiled under the lock: compiling may evict (close) another grammar
+            grammar = self._grammar(params.grammar) if params.grammar else None
             llama = self._require_open()
             started = time.perf_counter()
             evaluated, finished = self._eval_prompt(llama, tokens, cancel)
             prompt_seconds = time.perf_counter() - started
-            stream = StopTextStream(params.stop, on_token)
+            # Template markers written as text end the reply (a base model goes on to imagine
+            # the next turn); whatever is left of them is stripped from the returned text.
+            stream = StopTextStream(tuple(params.stop) + stop_texts(self.prompt_style), on_token)
             logprobs: list[float] = []
             generated: list[int] = []
             self._history = (b"", [])
@@ -282,7 +293,7 @@ class LlamaCppLLM:
             if finished:
                 self._remember(tokens, prompt_bytes, generated, text)
         return Completion(
-            text=text,
+            text=strip_special_tokens(text),
             usage=Usage(len(tokens), evaluated, len(generated)),
             finish_reason=finish,
             seconds=time.perf_counter() - started,
@@ -344,9 +355,13 @@ class LlamaCppLLM:
 
     def _grammar(self, text: str) -> CompiledGrammar:
         """Compile ``text`` once; an invalid grammar is a clear error, never a crash."""
-        cached = self._grammars.get(text)
+        cached = self._grammars.pop(text, None)
         if cached is not None:
+            self._grammars[text] = cached  # most recently used last
             return cached
+        while len(self._grammars) >= GRAMMAR_CACHE_SIZE:
+            # The LLM reader sends one grammar per passage: keep the recent ones, free the rest.
+            self._grammars.pop(next(iter(self._grammars))).close()
         try:
             grammar = CompiledGrammar(self._vocab, text)
         except ValueError:

@@ -28,6 +28,7 @@ from ..errors import ModelError
 from ..events import CancelToken
 from .base import ChatMessage, Completion, GenerationParams, TokenCallback, Usage
 from .chat_prompt import validate_messages
+from .model_kind import strip_special_tokens  # a server's template can leak them too
 
 API_KEY_ENV = "SEARCHAIN_LLM_API_KEY"
 
@@ -95,7 +96,7 @@ class OpenAICompatibleLLM:
             choice = reply["choices"][0]
             text = (choice.get("message") or {}).get("content") or "" if chat \
                 else choice.get("text") or ""
-            return Completion(text, _usage(reply, 0), _finish(choice.get("finish_reason")),
+            return Completion(strip_special_tokens(text), _usage(reply, 0), _finish(choice.get("finish_reason")),
                               seconds=time.perf_counter() - started,
                               token_logprobs=_logprobs(choice, chat))
         body = {**body, "stream": True, "stream_options": {"include_usage": True}}
@@ -126,7 +127,7 @@ class OpenAICompatibleLLM:
         finally:
             conn.close()  # on cancel this is what tells the server to stop
         usage = _usage(usage_reply, events) if usage_reply else Usage(0, 0, events)
-        return Completion("".join(pieces), usage, finish,
+        return Completion(strip_special_tokens("".join(pieces)), usage, finish,
                           seconds=time.perf_counter() - started,
                           prompt_seconds=(first_at or time.perf_counter()) - started,
                           token_logprobs=tuple(logprobs))

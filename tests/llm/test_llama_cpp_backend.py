@@ -160,8 +160,7 @@ def test_bad_messages_and_empty_prompt_are_clear_errors(tiny_llm):
         tiny_llm.complete("")
 
 
-def test_gguf_without_chat_template_falls_back_to_chatml_with_a_warning(tmp_path,
-                                                                        tiny_llm_settings):
+def test_gguf_without_chat_template_gets_plain_prompts_with_a_warning(tmp_path, tiny_llm_settings):
     from searchain.llm.llama_cpp_backend import LlamaCppLLM
     from searchain.llm.testmodel import write_test_gguf
 
@@ -169,7 +168,8 @@ def test_gguf_without_chat_template_falls_back_to_chatml_with_a_warning(tmp_path
     llm = LlamaCppLLM(tiny_llm_settings, path)
     try:
         assert "no chat template" in llm.warnings[0].message
-        assert llm.render_chat([{"role": "user", "content": "hi"}]).startswith("<|im_start|>user")
+        # No ChatML: a base model never saw those markers and would echo them (issue #23).
+        assert llm.render_chat([{"role": "user", "content": "hi"}]) == "hi\n"
         c = llm.chat([{"role": "user", "content": "hi"}], GenerationParams(
             max_tokens=20, grammar=QUERY_GRAMMAR))
         assert c.text.startswith("[Query 1]: ")
