@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import SearchainError
 from ..events import CancelToken, EventCallback, Progress, check, emit
-from ..reasoning.result import SOURCES, AnswerResult
+from ..reasoning.result import SOURCES, AnswerResult, honest_source
 from .datasets import EvalDataset, EvalQuestion, load_dataset
 from .metrics import cover_em, token_f1
 from .stats import bootstrap_ci
@@ -113,7 +113,8 @@ def score_question(question: EvalQuestion, result: AnswerResult, seconds: float 
     first = first_round_answer(result)
     sources = {s: 0 for s in SOURCES}
     for node in result.path:
-        sources[node.source] = sources.get(node.source, 0) + 1
+        source = honest_source(node)  # "from the LLM" split into verified and unverifiable
+        sources[source] = sources.get(source, 0) + 1
     return QuestionOutcome(
         id=question.id, question=question.question, golds=list(question.answers),
         prediction=prediction, cover_em=cover_em(prediction, question.answers),

@@ -28,8 +28,9 @@ from .events import (
 from .parser import ParsedChain, parse_chain
 from .prompts import TASK_LONGFORM, PromptBook
 from .result import (
-    DECISION_COMPLETED, DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_PASS, SOURCE_IR_COMPLETED,
-    SOURCE_IR_CORRECTED, SOURCE_LLM, Branch, Node,
+    DECISION_COMPLETED, DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_NOT_CONFIRMED, DECISION_PASS,
+    SOURCE_IR_COMPLETED,
+    SOURCE_IR_CORRECTED, SOURCE_LLM_UNVERIFIED, SOURCE_LLM_VERIFIED, Branch, Node, judge_agreement,
 )
 
 
@@ -224,9 +225,18 @@ class ReasoningRun:
             node.decision, node.source, node.span = DECISION_CORRECTED, SOURCE_IR_CORRECTED, reader_span
             self.path.append(node)
             return self._feedback(node, FEEDBACK_CORRECTION, passage)
-        node.decision, node.source = DECISION_PASS, SOURCE_LLM
-        # The evidence span: where the passage states the LLM's answer, else the reader's span.
-        node.span = locate(node.llm_answer, passage.text) or reader_span
+        # No correction: the LLM's answer stands, verified only if the passage backs it.
+        if self.task == TASK_LONGFORM:
+            # Long-form: consistency is ROUGE-L against the passage, not a reader span.
+            consistent = rouge_l(node.llm_answer or "", passage.text) > self.settings.alpha
+            node.decision = DECISION_PASS if consistent else DECISION_NOT_CONFIRMED
+        else:
+            node.decision = judge_agreement(node.llm_answer, result.answer, node.query, passage.text)
+        verified = node.decision == DECISION_PASS
+        node.source = SOURCE_LLM_VERIFIED if verified else SOURCE_LLM_UNVERIFIED
+        # The evidence span: where the passage states the LLM's answer, else the reader's span;
+        # none for an answer the passage does not back.
+        node.span = (locate(node.llm_answer, passage.text) or reader_span) if verified else None
         self.path.append(node)
         return None
 

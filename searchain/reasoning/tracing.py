@@ -34,7 +34,9 @@ def extract_final_content(text: str) -> str:
 
 
 def _resolvable(path: Sequence[Node], n: int) -> bool:
-    return 1 <= n <= len(path) and path[n - 1].passage is not None
+    # Only a node its passage backs may cite it: a mark on an unconfirmed answer would show a
+    # passage that does not say it as if it did.
+    return 1 <= n <= len(path) and path[n - 1].supported
 
 
 def resolve_marks(final_content: str, path: Sequence[Node]) -> tuple[str, list[int]]:
@@ -68,7 +70,7 @@ def compose_from_path(path: Sequence[Node], answer_hint: str = "") -> str:
         if not answer:
             continue
         last_answer = answer.rstrip(".")
-        mark = f" [{n}]" if node.passage is not None else ""
+        mark = f" [{n}]" if node.supported else ""
         sentences.append(f"{node.query.rstrip('?').strip()}: {last_answer}{mark}.")
     final = answer_hint.strip() or last_answer
     if final:
@@ -89,7 +91,7 @@ def finalize(model_text: str | None, path: Sequence[Node]) -> tuple[str, list[Re
     """Final content (every mark resolvable) and its references, from the model's tracing output."""
     content = extract_final_content(model_text or "")
     text, cited = resolve_marks(content, path)
-    has_evidence = any(node.passage is not None for node in path)
+    has_evidence = any(node.supported for node in path)
     usable = bool(strip_marks(text)) and (cited or not has_evidence)
     if not usable:
         hint = short_answer(content) if strip_marks(content) else ""
