@@ -23,6 +23,13 @@ from ..render import BADGE_EXPLANATIONS, COLUMN_TIPS, badge, format_confidence, 
 COLUMNS = ("Query", "LLM answer", "Reader answer", "Confidence", "Fate")
 COL_QUERY, COL_LLM, COL_READER, COL_CONF, COL_FATE = range(len(COLUMNS))
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1
+# Stop reasons that need words to be understood (the rest read as they are).
+_STOP_WORDS = {
+    "unparseable": "unparseable (the model wrote no [Query]/[Answer] step that could be read; "
+                   "the answer is its own text, unchecked)",
+    "stalled": "stalled (the model did not act on IR's feedback)",
+    "repeated_chain": "repeated chain (the model repeated itself after the same feedback)",
+}
 # How the summary line names each knowledge source of the final path (paper Table 2).
 _SOURCE_WORDS = {
     SOURCE_LLM_VERIFIED: "from the LLM, verified",
@@ -132,8 +139,9 @@ class ReasoningPanel(QWidget):
             source = honest_source(node)
             sources[source] = sources.get(source, 0) + 1
         known = ", ".join(f"{count} {_SOURCE_WORDS.get(src, src)}" for src, count in sorted(sources.items()))
+        stopped = _STOP_WORDS.get(result.stop_reason, result.stop_reason)
         self.summary.setText(
-            f"{result.rounds} round(s), stopped: {result.stop_reason}. "
+            f"{result.rounds} round(s), stopped: {stopped}. "
             f"Final path: {len(result.path)} node(s){' — ' + known if known else ''}."
         )
 

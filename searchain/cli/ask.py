@@ -103,7 +103,7 @@ def _read_grammar(path: str) -> str:
 
 
 def _progress(event: Any) -> None:
-    from ..reasoning.events import FeedbackGiven, NodeChecked, QuestionRewritten, RoundStarted
+    from ..reasoning.events import ChainUnreadable, FeedbackGiven, NodeChecked, QuestionRewritten, RoundStarted
 
     if isinstance(event, QuestionRewritten):
         print(f"read with the conversation as: {event.standalone}", file=sys.stderr)
@@ -115,6 +115,9 @@ def _progress(event: Any) -> None:
         print(f"  {node.decision:<13} {node.query} -> {node.answer or '?'}{conf}", file=sys.stderr)
     elif isinstance(event, FeedbackGiven):
         print(f"  {event.kind} feedback on: {event.node.query}", file=sys.stderr)
+    elif isinstance(event, ChainUnreadable):
+        then = "asking again with the format" if event.retrying else "answering with its text, unchecked"
+        print(f"  round {event.round}: no [Query]/[Answer] step could be read; {then}", file=sys.stderr)
 
 
 def result_to_json(result) -> dict:

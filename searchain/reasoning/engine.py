@@ -168,6 +168,8 @@ class SearChainEngine:
             last = outcome.branches[-1]
             result.path = list(last.nodes)
             content = strip_marks(last.final_content or "")
+            if not content and not last.nodes:
+                content = strip_marks(extract_final_content(last.raw_text))  # an unreadable chain
             result.final_content = content or strip_marks(compose_from_path(result.path))
             return
         result.path = outcome.path

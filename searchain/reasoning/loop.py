@@ -6,7 +6,9 @@ walks the chain node by node: duplicates of processed queries are skipped, an ``
 Query]`` is always completed from the top passage, an answer the reader confidently contradicts is
 corrected, anything else passes. The first node that needs feedback ends the round (one feedback
 per round). The loop stops when a chain passes completely, after ``r_max`` rounds, or when the
-model repeats an identical chain and would get identical feedback again.
+model repeats an identical chain and would get identical feedback again. A chain with no readable
+step is asked for once more with a reminder of the format; if the model still writes none, the run
+stops as ``unparseable`` (never as ``finish``: nothing was verified).
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from ..llm.base import ChatMessage, Completion, GenerationParams
 from ..types import Hit, Passage
 from .duplicates import DuplicateDetector
 from .events import (
-    FEEDBACK_COMPLETION, FEEDBACK_CORRECTION, ChainGenerated, FeedbackGiven, NodeChecked,
-    RoundStarted, TokenGenerated,
+    FEEDBACK_COMPLETION, FEEDBACK_CORRECTION, ChainGenerated, ChainUnreadable, FeedbackGiven,
+    NodeChecked, RoundStarted, TokenGenerated,
 )
 from .parser import ParsedChain, parse_chain
 from .prompts import TASK_LONGFORM, PromptBook
@@ -32,6 +34,12 @@ from .result import (
     SOURCE_IR_COMPLETED,
     SOURCE_IR_CORRECTED, SOURCE_LLM_UNVERIFIED, SOURCE_LLM_VERIFIED, Branch, Node, judge_agreement,
 )
+
+
+# Stop reasons beyond finish | r_max | repeated_chain | no_ir.
+STOP_UNPARSEABLE = "unparseable"  # the model's last chain had no [Query]/[Answer] step to check
+# How often a chain with no readable step is asked for again, with a reminder of the format.
+MAX_FORMAT_RETRIES = 1
 
 
 class Retriever(Protocol):
@@ -49,7 +57,7 @@ class Feedback:
 class LoopOutcome:
     branches: list[Branch]
     path: list[Node]
-    stop_reason: str  # finish | r_max | repeated_chain | no_ir
+    stop_reason: str  # finish | r_max | repeated_chain | no_ir | unparseable
     rounds: int
 
 
@@ -143,12 +151,25 @@ class ReasoningRun:
         previous: tuple | None = None  # (chain, feedback) of the last round
         r_max = max(1, int(self.settings.r_max))
         stop_reason = "r_max"
+        format_retries = MAX_FORMAT_RETRIES
         for round_ in range(1, r_max + 1):
             emit(self._on_event, RoundStarted(round_))
             completion = self.gen.chat(messages, "chain", self.grammar)
             branch = to_branch(round_, completion.text, parse_chain(completion.text), parent)
             self.branches.append(branch)
             emit(self._on_event, ChainGenerated(round_, branch))
+            if not branch.nodes:
+                # Nothing to verify: say so, never "finish" as if the chain had passed.
+                retrying = format_retries > 0 and round_ < r_max
+                emit(self._on_event, ChainUnreadable(round_, completion.text, retrying))
+                stop_reason = STOP_UNPARSEABLE
+                if not retrying:
+                    break
+                format_retries -= 1
+                branch.feedback = self.prompts.format_reminder(self.question)
+                messages += [{"role": "assistant", "content": completion.text},
+                             {"role": "user", "content": branch.feedback}]
+                continue
             if not with_ir:
                 stop_reason = "no_ir"
                 break

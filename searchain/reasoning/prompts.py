@@ -24,6 +24,7 @@ TASKS = (TASK_MULTIHOP, TASK_YESNO, TASK_LONGFORM)
 _TEMPLATES = (
     "coq_instructions", "coq_multihop", "coq_yesno", "coq_longform", "coq_question",
     "feedback_correction", "feedback_completion", "tracing", "direct", "rag", "followup",
+    "format_reminder",
 )
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _YESNO_START = re.compile(
@@ -87,6 +88,10 @@ class PromptBook:
             title=passage.title,
             passage=_cut(passage.text),
         )
+
+    def format_reminder(self, question: str) -> str:
+        """Sent after a chain with no readable [Query]/[Answer] step: the format, once more."""
+        return fill(self.templates["format_reminder"], question=question.strip())
 
     def tracing(self, question: str, pairs: Sequence[tuple[str, str]]) -> str:
         """The tracing prompt over the correct path's (query, answer) pairs, numbered from 1."""
