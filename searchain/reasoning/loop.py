@@ -1,12 +1,14 @@
 """Algorithm 1 of SearChain: rounds of Chain-of-Query, each verified and completed by IR.
 
-One ``ReasoningRun`` answers one question. Each round the LLM writes a full CoQ (a new branch of
-the Tree-of-Reasoning, growing from the node that received the last feedback); the IR side then
+One ``ReasoningRun`` answers one question. Each round the LLM writes a CoQ (a new branch of the
+Tree-of-Reasoning, growing from the node that received the last feedback; the feedback lists the
+steps settled so far, so the new chain asks the next step rather than the same ones); the IR side then
 walks the chain node by node: duplicates of processed queries are skipped, an ``[Unsolved
 Query]`` is always completed from the top passage, an answer the reader confidently contradicts is
 corrected, anything else passes. The first node that needs feedback ends the round (one feedback
 per round). The loop stops when a chain passes completely, after ``r_max`` rounds, or when the
-model repeats an identical chain and would get identical feedback again. A chain with no readable
+model repeats an identical chain and would get identical feedback again, or as ``stalled`` when a
+round after feedback checks no new step and ignores IR's answer. A chain with no readable
 step is asked for once more with a reminder of the format; if the model still writes none, the run
 stops as ``unparseable`` (never as ``finish``: nothing was verified).
 """
@@ -31,12 +33,14 @@ from .parser import ParsedChain, parse_chain
 from .prompts import TASK_LONGFORM, PromptBook
 from .result import (
     DECISION_COMPLETED, DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_NOT_CONFIRMED, DECISION_PASS,
-    SOURCE_IR_COMPLETED,
-    SOURCE_IR_CORRECTED, SOURCE_LLM_UNVERIFIED, SOURCE_LLM_VERIFIED, Branch, Node, judge_agreement,
+    DECISION_UNCHECKED, SOURCE_IR_COMPLETED, SOURCE_IR_CORRECTED, SOURCE_LLM_UNVERIFIED,
+    SOURCE_LLM_VERIFIED, Branch, Node, judge_agreement,
 )
 
 
-# Stop reasons beyond finish | r_max | repeated_chain | no_ir.
+# Stop reasons beyond r_max | repeated_chain | no_ir.
+STOP_FINISH = "finish"  # the last chain passed, or took the last feedback and needed no more
+STOP_STALLED = "stalled"  # after feedback, the model's chain checked nothing new and ignored it
 STOP_UNPARSEABLE = "unparseable"  # the model's last chain had no [Query]/[Answer] step to check
 # How often a chain with no readable step is asked for again, with a reminder of the format.
 MAX_FORMAT_RETRIES = 1
@@ -57,7 +61,7 @@ class Feedback:
 class LoopOutcome:
     branches: list[Branch]
     path: list[Node]
-    stop_reason: str  # finish | r_max | repeated_chain | no_ir | unparseable
+    stop_reason: str  # finish | r_max | repeated_chain | no_ir | unparseable | stalled
     rounds: int
 
 
@@ -95,6 +99,15 @@ class Generator:
             raise Cancelled()
         check(self.cancel)
         return completion
+
+
+def _took_feedback(branch: Branch, feedback: Feedback) -> bool:
+    """Whether a round after ``feedback`` moved: it checked a new step, or it took IR's answer
+    (a step whose answer now agrees with the one IR gave)."""
+    if any(n.decision not in (DECISION_DUPLICATE, DECISION_UNCHECKED) for n in branch.nodes):
+        return True
+    given = feedback.node.reader_answer or ""
+    return any(n.llm_answer and not not_equal(given, n.llm_answer) for n in branch.nodes)
 
 
 def to_branch(round_: int, raw_text: str, chain: ParsedChain, parent: tuple[int, int] | None) -> Branch:
@@ -152,6 +165,7 @@ class ReasoningRun:
         r_max = max(1, int(self.settings.r_max))
         stop_reason = "r_max"
         format_retries = MAX_FORMAT_RETRIES
+        last_feedback: Feedback | None = None  # the feedback the current round answers
         for round_ in range(1, r_max + 1):
             emit(self._on_event, RoundStarted(round_))
             completion = self.gen.chat(messages, "chain", self.grammar)
@@ -159,6 +173,10 @@ class ReasoningRun:
             self.branches.append(branch)
             emit(self._on_event, ChainGenerated(round_, branch))
             if not branch.nodes:
+                if last_feedback is not None and branch.final_content and with_ir:
+                    # After feedback the model may conclude from the settled steps alone.
+                    stop_reason = STOP_FINISH
+                    break
                 # Nothing to verify: say so, never "finish" as if the chain had passed.
                 retrying = format_retries > 0 and round_ < r_max
                 emit(self._on_event, ChainUnreadable(round_, completion.text, retrying))
@@ -175,17 +193,23 @@ class ReasoningRun:
                 break
             feedback = self._traverse(branch)
             if feedback is None:
-                stop_reason = "finish"
+                # A chain that only repeats processed steps and ignores the last feedback did
+                # not move: report it as stalled, not as a chain that passed.
+                moved = last_feedback is None or _took_feedback(branch, last_feedback)
+                stop_reason = STOP_FINISH if moved else STOP_STALLED
                 break
             branch.feedback = feedback.text
             emit(self._on_event, FeedbackGiven(round_, feedback.kind, feedback.node, feedback.text))
-            current = (chain_key(branch), feedback.text)
+            # The settled steps listed in the feedback grow every round, so compare its gist.
+            current = (chain_key(branch), feedback.kind, normalize_answer(feedback.node.query),
+                       normalize_answer(feedback.node.reader_answer or ""))
             if current == previous:
                 # Same chain, same feedback as last round: the model ignores it; asking again
                 # would replay the same exchange until r_max.
                 stop_reason = "repeated_chain"
                 break
             previous = current
+            last_feedback = feedback
             messages += [{"role": "assistant", "content": completion.text},
                          {"role": "user", "content": feedback.text}]
             parent = (round_, feedback.node.position)
@@ -263,5 +287,15 @@ class ReasoningRun:
 
     def _feedback(self, node: Node, kind: str, passage: Passage) -> Feedback:
         text = self.prompts.feedback(kind, question=self.question, query=node.query,
-                                     answer=node.reader_answer or "", passage=passage)
+                                     answer=node.reader_answer or "", passage=passage,
+                                     settled=self._settled())
         return Feedback(node, kind, text)
+
+    def _settled(self) -> list[tuple[str, str]]:
+        """The path so far as (query, answer), once per query: steps the next round builds on
+        instead of asking again (the node that just got feedback carries IR's answer)."""
+        seen: dict[str, tuple[str, str]] = {}
+        for node in self.path:
+            if node.answer:
+                seen[normalize_answer(node.query)] = (node.query, node.answer)
+        return list(seen.values())

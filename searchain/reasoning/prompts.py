@@ -78,8 +78,14 @@ class PromptBook:
             (t["coq_instructions"], t[f"coq_{task}"], fill(t["coq_question"], question=question.strip()))
         )
 
-    def feedback(self, kind: str, *, question: str, query: str, answer: str, passage: Passage) -> str:
-        """The correction or completion feedback (``kind``) about one node."""
+    def feedback(self, kind: str, *, question: str, query: str, answer: str, passage: Passage,
+                 settled: Sequence[tuple[str, str]] = ()) -> str:
+        """The correction or completion feedback (``kind``) about one node.
+
+        ``settled``: the (query, answer) steps already checked, this node's with IR's answer;
+        they are listed so that the next chain builds on them and asks the next step instead.
+        """
+        steps = settled or [(query, answer)]
         return fill(
             self.templates[f"feedback_{kind}"],
             question=question.strip(),
@@ -87,6 +93,7 @@ class PromptBook:
             answer=answer,
             title=passage.title,
             passage=_cut(passage.text),
+            settled="\n".join(f"[Query {n}]: {q}\n[Answer {n}]: {a}" for n, (q, a) in enumerate(steps, start=1)),
         )
 
     def format_reminder(self, question: str) -> str:
