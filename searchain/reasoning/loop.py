@@ -77,6 +77,16 @@ class Generator:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     stop: tuple[str, ...] = field(default=())
+    # phase -> [prompt tokens, completion tokens], every call counted (the reader's too).
+    tokens_by_phase: dict[str, list[int]] = field(default_factory=dict)
+
+    def record(self, phase: str, usage: Any) -> None:
+        """Count one model call's tokens, in the totals and under ``phase``."""
+        self.prompt_tokens += usage.prompt_tokens
+        self.completion_tokens += usage.completion_tokens
+        counts = self.tokens_by_phase.setdefault(phase, [0, 0])
+        counts[0] += usage.prompt_tokens
+        counts[1] += usage.completion_tokens
 
     def chat(self, messages: list[ChatMessage], phase: str, grammar: str | None, *,
              max_tokens: int | None = None, stop: tuple[str, ...] | None = None) -> Completion:
@@ -93,8 +103,7 @@ class Generator:
         if self.on_event is not None:
             on_token = lambda piece: self.on_event(TokenGenerated(piece, phase))  # noqa: E731
         completion = self.llm.chat(messages, params, on_token=on_token, cancel=self.cancel)
-        self.prompt_tokens += completion.usage.prompt_tokens
-        self.completion_tokens += completion.usage.completion_tokens
+        self.record(phase, completion.usage)
         if completion.finish_reason == "cancelled":
             raise Cancelled()
         check(self.cancel)

@@ -110,13 +110,19 @@ class AnswerResult:
     path: list[Node] = field(default_factory=list)  # the correct reasoning path R, in order
     branches: list[Branch] = field(default_factory=list)  # the Tree-of-Reasoning
     rounds: int = 0
-    stop_reason: str = "finish"  # finish | r_max | repeated_chain | cancelled | no_ir
+    # finish | r_max | repeated_chain | stalled | unparseable | cancelled | no_ir
+    stop_reason: str = "finish"
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
     # The follow-up as rewritten from the conversation and answered, when it differs from
     # ``question`` (what the user typed); None when the question was answered as typed.
     standalone_question: str | None = None
+    # Tokens per phase, every model call counted: {"chain" | "final" | "reader" | "rewrite":
+    # [prompt, completion]}; they add up to prompt_tokens / completion_tokens. Bookkeeping, not
+    # part of the answer: left out of ==, and not kept by the conversation database (the totals
+    # are); JSON exports carry it.
+    tokens_by_phase: dict[str, list[int]] = field(default_factory=dict, compare=False)
 
     @property
     def searched_question(self) -> str:
