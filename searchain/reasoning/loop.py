@@ -162,6 +162,7 @@ class ReasoningRun:
         self.grammar = grammar
         self.branches: list[Branch] = []
         self.path: list[Node] = []
+        self.examples = prompts.example_guard(task)  # copies of the few-shot examples are no answers
 
     @property
     def _on_event(self) -> EventCallback | None:
@@ -178,7 +179,8 @@ class ReasoningRun:
         for round_ in range(1, r_max + 1):
             emit(self._on_event, RoundStarted(round_))
             completion = self.gen.chat(messages, "chain", self.grammar)
-            branch = to_branch(round_, completion.text, parse_chain(completion.text), parent)
+            parsed = self.examples.clean(parse_chain(completion.text), self.question)
+            branch = to_branch(round_, completion.text, parsed, parent)
             self.branches.append(branch)
             emit(self._on_event, ChainGenerated(round_, branch))
             if not branch.nodes:

@@ -78,6 +78,14 @@ class PromptBook:
             (t["coq_instructions"], t[f"coq_{task}"], fill(t["coq_question"], question=question.strip()))
         )
 
+    def example_guard(self, task: str):
+        """What the ``task`` prompt's few-shot examples say, to keep it out of the answers."""
+        from .examples import ExampleGuard
+
+        if task not in TASKS:
+            raise ConfigError(f"Unknown task variant {task!r}.", hint=f"Use one of: {', '.join(TASKS)}.")
+        return ExampleGuard.from_template(self.templates[f"coq_{task}"])
+
     def feedback(self, kind: str, *, question: str, query: str, answer: str, passage: Passage,
                  settled: Sequence[tuple[str, str]] = ()) -> str:
         """The correction or completion feedback (``kind``) about one node.
