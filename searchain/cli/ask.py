@@ -145,6 +145,7 @@ def result_to_json(result) -> dict:
         ],
         "prompt_tokens": result.prompt_tokens,
         "completion_tokens": result.completion_tokens,
+        "tokens_by_phase": result.tokens_by_phase,
         "seconds": round(result.seconds, 3),
     }
 

@@ -5,6 +5,7 @@ from dataclasses import replace
 
 import pytest
 
+from searchain.cli.ask import result_to_json
 from searchain.config import ReasoningSettings
 from searchain.eval.datasets import EvalDataset, EvalQuestion
 from searchain.eval.runner import run_eval
@@ -51,6 +52,7 @@ def test_the_readers_calls_are_counted_in_their_own_phase(retriever):
     assert phases["reader"][1] == 3  # "Kevin Drew" + "Toronto"
     assert sum(p for p, _ in phases.values()) == result.prompt_tokens
     assert sum(c for _, c in phases.values()) == result.completion_tokens
+    assert result_to_json(result)["tokens_by_phase"] == phases  # `searchain ask --json`
 
 
 def test_eval_reports_tokens_per_phase_that_add_up(retriever):
