@@ -151,6 +151,9 @@ class AnswerFlow(QObject):
         elif isinstance(event, ev.ChainGenerated):
             self.reasoning.add_branch(event.branch)
             self.chat.set_phase(f"Round {event.round}: checking each step against the corpus…")
+        elif isinstance(event, ev.ChainUnreadable):
+            then = "asking again" if event.retrying else "showing its text, unchecked"
+            self.chat.set_phase(f"Round {event.round}: the model's chain could not be read; {then}…")
         elif isinstance(event, ev.NodeChecked):
             self.reasoning.update_node(event.node)
         elif isinstance(event, ev.FeedbackGiven):

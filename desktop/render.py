@@ -16,10 +16,13 @@ from searchain.reasoning.result import (
     DECISION_COMPLETED,
     DECISION_CORRECTED,
     DECISION_DUPLICATE,
+    DECISION_NO_ANSWER,
+    DECISION_NOT_CONFIRMED,
     DECISION_PASS,
     DECISION_UNCHECKED,
     Node,
     Reference,
+    honest_decision,
 )
 
 from .colours import LIGHT, Colours
@@ -32,6 +35,8 @@ DOC_SCHEME = "doc"
 # Badge text per IR decision (the fate of a node); its colour comes from ``colours``.
 BADGES: dict[str, str] = {
     DECISION_PASS: "verified",
+    DECISION_NOT_CONFIRMED: "not confirmed",
+    DECISION_NO_ANSWER: "no answer in passage",
     DECISION_CORRECTED: "corrected by IR",
     DECISION_COMPLETED: "completed by IR",
     DECISION_DUPLICATE: "skipped: duplicate",
@@ -40,8 +45,13 @@ BADGES: dict[str, str] = {
 
 # What each fate means, for the badge's tooltip (SearChain's IR step, SEARCHAIN.md).
 BADGE_EXPLANATIONS: dict[str, str] = {
-    DECISION_PASS: "Checked against the top passage: the reader agrees with the LLM's answer, or is "
-                   "not confident enough (below θ) to overrule it, so the LLM's answer stands.",
+    DECISION_PASS: "Checked against the top passage: the reader found an answer there that agrees with "
+                   "the LLM's, and the passage says what the LLM's answer says.",
+    DECISION_NOT_CONFIRMED: "Checked against the top passage, but it does not back the LLM's answer: the "
+                            "reader found a different answer (not confident enough, below θ, to correct "
+                            "it) or the passage lacks the answer's words. The LLM's answer stands, unconfirmed.",
+    DECISION_NO_ANSWER: "The reader found no answer to this step in the top passage, so nothing confirms "
+                        "the LLM's answer; it stands unchecked.",
     DECISION_CORRECTED: "The reader found a different answer in the top passage with confidence above θ; "
                         "the LLM was shown it and rewrote its chain from this step.",
     DECISION_COMPLETED: "The LLM could not answer this step (an unsolved query); the answer was taken "
@@ -145,7 +155,7 @@ def node_summary(node: Node) -> str:
     parts = [f"Q: {node.query}", f"LLM: {llm}"]
     if node.reader_answer is not None:
         parts.append(f"IR: {node.reader_answer} ({format_confidence(node.confidence)})")
-    parts.append(badge(node.decision)[0])
+    parts.append(badge(honest_decision(node))[0])
     return " | ".join(parts)
 
 

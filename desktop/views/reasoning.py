@@ -1,7 +1,8 @@
 """The reasoning panel: the Tree-of-Reasoning, one branch per CoQ round, drawn live.
 
 Each node row shows its query, the LLM's answer, the reader's answer and confidence, and a badge
-for its fate (verified / corrected by IR / completed by IR / skipped as duplicate). Text is set
+for its fate (verified / not confirmed / no answer in passage / corrected by IR / completed by IR /
+skipped as duplicate). Text is set
 with ``setText`` (plain text; Qt item views never interpret it as HTML).
 """
 
@@ -11,7 +12,10 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QHeaderView, QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
-from searchain.reasoning.result import AnswerResult, Branch, Node
+from searchain.reasoning.result import (
+    SOURCE_IR_COMPLETED, SOURCE_IR_CORRECTED, SOURCE_LLM_UNVERIFIED, SOURCE_LLM_VERIFIED, AnswerResult, Branch, Node,
+    honest_decision, honest_source,
+)
 
 from ..colours import colours_for
 from ..render import BADGE_EXPLANATIONS, COLUMN_TIPS, badge, format_confidence, node_summary
@@ -19,6 +23,20 @@ from ..render import BADGE_EXPLANATIONS, COLUMN_TIPS, badge, format_confidence, 
 COLUMNS = ("Query", "LLM answer", "Reader answer", "Confidence", "Fate")
 COL_QUERY, COL_LLM, COL_READER, COL_CONF, COL_FATE = range(len(COLUMNS))
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1
+# Stop reasons that need words to be understood (the rest read as they are).
+_STOP_WORDS = {
+    "unparseable": "unparseable (the model wrote no [Query]/[Answer] step that could be read; "
+                   "the answer is its own text, unchecked)",
+    "stalled": "stalled (the model did not act on IR's feedback)",
+    "repeated_chain": "repeated chain (the model repeated itself after the same feedback)",
+}
+# How the summary line names each knowledge source of the final path (paper Table 2).
+_SOURCE_WORDS = {
+    SOURCE_LLM_VERIFIED: "from the LLM, verified",
+    SOURCE_LLM_UNVERIFIED: "from the LLM, not confirmed",
+    SOURCE_IR_CORRECTED: "corrected by IR",
+    SOURCE_IR_COMPLETED: "completed by IR",
+}
 
 
 class ReasoningPanel(QWidget):
@@ -118,10 +136,12 @@ class ReasoningPanel(QWidget):
             self.add_branch(branch)
         sources: dict[str, int] = {}
         for node in result.path:
-            sources[node.source] = sources.get(node.source, 0) + 1
-        known = ", ".join(f"{count} from {src.replace('_', ' ')}" for src, count in sorted(sources.items()))
+            source = honest_source(node)
+            sources[source] = sources.get(source, 0) + 1
+        known = ", ".join(f"{count} {_SOURCE_WORDS.get(src, src)}" for src, count in sorted(sources.items()))
+        stopped = _STOP_WORDS.get(result.stop_reason, result.stop_reason)
         self.summary.setText(
-            f"{result.rounds} round(s), stopped: {result.stop_reason}. "
+            f"{result.rounds} round(s), stopped: {stopped}. "
             f"Final path: {len(result.path)} node(s){' — ' + known if known else ''}."
         )
 
@@ -143,10 +163,12 @@ class ReasoningPanel(QWidget):
             for item in self._nodes.values():
                 node = item.data(COL_QUERY, NODE_ROLE)
                 if node is not None:
-                    item.setForeground(COL_FATE, QBrush(QColor(badge(node.decision, colours)[1])))
+                    item.setForeground(COL_FATE, QBrush(QColor(badge(honest_decision(node), colours)[1])))
 
     def _fill(self, item: QTreeWidgetItem, node: Node) -> None:
-        label, colour = badge(node.decision, colours_for(self.palette()))
+        # A run stored before unconfirmed answers were told apart is judged again, honestly.
+        decision = honest_decision(node)
+        label, colour = badge(decision, colours_for(self.palette()))
         item.setText(COL_QUERY, f"{node.position + 1}. {node.query}")
         item.setText(COL_LLM, "[unsolved]" if node.unsolved else (node.llm_answer or ""))
         item.setText(COL_READER, node.reader_answer or "")
@@ -157,7 +179,7 @@ class ReasoningPanel(QWidget):
         font.setBold(True)
         item.setFont(COL_FATE, font)
         item.setToolTip(COL_QUERY, node_summary(node))
-        item.setToolTip(COL_FATE, BADGE_EXPLANATIONS.get(node.decision, ""))
+        item.setToolTip(COL_FATE, BADGE_EXPLANATIONS.get(decision, ""))
         item.setData(COL_QUERY, NODE_ROLE, node)
 
     def _on_double_click(self, item: QTreeWidgetItem, _column: int) -> None:

@@ -14,6 +14,8 @@ import json
 import sys
 from typing import Any
 
+from ..reasoning.result import honest_decision, honest_source
+
 MODES = ("searchain", "coq", "direct", "rag")
 
 
@@ -101,7 +103,7 @@ def _read_grammar(path: str) -> str:
 
 
 def _progress(event: Any) -> None:
-    from ..reasoning.events import FeedbackGiven, NodeChecked, QuestionRewritten, RoundStarted
+    from ..reasoning.events import ChainUnreadable, FeedbackGiven, NodeChecked, QuestionRewritten, RoundStarted
 
     if isinstance(event, QuestionRewritten):
         print(f"read with the conversation as: {event.standalone}", file=sys.stderr)
@@ -110,9 +112,12 @@ def _progress(event: Any) -> None:
     elif isinstance(event, NodeChecked):
         node = event.node
         conf = f" (reader {node.confidence:.2f})" if node.confidence is not None else ""
-        print(f"  {node.decision:<9} {node.query} -> {node.answer or '?'}{conf}", file=sys.stderr)
+        print(f"  {node.decision:<13} {node.query} -> {node.answer or '?'}{conf}", file=sys.stderr)
     elif isinstance(event, FeedbackGiven):
         print(f"  {event.kind} feedback on: {event.node.query}", file=sys.stderr)
+    elif isinstance(event, ChainUnreadable):
+        then = "asking again with the format" if event.retrying else "answering with its text, unchecked"
+        print(f"  round {event.round}: no [Query]/[Answer] step could be read; {then}", file=sys.stderr)
 
 
 def result_to_json(result) -> dict:
@@ -134,12 +139,13 @@ def result_to_json(result) -> dict:
         ],
         "nodes": [
             {"query": n.query, "llm_answer": n.llm_answer, "reader_answer": n.reader_answer,
-             "confidence": n.confidence, "decision": n.decision, "source": n.source, "round": n.round,
+             "confidence": n.confidence, "decision": honest_decision(n), "source": honest_source(n), "round": n.round,
              "passage_id": n.passage.pid if n.passage else None}
             for n in nodes
         ],
         "prompt_tokens": result.prompt_tokens,
         "completion_tokens": result.completion_tokens,
+        "tokens_by_phase": result.tokens_by_phase,
         "seconds": round(result.seconds, 3),
     }
 
@@ -167,5 +173,5 @@ def render_text(result) -> str:
             out.append(f"  round {branch.round} ({origin})")
             for node in branch.nodes:
                 answer = node.answer if node.answer is not None else "[unsolved]"
-                out.append(f"    {node.round}.{node.position + 1} [{node.decision}] {node.query} -> {answer}")
+                out.append(f"    {node.round}.{node.position + 1} [{honest_decision(node)}] {node.query} -> {answer}")
     return "\n".join(out).rstrip()

@@ -102,6 +102,8 @@ def render_text(report: dict) -> str:
         ("rounds / question", f"{report['avg_rounds']:.2f}"),
         ("tokens / question", f"{report['prompt_tokens_per_question']:.0f} prompt, "
                               f"{report['completion_tokens_per_question']:.0f} completion"),
+        ("  by phase", ", ".join(f"{phase} {p:.0f}+{c:.0f}" for phase, (p, c)
+                                 in report.get("tokens_per_question_by_phase", {}).items()) or "-"),
         ("IR right -> wrong", f"{report['ir_right_to_wrong']:.1%} of all, "
                               f"{report['ir_right_to_wrong_of_first_right']:.1%} of {report['first_round_right']} "
                               "first-round right"),

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import SearchainError
 from ..events import CancelToken, EventCallback, Progress, check, emit
-from ..reasoning.result import SOURCES, AnswerResult
+from ..reasoning.result import SOURCES, AnswerResult, honest_source
 from .datasets import EvalDataset, EvalQuestion, load_dataset
 from .metrics import cover_em, token_f1
 from .stats import bootstrap_ci
@@ -48,6 +48,8 @@ class QuestionOutcome:
     stop_reason: str = ""
     seconds: float = 0.0
     error: str | None = None
+    # {phase: [prompt, completion]}: chain, final, reader (an LLM reader's calls), rewrite.
+    tokens_by_phase: dict[str, list[int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,8 @@ class EvalReport:
     seconds_total: float
     # 95% bootstrap interval over questions: how far cover-EM could move with other questions.
     cover_em_ci95: list[float] = field(default_factory=lambda: [0.0, 0.0])
+    # Mean [prompt, completion] tokens per question for each phase; they add up to the totals.
+    tokens_per_question_by_phase: dict[str, list[float]] = field(default_factory=dict)
     outcomes: list[QuestionOutcome] = field(default_factory=list)
 
     def to_dict(self, *, with_questions: bool = False) -> dict[str, Any]:
@@ -113,7 +117,8 @@ def score_question(question: EvalQuestion, result: AnswerResult, seconds: float 
     first = first_round_answer(result)
     sources = {s: 0 for s in SOURCES}
     for node in result.path:
-        sources[node.source] = sources.get(node.source, 0) + 1
+        source = honest_source(node)  # "from the LLM" split into verified and unverifiable
+        sources[source] = sources.get(source, 0) + 1
     return QuestionOutcome(
         id=question.id, question=question.question, golds=list(question.answers),
         prediction=prediction, cover_em=cover_em(prediction, question.answers),
@@ -122,6 +127,7 @@ def score_question(question: EvalQuestion, result: AnswerResult, seconds: float 
         sources=sources, first_round_answer=first,
         first_round_right=None if first is None else bool(cover_em(first, question.answers)),
         stop_reason=result.stop_reason, seconds=seconds,
+        tokens_by_phase={phase: list(counts) for phase, counts in result.tokens_by_phase.items()},
     )
 
 
@@ -157,7 +163,19 @@ def summarize(outcomes: list[QuestionOutcome], *, dataset: str = "", dataset_kin
         seconds_median=statistics.median([o.seconds for o in outcomes]) if outcomes else 0.0,
         seconds_total=sum(o.seconds for o in outcomes),
         cover_em_ci95=list(bootstrap_ci([o.cover_em for o in outcomes])), outcomes=outcomes,
+        tokens_per_question_by_phase=_phase_means(outcomes),
     )
+
+
+def _phase_means(outcomes: list[QuestionOutcome]) -> dict[str, list[float]]:
+    totals: dict[str, list[int]] = {}
+    for o in outcomes:
+        for phase, (prompt, completion) in o.tokens_by_phase.items():
+            counts = totals.setdefault(phase, [0, 0])
+            counts[0] += prompt
+            counts[1] += completion
+    n = len(outcomes) or 1
+    return {phase: [prompt / n, completion / n] for phase, (prompt, completion) in sorted(totals.items())}
 
 
 def run_eval(

@@ -22,6 +22,7 @@ from ..config import ReasoningSettings
 from ..errors import Cancelled, ConfigError, SearchainError
 from ..events import CancelToken, EventCallback, emit
 from ..llm.base import GenerationParams
+from .accounting import metered_reader
 from .baselines import answer_direct, answer_rag
 from .duplicates import DuplicateDetector
 from .events import PHASE_REWRITE, Done, Failed, QuestionRewritten
@@ -135,6 +136,7 @@ class SearChainEngine:
             self._chain(question, task, mode, gen, result)
         result.answer = short_answer(result.final_content)
         result.prompt_tokens, result.completion_tokens = gen.prompt_tokens, gen.completion_tokens
+        result.tokens_by_phase = {phase: list(counts) for phase, counts in gen.tokens_by_phase.items()}
         result.seconds = time.perf_counter() - started
         return result
 
@@ -158,8 +160,9 @@ class SearChainEngine:
     def _chain(self, question: str, task: str, mode: str, gen: Generator, result: AnswerResult) -> None:
         with_ir = mode == MODE_SEARCHAIN
         detector = DuplicateDetector(self.settings.duplicate_threshold, self.embedder if with_ir else None)
+        reader = metered_reader(self.reader, gen) if with_ir else None  # its model calls count too
         run = ReasoningRun(question, task, generator=gen, prompts=self.prompts, settings=self.settings,
-                           retriever=self.retriever, reader=self.reader, detector=detector,
+                           retriever=self.retriever, reader=reader, detector=detector,
                            grammar=self.chain_grammar or coq_grammar(self.max_nodes))
         outcome = run.run(with_ir=with_ir)
         result.branches, result.rounds, result.stop_reason = outcome.branches, outcome.rounds, outcome.stop_reason
@@ -168,6 +171,8 @@ class SearChainEngine:
             last = outcome.branches[-1]
             result.path = list(last.nodes)
             content = strip_marks(last.final_content or "")
+            if not content and not last.nodes:
+                content = strip_marks(extract_final_content(last.raw_text))  # an unreadable chain
             result.final_content = content or strip_marks(compose_from_path(result.path))
             return
         result.path = outcome.path

@@ -51,6 +51,18 @@ class ChainGenerated:
 
 
 @dataclass(frozen=True)
+class ChainUnreadable:
+    """The model's output in round ``round`` had no [Query]/[Answer] step that could be read
+    (``text`` is what it wrote). ``retrying``: the model is asked again with a reminder of the
+    format; otherwise the run stops as "unparseable" and the answer is the model's own text,
+    unchecked."""
+
+    round: int
+    text: str
+    retrying: bool
+
+
+@dataclass(frozen=True)
 class NodeChecked:
     """IR verified/completed ``node`` (see ``node.decision``), or skipped it as a duplicate."""
 
@@ -90,4 +102,4 @@ class Failed:
     message: str
 
 
-ReasoningEvent = Union[QuestionRewritten, RoundStarted, ChainGenerated, NodeChecked, FeedbackGiven, TokenGenerated, Done, Failed]
+ReasoningEvent = Union[QuestionRewritten, RoundStarted, ChainGenerated, ChainUnreadable, NodeChecked, FeedbackGiven, TokenGenerated, Done, Failed]

@@ -1,12 +1,16 @@
 """Algorithm 1 of SearChain: rounds of Chain-of-Query, each verified and completed by IR.
 
-One ``ReasoningRun`` answers one question. Each round the LLM writes a full CoQ (a new branch of
-the Tree-of-Reasoning, growing from the node that received the last feedback); the IR side then
+One ``ReasoningRun`` answers one question. Each round the LLM writes a CoQ (a new branch of the
+Tree-of-Reasoning, growing from the node that received the last feedback; the feedback lists the
+steps settled so far, so the new chain asks the next step rather than the same ones); the IR side then
 walks the chain node by node: duplicates of processed queries are skipped, an ``[Unsolved
 Query]`` is always completed from the top passage, an answer the reader confidently contradicts is
 corrected, anything else passes. The first node that needs feedback ends the round (one feedback
 per round). The loop stops when a chain passes completely, after ``r_max`` rounds, or when the
-model repeats an identical chain and would get identical feedback again.
+model repeats an identical chain and would get identical feedback again, or as ``stalled`` when a
+round after feedback checks no new step and ignores IR's answer. A chain with no readable
+step is asked for once more with a reminder of the format; if the model still writes none, the run
+stops as ``unparseable`` (never as ``finish``: nothing was verified).
 """
 
 from __future__ import annotations
@@ -23,15 +27,24 @@ from ..llm.chat_prompt import strip_think
 from ..types import Hit, Passage
 from .duplicates import DuplicateDetector
 from .events import (
-    FEEDBACK_COMPLETION, FEEDBACK_CORRECTION, ChainGenerated, FeedbackGiven, NodeChecked,
-    RoundStarted, TokenGenerated,
+    FEEDBACK_COMPLETION, FEEDBACK_CORRECTION, ChainGenerated, ChainUnreadable, FeedbackGiven,
+    NodeChecked, RoundStarted, TokenGenerated,
 )
 from .parser import ParsedChain, parse_chain
 from .prompts import TASK_LONGFORM, PromptBook
 from .result import (
-    DECISION_COMPLETED, DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_PASS, SOURCE_IR_COMPLETED,
-    SOURCE_IR_CORRECTED, SOURCE_LLM, Branch, Node,
+    DECISION_COMPLETED, DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_NOT_CONFIRMED, DECISION_PASS,
+    DECISION_UNCHECKED, SOURCE_IR_COMPLETED, SOURCE_IR_CORRECTED, SOURCE_LLM_UNVERIFIED,
+    SOURCE_LLM_VERIFIED, Branch, Node, judge_agreement,
 )
+
+
+# Stop reasons beyond r_max | repeated_chain | no_ir.
+STOP_FINISH = "finish"  # the last chain passed, or took the last feedback and needed no more
+STOP_STALLED = "stalled"  # after feedback, the model's chain checked nothing new and ignored it
+STOP_UNPARSEABLE = "unparseable"  # the model's last chain had no [Query]/[Answer] step to check
+# How often a chain with no readable step is asked for again, with a reminder of the format.
+MAX_FORMAT_RETRIES = 1
 
 
 class Retriever(Protocol):
@@ -49,7 +62,7 @@ class Feedback:
 class LoopOutcome:
     branches: list[Branch]
     path: list[Node]
-    stop_reason: str  # finish | r_max | repeated_chain | no_ir
+    stop_reason: str  # finish | r_max | repeated_chain | no_ir | unparseable | stalled
     rounds: int
 
 
@@ -65,6 +78,16 @@ class Generator:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     stop: tuple[str, ...] = field(default=())
+    # phase -> [prompt tokens, completion tokens], every call counted (the reader's too).
+    tokens_by_phase: dict[str, list[int]] = field(default_factory=dict)
+
+    def record(self, phase: str, usage: Any) -> None:
+        """Count one model call's tokens, in the totals and under ``phase``."""
+        self.prompt_tokens += usage.prompt_tokens
+        self.completion_tokens += usage.completion_tokens
+        counts = self.tokens_by_phase.setdefault(phase, [0, 0])
+        counts[0] += usage.prompt_tokens
+        counts[1] += usage.completion_tokens
 
     def chat(self, messages: list[ChatMessage], phase: str, grammar: str | None, *,
              max_tokens: int | None = None, stop: tuple[str, ...] | None = None) -> Completion:
@@ -81,14 +104,22 @@ class Generator:
         if self.on_event is not None:
             on_token = lambda piece: self.on_event(TokenGenerated(piece, phase))  # noqa: E731
         completion = self.llm.chat(messages, params, on_token=on_token, cancel=self.cancel)
-        self.prompt_tokens += completion.usage.prompt_tokens
-        self.completion_tokens += completion.usage.completion_tokens
+        self.record(phase, completion.usage)
         if completion.finish_reason == "cancelled":
             raise Cancelled()
         check(self.cancel)
         # A reasoning model's think block is neither the chain to parse nor the answer (#22).
         text = strip_think(completion.text)
         return completion if text == completion.text else replace(completion, text=text)
+
+
+def _took_feedback(branch: Branch, feedback: Feedback) -> bool:
+    """Whether a round after ``feedback`` moved: it checked a new step, or it took IR's answer
+    (a step whose answer now agrees with the one IR gave)."""
+    if any(n.decision not in (DECISION_DUPLICATE, DECISION_UNCHECKED) for n in branch.nodes):
+        return True
+    given = feedback.node.reader_answer or ""
+    return any(n.llm_answer and not not_equal(given, n.llm_answer) for n in branch.nodes)
 
 
 def to_branch(round_: int, raw_text: str, chain: ParsedChain, parent: tuple[int, int] | None) -> Branch:
@@ -134,6 +165,7 @@ class ReasoningRun:
         self.grammar = grammar
         self.branches: list[Branch] = []
         self.path: list[Node] = []
+        self.examples = prompts.example_guard(task)  # copies of the few-shot examples are no answers
 
     @property
     def _on_event(self) -> EventCallback | None:
@@ -145,28 +177,53 @@ class ReasoningRun:
         previous: tuple | None = None  # (chain, feedback) of the last round
         r_max = max(1, int(self.settings.r_max))
         stop_reason = "r_max"
+        format_retries = MAX_FORMAT_RETRIES
+        last_feedback: Feedback | None = None  # the feedback the current round answers
         for round_ in range(1, r_max + 1):
             emit(self._on_event, RoundStarted(round_))
             completion = self.gen.chat(messages, "chain", self.grammar)
-            branch = to_branch(round_, completion.text, parse_chain(completion.text), parent)
+            parsed = self.examples.clean(parse_chain(completion.text), self.question)
+            branch = to_branch(round_, completion.text, parsed, parent)
             self.branches.append(branch)
             emit(self._on_event, ChainGenerated(round_, branch))
+            if not branch.nodes:
+                if last_feedback is not None and branch.final_content and with_ir:
+                    # After feedback the model may conclude from the settled steps alone.
+                    stop_reason = STOP_FINISH
+                    break
+                # Nothing to verify: say so, never "finish" as if the chain had passed.
+                retrying = format_retries > 0 and round_ < r_max
+                emit(self._on_event, ChainUnreadable(round_, completion.text, retrying))
+                stop_reason = STOP_UNPARSEABLE
+                if not retrying:
+                    break
+                format_retries -= 1
+                branch.feedback = self.prompts.format_reminder(self.question)
+                messages += [{"role": "assistant", "content": completion.text},
+                             {"role": "user", "content": branch.feedback}]
+                continue
             if not with_ir:
                 stop_reason = "no_ir"
                 break
             feedback = self._traverse(branch)
             if feedback is None:
-                stop_reason = "finish"
+                # A chain that only repeats processed steps and ignores the last feedback did
+                # not move: report it as stalled, not as a chain that passed.
+                moved = last_feedback is None or _took_feedback(branch, last_feedback)
+                stop_reason = STOP_FINISH if moved else STOP_STALLED
                 break
             branch.feedback = feedback.text
             emit(self._on_event, FeedbackGiven(round_, feedback.kind, feedback.node, feedback.text))
-            current = (chain_key(branch), feedback.text)
+            # The settled steps listed in the feedback grow every round, so compare its gist.
+            current = (chain_key(branch), feedback.kind, normalize_answer(feedback.node.query),
+                       normalize_answer(feedback.node.reader_answer or ""))
             if current == previous:
                 # Same chain, same feedback as last round: the model ignores it; asking again
                 # would replay the same exchange until r_max.
                 stop_reason = "repeated_chain"
                 break
             previous = current
+            last_feedback = feedback
             messages += [{"role": "assistant", "content": completion.text},
                          {"role": "user", "content": feedback.text}]
             parent = (round_, feedback.node.position)
@@ -227,13 +284,32 @@ class ReasoningRun:
             node.decision, node.source, node.span = DECISION_CORRECTED, SOURCE_IR_CORRECTED, reader_span
             self.path.append(node)
             return self._feedback(node, FEEDBACK_CORRECTION, passage)
-        node.decision, node.source = DECISION_PASS, SOURCE_LLM
-        # The evidence span: where the passage states the LLM's answer, else the reader's span.
-        node.span = locate(node.llm_answer, passage.text) or reader_span
+        # No correction: the LLM's answer stands, verified only if the passage backs it.
+        if self.task == TASK_LONGFORM:
+            # Long-form: consistency is ROUGE-L against the passage, not a reader span.
+            consistent = rouge_l(node.llm_answer or "", passage.text) > self.settings.alpha
+            node.decision = DECISION_PASS if consistent else DECISION_NOT_CONFIRMED
+        else:
+            node.decision = judge_agreement(node.llm_answer, result.answer, node.query, passage.text)
+        verified = node.decision == DECISION_PASS
+        node.source = SOURCE_LLM_VERIFIED if verified else SOURCE_LLM_UNVERIFIED
+        # The evidence span: where the passage states the LLM's answer, else the reader's span;
+        # none for an answer the passage does not back.
+        node.span = (locate(node.llm_answer, passage.text) or reader_span) if verified else None
         self.path.append(node)
         return None
 
     def _feedback(self, node: Node, kind: str, passage: Passage) -> Feedback:
         text = self.prompts.feedback(kind, question=self.question, query=node.query,
-                                     answer=node.reader_answer or "", passage=passage)
+                                     answer=node.reader_answer or "", passage=passage,
+                                     settled=self._settled())
         return Feedback(node, kind, text)
+
+    def _settled(self) -> list[tuple[str, str]]:
+        """The path so far as (query, answer), once per query: steps the next round builds on
+        instead of asking again (the node that just got feedback carries IR's answer)."""
+        seen: dict[str, tuple[str, str]] = {}
+        for node in self.path:
+            if node.answer:
+                seen[normalize_answer(node.query)] = (node.query, node.answer)
+        return list(seen.values())

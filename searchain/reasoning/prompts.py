@@ -24,6 +24,7 @@ TASKS = (TASK_MULTIHOP, TASK_YESNO, TASK_LONGFORM)
 _TEMPLATES = (
     "coq_instructions", "coq_multihop", "coq_yesno", "coq_longform", "coq_question",
     "feedback_correction", "feedback_completion", "tracing", "direct", "rag", "followup",
+    "format_reminder",
 )
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _YESNO_START = re.compile(
@@ -77,8 +78,22 @@ class PromptBook:
             (t["coq_instructions"], t[f"coq_{task}"], fill(t["coq_question"], question=question.strip()))
         )
 
-    def feedback(self, kind: str, *, question: str, query: str, answer: str, passage: Passage) -> str:
-        """The correction or completion feedback (``kind``) about one node."""
+    def example_guard(self, task: str):
+        """What the ``task`` prompt's few-shot examples say, to keep it out of the answers."""
+        from .examples import ExampleGuard
+
+        if task not in TASKS:
+            raise ConfigError(f"Unknown task variant {task!r}.", hint=f"Use one of: {', '.join(TASKS)}.")
+        return ExampleGuard.from_template(self.templates[f"coq_{task}"])
+
+    def feedback(self, kind: str, *, question: str, query: str, answer: str, passage: Passage,
+                 settled: Sequence[tuple[str, str]] = ()) -> str:
+        """The correction or completion feedback (``kind``) about one node.
+
+        ``settled``: the (query, answer) steps already checked, this node's with IR's answer;
+        they are listed so that the next chain builds on them and asks the next step instead.
+        """
+        steps = settled or [(query, answer)]
         return fill(
             self.templates[f"feedback_{kind}"],
             question=question.strip(),
@@ -86,7 +101,12 @@ class PromptBook:
             answer=answer,
             title=passage.title,
             passage=_cut(passage.text),
+            settled="\n".join(f"[Query {n}]: {q}\n[Answer {n}]: {a}" for n, (q, a) in enumerate(steps, start=1)),
         )
+
+    def format_reminder(self, question: str) -> str:
+        """Sent after a chain with no readable [Query]/[Answer] step: the format, once more."""
+        return fill(self.templates["format_reminder"], question=question.strip())
 
     def tracing(self, question: str, pairs: Sequence[tuple[str, str]]) -> str:
         """The tracing prompt over the correct path's (query, answer) pairs, numbered from 1."""

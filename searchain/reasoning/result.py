@@ -12,18 +12,30 @@ from dataclasses import dataclass, field
 from ..types import Passage
 
 # How IR treated a node (the badge the app shows).
-DECISION_PASS = "verified"  # reader agreed, or was not confident enough to object
+DECISION_PASS = "verified"  # the reader found an answer in the passage and it agrees with the LLM's
+DECISION_NOT_CONFIRMED = "not_confirmed"  # the reader found an answer that does not back the LLM's,
+#   but was not confident enough (<= θ) to correct it: the LLM's answer stands, unconfirmed
+DECISION_NO_ANSWER = "no_answer"  # the reader found no answer in the passage: the LLM's stands, unchecked
 DECISION_CORRECTED = "corrected"  # reader confident and disagreed: correction feedback
 DECISION_COMPLETED = "completed"  # [Unsolved Query] answered by IR: completion feedback
 DECISION_DUPLICATE = "duplicate"  # query already processed in an earlier round: skipped
 DECISION_UNCHECKED = "unchecked"  # after this round's feedback, or in modes without IR
-DECISIONS = (DECISION_PASS, DECISION_CORRECTED, DECISION_COMPLETED, DECISION_DUPLICATE, DECISION_UNCHECKED)
+DECISIONS = (DECISION_PASS, DECISION_NOT_CONFIRMED, DECISION_NO_ANSWER, DECISION_CORRECTED,
+             DECISION_COMPLETED, DECISION_DUPLICATE, DECISION_UNCHECKED)
+# Decisions whose node is backed by its passage: only these may cite it with a [n] mark.
+SUPPORTED_DECISIONS = (DECISION_PASS, DECISION_CORRECTED, DECISION_COMPLETED)
 
-# Where the knowledge of a node on the final path came from (paper Table 2).
-SOURCE_LLM = "llm"
+# Where the knowledge of a node on the final path came from (paper Table 2: from the LLM and
+# verified, from the LLM and unverifiable, corrected by IR, completed by IR).
+SOURCE_LLM_VERIFIED = "llm_verified"
+SOURCE_LLM_UNVERIFIED = "llm_unverified"
 SOURCE_IR_CORRECTED = "ir_corrected"
 SOURCE_IR_COMPLETED = "ir_completed"
-SOURCES = (SOURCE_LLM, SOURCE_IR_CORRECTED, SOURCE_IR_COMPLETED)
+SOURCES = (SOURCE_LLM_VERIFIED, SOURCE_LLM_UNVERIFIED, SOURCE_IR_CORRECTED, SOURCE_IR_COMPLETED)
+# The LLM's own knowledge, verified or not. Runs stored before the split carry this value on
+# every LLM node (then "verified" was given even when the reader found nothing): see
+# ``honest_decision`` for how such a node is shown. Also the default of a node not yet checked.
+SOURCE_LLM = "llm"
 
 
 @dataclass
@@ -41,6 +53,11 @@ class Node:
     source: str = SOURCE_LLM
     passage: Passage | None = None  # the top-1 passage IR checked the node against
     span: tuple[int, int] | None = None  # answering span in passage.text (character offsets)
+
+    @property
+    def supported(self) -> bool:
+        """Whether the node's answer is backed by its passage (it may cite it as a reference)."""
+        return self.passage is not None and honest_decision(self) in SUPPORTED_DECISIONS
 
     @property
     def answer(self) -> str | None:
@@ -93,15 +110,68 @@ class AnswerResult:
     path: list[Node] = field(default_factory=list)  # the correct reasoning path R, in order
     branches: list[Branch] = field(default_factory=list)  # the Tree-of-Reasoning
     rounds: int = 0
-    stop_reason: str = "finish"  # finish | r_max | repeated_chain | cancelled | no_ir
+    # finish | r_max | repeated_chain | stalled | unparseable | cancelled | no_ir
+    stop_reason: str = "finish"
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
     # The follow-up as rewritten from the conversation and answered, when it differs from
     # ``question`` (what the user typed); None when the question was answered as typed.
     standalone_question: str | None = None
+    # Tokens per phase, every model call counted: {"chain" | "final" | "reader" | "rewrite":
+    # [prompt, completion]}; they add up to prompt_tokens / completion_tokens. Bookkeeping, not
+    # part of the answer: left out of ==, and not kept by the conversation database (the totals
+    # are); JSON exports carry it.
+    tokens_by_phase: dict[str, list[int]] = field(default_factory=dict, compare=False)
 
     @property
     def searched_question(self) -> str:
         """The question the chain, retrieval and tracing actually worked on."""
         return self.standalone_question or self.question
+
+
+def judge_agreement(llm_answer: str | None, reader_answer: str | None, query: str, passage_text: str) -> str:
+    """The decision for an LLM answer the reader did not (or could not) correct.
+
+    ``verified`` needs all three: the reader found an answer (a non-empty span), it agrees with
+    the LLM's (NotEqual is false), and the passage says what the LLM's answer says (its words
+    beyond the query's own are in the passage) -- a reader span "Magazine" agrees with
+    "Arthur's Magazine", but a passage about another magazine does not back it.
+    Otherwise ``no_answer`` (no span) or ``not_confirmed``.
+    """
+    from ..eval.metrics import not_equal
+
+    if not (reader_answer or "").strip():
+        return DECISION_NO_ANSWER
+    if not_equal(reader_answer, llm_answer) or not answer_in_passage(llm_answer, query, passage_text):
+        return DECISION_NOT_CONFIRMED
+    return DECISION_PASS
+
+
+def answer_in_passage(answer: str | None, query: str, passage_text: str) -> bool:
+    """Whether every content word of ``answer`` that ``query`` does not already contain occurs in
+    ``passage_text`` (so "The father of X is Peter Schmeichel." needs only "Peter Schmeichel")."""
+    from .inmemory import content_words
+
+    words = set(content_words(answer or "")) - set(content_words(query))
+    if not words:
+        return False  # an answer that only restates the query says nothing the passage could back
+    return words <= set(content_words(passage_text))
+
+
+def honest_decision(node: Node) -> str:
+    """The decision to show for ``node``: its own, except for a node stored before unconfirmed
+    answers were told apart (decision "verified" with the old plain "llm" source), which is
+    judged again from the reader answer and passage it kept."""
+    if node.decision != DECISION_PASS or node.source != SOURCE_LLM:
+        return node.decision
+    if node.passage is None:
+        return DECISION_NO_ANSWER
+    return judge_agreement(node.llm_answer, node.reader_answer, node.query, node.passage.text)
+
+
+def honest_source(node: Node) -> str:
+    """The knowledge source of a node on the path, one of ``SOURCES`` (legacy "llm" judged again)."""
+    if node.source != SOURCE_LLM:
+        return node.source
+    return SOURCE_LLM_VERIFIED if honest_decision(node) == DECISION_PASS else SOURCE_LLM_UNVERIFIED

@@ -34,7 +34,9 @@ def extract_final_content(text: str) -> str:
 
 
 def _resolvable(path: Sequence[Node], n: int) -> bool:
-    return 1 <= n <= len(path) and path[n - 1].passage is not None
+    # Only a node its passage backs may cite it: a mark on an unconfirmed answer would show a
+    # passage that does not say it as if it did.
+    return 1 <= n <= len(path) and path[n - 1].supported
 
 
 def resolve_marks(final_content: str, path: Sequence[Node]) -> tuple[str, list[int]]:
@@ -59,20 +61,52 @@ def resolve_marks(final_content: str, path: Sequence[Node]) -> tuple[str, list[i
     return " ".join(text.split()), cited
 
 
+# A closing answer longer than this reads as a sentence of its own, not "the answer is X".
+SHORT_ANSWER_WORDS = 6
+_ANSWER_LEAD = re.compile(r"^(?:so\s+)?(?:the\s+)?(?:final\s+)?answer\s+(?:is|would be)\s*:?\s*", re.IGNORECASE)
+_TRAILING = " \t.,;:…"
+
+
+def _tidy(answer: str) -> str:
+    """An answer as a sentence part: one line, no "the answer is" lead, no trailing dots or ellipsis."""
+    text = " ".join((answer or "").split())
+    text = _ANSWER_LEAD.sub("", text).rstrip(_TRAILING)
+    return text
+
+
+def _capitalised(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _closing(final: str) -> str:
+    if len(final.split()) <= SHORT_ANSWER_WORDS:
+        return f"So the final answer is {final}."
+    return f"{_capitalised(final)}."
+
+
 def compose_from_path(path: Sequence[Node], answer_hint: str = "") -> str:
-    """A final content built from the path: one marked statement per node with an answer."""
+    """A final content built from the path: one marked statement per node with an answer
+    ("Who wrote X? Jane Doe [1].") and a closing "So the final answer is ...".
+
+    ``answer_hint`` (what the model's unusable tracing output called the answer) closes it when
+    it is short and whole; a cut-off sentence ("... written by ...") never does.
+    """
     sentences = []
     last_answer = ""
     for n, node in enumerate(path, start=1):
-        answer = (node.answer or "").strip()
+        answer = _tidy(node.answer or "")
         if not answer:
             continue
-        last_answer = answer.rstrip(".")
-        mark = f" [{n}]" if node.passage is not None else ""
-        sentences.append(f"{node.query.rstrip('?').strip()}: {last_answer}{mark}.")
-    final = answer_hint.strip() or last_answer
-    if final:
-        sentences.append(f"So the final answer is {final}.")
+        last_answer = answer
+        mark = f" [{n}]" if node.supported else ""
+        query = node.query.strip().rstrip("?").strip()
+        sentences.append(f"{query}? {_capitalised(answer)}{mark}.")
+    hint = _tidy(answer_hint)
+    whole = hint and "..." not in answer_hint and "…" not in answer_hint
+    final = hint if whole and len(hint.split()) <= SHORT_ANSWER_WORDS else last_answer
+    # A long last answer already stated as the last statement needs no closing copy.
+    if final and not (final == last_answer and len(final.split()) > SHORT_ANSWER_WORDS):
+        sentences.append(_closing(final))
     return " ".join(sentences)
 
 
@@ -89,7 +123,7 @@ def finalize(model_text: str | None, path: Sequence[Node]) -> tuple[str, list[Re
     """Final content (every mark resolvable) and its references, from the model's tracing output."""
     content = extract_final_content(model_text or "")
     text, cited = resolve_marks(content, path)
-    has_evidence = any(node.passage is not None for node in path)
+    has_evidence = any(node.supported for node in path)
     usable = bool(strip_marks(text)) and (cited or not has_evidence)
     if not usable:
         hint = short_answer(content) if strip_marks(content) else ""

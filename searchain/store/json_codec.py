@@ -166,7 +166,25 @@ def result_from_json(c: _Checked) -> AnswerResult:
         completion_tokens=c.integer("completion_tokens"), seconds=c.number("seconds"),
         # Absent from exports written before follow-ups were rewritten.
         standalone_question=c.text("standalone_question", optional=True),
+        tokens_by_phase=_tokens_by_phase(c),
     )
+
+
+def _tokens_by_phase(c: _Checked) -> dict[str, list[int]]:
+    """``{phase: [prompt, completion]}``; absent from exports written before it was counted."""
+    value = c.data.get("tokens_by_phase")
+    if value is None:
+        return {}
+    where = f"{c.where}.tokens_by_phase"
+    if not isinstance(value, dict):
+        raise _bad(where, "must be an object", value)
+    out = {}
+    for phase, counts in value.items():
+        if (not isinstance(counts, list) or len(counts) != 2
+                or any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in counts)):
+            raise _bad(f"{where}.{phase}", "must be two whole numbers", counts)
+        out[str(phase)] = list(counts)
+    return out
 
 
 def run_from_json(c: _Checked) -> RunInfo:

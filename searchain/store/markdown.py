@@ -6,9 +6,21 @@ cited span in bold, so the exported file stands on its own without the corpus.
 
 from __future__ import annotations
 
-from ..reasoning.result import AnswerResult, Reference
+from ..reasoning.result import (
+    DECISION_COMPLETED, DECISION_CORRECTED, DECISION_NO_ANSWER, DECISION_NOT_CONFIRMED, DECISION_PASS,
+    AnswerResult, Reference, honest_decision,
+)
 from .records import (ROLE_USER, STATE_CANCELLED, STATE_FAILED, STATE_STREAMING, Conversation,
                       Message)
+
+# How each step of the reasoning path was checked (runs stored before #23 are judged again).
+_FATES = {
+    DECISION_PASS: "verified",
+    DECISION_NOT_CONFIRMED: "not confirmed",
+    DECISION_NO_ANSWER: "no answer in passage",
+    DECISION_CORRECTED: "corrected by IR",
+    DECISION_COMPLETED: "completed by IR",
+}
 
 _STATE_NOTES = {
     STATE_STREAMING: "*(this answer was interrupted before it finished)*",
@@ -35,7 +47,19 @@ def answer_markdown(result: AnswerResult) -> str:
         lines += ["References:", ""]
         for ref in result.references:
             lines.extend(_reference_lines(ref))
+    if result.path:
+        lines += ["Reasoning path:", "", *_path_lines(result), ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _path_lines(result: AnswerResult) -> list[str]:
+    """One line per step of the final path with how IR checked it."""
+    lines = []
+    for n, node in enumerate(result.path, start=1):
+        decision = honest_decision(node)
+        fate = _FATES.get(decision, decision.replace("_", " "))
+        lines.append(f"{n}. {node.query} — {node.answer or '?'} *({fate})*")
+    return lines
 
 
 def _message_lines(message: Message) -> list[str]:
@@ -57,6 +81,8 @@ def _message_lines(message: Message) -> list[str]:
         lines += ["### References", ""]
         for ref in message.result.references:
             lines.extend(_reference_lines(ref))
+    if message.result is not None and message.result.path:
+        lines += ["### Reasoning path", "", *_path_lines(message.result), ""]
     return lines
 
 

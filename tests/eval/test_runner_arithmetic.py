@@ -15,6 +15,8 @@ from searchain.reasoning.result import (
     SOURCE_IR_COMPLETED,
     SOURCE_IR_CORRECTED,
     SOURCE_LLM,
+    SOURCE_LLM_UNVERIFIED,
+    SOURCE_LLM_VERIFIED,
     AnswerResult,
     Branch,
     Node,
@@ -61,10 +63,11 @@ def dataset(tmp_path):
 def test_report_arithmetic(dataset):
     replay = Replay({
         # right first, right final
-        "Q1?": _result("Q1?", "It is Paris", "Paris [1]", [SOURCE_LLM, SOURCE_LLM], 1, (100, 10)),
+        "Q1?": _result("Q1?", "It is Paris", "Paris [1]", [SOURCE_LLM_VERIFIED, SOURCE_LLM_UNVERIFIED], 1, (100, 10)),
         # right first, IR made it wrong
-        "Q2?": _result("Q2?", "1903", "founded 1902", [SOURCE_LLM, SOURCE_IR_CORRECTED], 2, (300, 30)),
+        "Q2?": _result("Q2?", "1903", "founded 1902", [SOURCE_LLM_VERIFIED, SOURCE_IR_CORRECTED], 2, (300, 30)),
         # wrong first, IR made it right
+        # (a node with the plain pre-split "llm" source that IR never verified counts as unverified)
         "Q3?": _result("Q3?", "Stanley", "Bismarck", [SOURCE_IR_COMPLETED, SOURCE_LLM], 3, (500, 50)),
         "Q4?": ModelError("model crashed"),
     })
@@ -78,7 +81,8 @@ def test_report_arithmetic(dataset):
     # F1: Q1 "it is paris" vs "paris": P 1/3 R 1 -> 0.5; Q2 0; Q3 1; Q4 0
     assert report.f1 == pytest.approx((0.5 + 0 + 1 + 0) / 4)
     assert report.nodes_on_paths == 6
-    assert report.source_shares == pytest.approx({SOURCE_LLM: 4 / 6, SOURCE_IR_CORRECTED: 1 / 6, SOURCE_IR_COMPLETED: 1 / 6})
+    assert report.source_shares == pytest.approx({SOURCE_LLM_VERIFIED: 2 / 6, SOURCE_LLM_UNVERIFIED: 2 / 6,
+                                                  SOURCE_IR_CORRECTED: 1 / 6, SOURCE_IR_COMPLETED: 1 / 6})
     assert report.avg_rounds == pytest.approx((1 + 2 + 3 + 0) / 4)
     assert report.prompt_tokens_per_question == pytest.approx(900 / 4)
     assert report.completion_tokens_per_question == pytest.approx(90 / 4)
@@ -98,7 +102,7 @@ def test_report_arithmetic(dataset):
 def test_limit_and_cancel(dataset):
     replay = Replay({f"Q{i}?": _result(f"Q{i}?", "x", None, [], 1, (1, 1)) for i in range(1, 5)})
     report = run_eval(replay, dataset, mode="direct", limit=2)
-    assert report.questions == 2 and report.first_round_right == 0 and report.source_shares[SOURCE_LLM] == 0.0
+    assert report.questions == 2 and report.first_round_right == 0 and report.source_shares[SOURCE_LLM_VERIFIED] == 0.0
     token = CancelToken()
     token.cancel()
     with pytest.raises(Cancelled):

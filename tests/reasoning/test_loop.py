@@ -13,8 +13,8 @@ from searchain.reasoning.events import (
     ChainGenerated, Done, Failed, FeedbackGiven, NodeChecked, RoundStarted, TokenGenerated,
 )
 from searchain.reasoning.result import (
-    DECISION_COMPLETED, DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_PASS, DECISION_UNCHECKED,
-    SOURCE_IR_COMPLETED, SOURCE_IR_CORRECTED, SOURCE_LLM,
+    DECISION_COMPLETED, DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_NOT_CONFIRMED, DECISION_PASS,
+    DECISION_UNCHECKED, SOURCE_IR_COMPLETED, SOURCE_IR_CORRECTED, SOURCE_LLM_VERIFIED,
 )
 from tests.fixtures.reasoning import Q1, Q2, Q3, QUESTION, HashingEmbedder, chain
 
@@ -37,7 +37,7 @@ def test_pass_all_nodes_verified_finishes_in_one_round(retriever, reader):
     result = engine(llm, retriever, reader).answer(QUESTION, on_event=events.append)
     assert result.stop_reason == "finish" and result.rounds == 1
     assert [n.decision for n in result.path] == [DECISION_PASS] * 3
-    assert [n.source for n in result.path] == [SOURCE_LLM] * 3
+    assert [n.source for n in result.path] == [SOURCE_LLM_VERIFIED] * 3
     assert [n.passage.pid for n in result.path] == ["p1", "p2", "p3"]
     assert kinds(events) == ["RoundStarted", "ChainGenerated", "NodeChecked", "NodeChecked", "NodeChecked", "Done"]
     assert result.answer == "Toronto Coach Terminal"
@@ -58,7 +58,8 @@ def test_correct_confident_reader_disagreeing_gives_correction_and_new_branch(re
     assert second.parent == (1, 1)  # grows from the node that got feedback
     assert [n.decision for n in second.nodes] == [DECISION_DUPLICATE, DECISION_PASS]
     assert [(n.answer, n.source) for n in result.path] == [
-        ("Kevin Drew", SOURCE_LLM), ("Toronto", SOURCE_IR_CORRECTED), ("Toronto Coach Terminal", SOURCE_LLM)]
+        ("Kevin Drew", SOURCE_LLM_VERIFIED), ("Toronto", SOURCE_IR_CORRECTED),
+        ("Toronto Coach Terminal", SOURCE_LLM_VERIFIED)]
     feedback = [e for e in events if isinstance(e, FeedbackGiven)]
     assert len(feedback) == 1 and feedback[0].kind == "correction"
     assert '"Toronto"' in feedback[0].text and "Kevin Drew was born in Toronto" in feedback[0].text
@@ -77,7 +78,8 @@ def test_unconfident_reader_never_corrects(retriever, reader):
     llm = ScriptedLLM([chain((Q1, "Owen Pallett")), "[Final Content]: Owen Pallett [1]."])
     confident_only = _with_threshold(reader, 2.5)
     result = engine(llm, retriever, confident_only).answer(QUESTION)
-    assert result.path[0].decision == DECISION_PASS and result.path[0].answer == "Owen Pallett"
+    # Not overruled, but not confirmed either: the reader found "Kevin Drew", not "Owen Pallett".
+    assert result.path[0].decision == DECISION_NOT_CONFIRMED and result.path[0].answer == "Owen Pallett"
 
 
 def _with_threshold(reader, theta):

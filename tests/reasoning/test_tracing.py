@@ -1,13 +1,13 @@
 """Tracing: marks resolve to path nodes with passages; bad marks vanish; a fallback is composed."""
 
-from searchain.reasoning.result import DECISION_CORRECTED, DECISION_PASS, Node
+from searchain.reasoning.result import DECISION_CORRECTED, DECISION_PASS, SOURCE_LLM_VERIFIED, Node
 from searchain.reasoning.tracing import compose_from_path, extract_final_content, finalize
 from tests.fixtures.reasoning import PASSAGES
 
 
 def path():
-    a = Node(1, 0, "Who is the performer of Spirit If...?", "Kevin Drew", decision=DECISION_PASS,
-             passage=PASSAGES[0], span=(40, 50))
+    a = Node(1, 0, "Who is the performer of Spirit If...?", "Kevin Drew", reader_answer="Kevin Drew",
+             decision=DECISION_PASS, source=SOURCE_LLM_VERIFIED, passage=PASSAGES[0], span=(40, 50))
     b = Node(1, 1, "Where was Kevin Drew born?", "Vancouver", reader_answer="Toronto",
              decision=DECISION_CORRECTED, passage=PASSAGES[1], span=(23, 30))
     c = Node(1, 2, "What is the capital?", "Ottawa")  # no passage: cannot back a mark

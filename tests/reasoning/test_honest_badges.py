@@ -1,0 +1,95 @@
+"""Issue #23.1: a node is "verified" only when the reader found an answer in the passage that
+agrees with the LLM's; otherwise it says "not confirmed" or "no answer in passage", in the path,
+the references, the eval's knowledge-source shares and (for runs stored before) on reload."""
+
+from dataclasses import replace
+
+from searchain.config import ReasoningSettings
+from searchain.eval.datasets import EvalDataset, EvalQuestion
+from searchain.eval.runner import run_eval
+from searchain.llm.scripted import ScriptedLLM
+from searchain.reader.base import ReaderResult
+from searchain.reader.llm_reader import LLMReader
+from searchain.reasoning.engine import SearChainEngine
+from searchain.reasoning.result import (
+    DECISION_NO_ANSWER, DECISION_NOT_CONFIRMED, DECISION_PASS, SOURCE_LLM, SOURCE_LLM_UNVERIFIED,
+    SOURCE_LLM_VERIFIED, Node, honest_decision, honest_source,
+)
+from tests.fixtures.reasoning import PASSAGES, Q1, Q2, QUESTION, chain
+
+
+class FixedReader:
+    """A reader that always answers the same span (found in the passage, or not) at one confidence."""
+
+    name = "fixed"
+
+    def __init__(self, span: str, confidence: float, threshold: float = 1.5):
+        self.span, self.confidence, self.threshold = span, confidence, threshold
+
+    def read(self, question, title, text):
+        at = text.find(self.span) if self.span else -1
+        if at < 0:
+            return ReaderResult("", 0, 0, 0.0, self.threshold)
+        return ReaderResult(self.span, at, at + len(self.span), self.confidence, self.threshold)
+
+    def read_many(self, question, passages):
+        return [self.read(question, t, x) for t, x in passages]
+
+
+def _engine(llm, retriever, reader):
+    return SearChainEngine(llm, retriever, reader, settings=replace(ReasoningSettings(), duplicate_threshold=2.0))
+
+
+def test_reader_with_no_answer_never_badges_verified(retriever):
+    # The traced shape: the chat-model reader says NOT FOUND (answer '', confidence 0.00).
+    reader = LLMReader(ScriptedLLM(["NOT FOUND", "NOT FOUND"]))
+    llm = ScriptedLLM([chain((Q1, "Kevin Drew"), (Q2, "Toronto")),
+                       "[Final Content]: Kevin Drew [1] was born in Toronto [2]. So the final answer is Toronto."])
+    result = _engine(llm, retriever, reader).answer(QUESTION)
+    assert [(n.reader_answer, n.confidence) for n in result.path] == [("", 0.0), ("", 0.0)]
+    assert [n.decision for n in result.path] == [DECISION_NO_ANSWER] * 2
+    assert [n.source for n in result.path] == [SOURCE_LLM_UNVERIFIED] * 2
+    # Nothing backs the answers, so no passage is cited as if it did.
+    assert result.references == [] and "[1]" not in result.final_content
+
+
+def test_unconfident_disagreeing_reader_gives_not_confirmed(retriever):
+    llm = ScriptedLLM([chain((Q2, "Vancouver")), "[Final Content]: He was born in Vancouver [1]."])
+    result = _engine(llm, retriever, FixedReader("Toronto", confidence=0.4)).answer(QUESTION)
+    node = result.path[0]
+    assert node.decision == DECISION_NOT_CONFIRMED and node.source == SOURCE_LLM_UNVERIFIED
+    assert node.answer == "Vancouver" and node.span is None and result.references == []
+
+
+def test_agreeing_reader_verifies_and_cites(retriever):
+    llm = ScriptedLLM([chain((Q2, "Toronto")), "[Final Content]: He was born in Toronto [1]."])
+    result = _engine(llm, retriever, FixedReader("Toronto", confidence=0.4)).answer(QUESTION)
+    node = result.path[0]
+    assert node.decision == DECISION_PASS and node.source == SOURCE_LLM_VERIFIED
+    assert [r.mark for r in result.references] == [1] and result.references[0].span_text == "Toronto"
+
+
+def test_eval_source_shares_follow_the_honest_badges(retriever):
+    reader = LLMReader(ScriptedLLM(["NOT FOUND", "Toronto"]))
+    llm = ScriptedLLM([chain((Q1, "Kevin Drew"), (Q2, "Toronto")),
+                       "[Final Content]: Kevin Drew [1] was born in Toronto [2]. So the final answer is Toronto."])
+    dataset = EvalDataset(path="mem", kind="hotpotqa", fingerprint="0",
+                          questions=(EvalQuestion(id="q1", question=QUESTION, answers=("Toronto",)),))
+    report = run_eval(_engine(llm, retriever, reader), dataset, mode="searchain")
+    assert report.source_shares[SOURCE_LLM_UNVERIFIED] == 0.5
+    assert report.source_shares[SOURCE_LLM_VERIFIED] == 0.5
+    assert report.outcomes[0].sources == {SOURCE_LLM_VERIFIED: 1, SOURCE_LLM_UNVERIFIED: 1,
+                                          "ir_corrected": 0, "ir_completed": 0}
+
+
+def test_a_run_stored_before_the_split_is_judged_again():
+    passage = PASSAGES[1]  # "Kevin Drew was born in Toronto, Ontario, ..."
+    legacy = dict(round=1, position=0, query=Q2, decision=DECISION_PASS, source=SOURCE_LLM, passage=passage)
+    empty = Node(llm_answer="Toronto", reader_answer="", confidence=0.0, **legacy)
+    other = Node(llm_answer="Vancouver", reader_answer="Toronto", confidence=0.4, **legacy)
+    agreed = Node(llm_answer="Toronto", reader_answer="Toronto", confidence=0.4, **legacy)
+    assert [honest_decision(n) for n in (empty, other, agreed)] == [
+        DECISION_NO_ANSWER, DECISION_NOT_CONFIRMED, DECISION_PASS]
+    assert [honest_source(n) for n in (empty, other, agreed)] == [
+        SOURCE_LLM_UNVERIFIED, SOURCE_LLM_UNVERIFIED, SOURCE_LLM_VERIFIED]
+    assert not empty.supported and agreed.supported
