@@ -82,3 +82,11 @@ def test_the_notice_names_the_upgrade_plainly():
     message, hint = starter_notice()
     assert "tiny starter model" in message and starter.STARTER_LABEL in message
     assert f"searchain models pull {starter.UPGRADE_NAME}" in hint and "<" not in message + hint
+
+
+def test_doctor_says_the_starter_answers(fake_starter, home):
+    from searchain.doctor import run_checks
+
+    [model] = [c for c in run_checks(home, Settings()) if c.area == "model"]
+    assert model.status == "warn" and "tiny starter model" in model.summary
+    assert f"pull {starter.UPGRADE_NAME}" in model.fix
