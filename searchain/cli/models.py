@@ -130,7 +130,10 @@ def cmd_pull(ctx, args) -> int:
 
 
 def cmd_remove(ctx, args) -> int:
-    path = _manager(ctx).remove(args.name)
+    from ..llm.pypi_models import pypi_entry
+
+    entry = pypi_entry(args.name)
+    path = _manager(ctx).remove(entry.filename if entry is not None else args.name)
     if ctx.settings.llm.model_path == str(path):
         ctx.settings.llm.model_path = ""
         ctx.save_settings()

