@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from searchain.config import resources_dir
-from searchain.llm.starter import starter_notice
+from searchain.llm.starter import starter_label, starter_notice
 
 from .answer_flow import AnswerFlow
 from .context import AppContext
@@ -116,7 +116,7 @@ class MainWindow(QMainWindow):
 
     def update_status(self) -> None:
         model = self.ctx.settings.llm.model_path
-        starter = self._starter_model()
+        starter = starter_label(self.ctx.settings.llm, self.ctx.paths.models_dir)
         self.model_label.setText(f"Model: {Path(model).name}" if model else
                                  f"Model: {starter} (tiny starter)" if starter else "Model: none installed")
         self.chat.set_starter_notice(" ".join(starter_notice()) if starter else "")
@@ -126,12 +126,6 @@ class MainWindow(QMainWindow):
         kind = {"dense": ", dense only", "bm25": ", BM25 only"}.get(retrieval.retriever, "")
         self.corpus_label.setText(f"Corpus: {self.ctx.settings.active_corpus}{kind}"
                                   + (f", re-ranked by {Path(reranker).name}" if reranker else ""))
-
-    def _starter_model(self) -> str:
-        """The starter model's name when it answers in place of an unset model, else ""."""
-        from searchain.llm.starter import STARTER_LABEL, resolve_model
-
-        return STARTER_LABEL if resolve_model(self.ctx.settings.llm, self.ctx.paths.models_dir).starter else ""
 
     def show_starter_notice(self) -> None:
         """No model chosen, the starter installed: say it is tiny and offer the catalogue."""

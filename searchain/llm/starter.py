@@ -72,6 +72,11 @@ def resolve_model(llm_settings, models_dir: Path | None = None) -> ResolvedModel
     return ResolvedModel(str(starter), True) if starter is not None else ResolvedModel("", False)
 
 
+def starter_label(llm_settings, models_dir: Path | None = None) -> str:
+    """The starter's name when it answers in place of an unset model, else ""."""
+    return STARTER_LABEL if resolve_model(llm_settings, models_dir).starter else ""
+
+
 def starter_notice() -> tuple[str, str]:
     """(message, hint) shown wherever the starter answers in place of a chosen model."""
     return (
