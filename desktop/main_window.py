@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from searchain.config import resources_dir
+from searchain.llm.starter import starter_label, starter_notice
 
 from .answer_flow import AnswerFlow
 from .context import AppContext
@@ -115,13 +116,22 @@ class MainWindow(QMainWindow):
 
     def update_status(self) -> None:
         model = self.ctx.settings.llm.model_path
-        self.model_label.setText(f"Model: {Path(model).name}" if model else "Model: none installed")
+        starter = starter_label(self.ctx.settings.llm, self.ctx.paths.models_dir)
+        self.model_label.setText(f"Model: {Path(model).name}" if model else
+                                 f"Model: {starter} (tiny starter)" if starter else "Model: none installed")
+        self.chat.set_starter_notice(" ".join(starter_notice()) if starter else "")
         self._offer_demo_questions()
         retrieval = self.ctx.settings.retrieval
         reranker = retrieval.reranker.strip()
         kind = {"dense": ", dense only", "bm25": ", BM25 only"}.get(retrieval.retriever, "")
         self.corpus_label.setText(f"Corpus: {self.ctx.settings.active_corpus}{kind}"
                                   + (f", re-ranked by {Path(reranker).name}" if reranker else ""))
+
+    def show_starter_notice(self) -> None:
+        """No model chosen, the starter installed: say it is tiny and offer the catalogue."""
+        message, hint = starter_notice()
+        self.message_bar.show_message(message, hint, kind="info",
+                                      actions=[("catalogue", "Model catalogue…"), ("open_gguf", "Open GGUF file…")])
 
     def _offer_demo_questions(self) -> None:
         from searchain.corpus.demo import DEMO_NAME, demo_questions

