@@ -78,7 +78,7 @@ class GeekRun:
     def __init__(self, question: str, *, generator: Generator, prompts: StrategyPrompts,
                  settings: ReasoningSettings, retriever: Retriever, detector: DuplicateDetector | None = None,
                  yes_no: bool = False, branches: int = GEEK_BRANCHES, max_leaves: int = GEEK_MAX_LEAVES,
-                 fork_depth: int = GEEK_FORK_DEPTH, extract_k: int | None = None):
+                 fork_depth: int = GEEK_FORK_DEPTH, extract_k: int | None = None, field_chars: int | None = None):
         if not 1 <= branches <= 9:
             raise ValueError(f"branches must be 1..9, got {branches}")
         self.question = question
@@ -93,6 +93,8 @@ class GeekRun:
         self.extract_k = min(9, max(1, int(extract_k or max(GEEK_EXTRACT_K, settings.top_k))))
         self.r_max = max(1, int(settings.r_max))
         self.lines: list[_Line] = []
+        # One cap for every free-text field (None: each grammar's own default), for small contexts.
+        self.caps = {} if field_chars is None else {"chars": field_chars}
 
     def run(self) -> StrategyOutcome:
         queue: deque[tuple[_Line, Option | None]] = deque([(self._new_line(None, [], [], 0, 0), None)])
@@ -160,7 +162,8 @@ class GeekRun:
     def _decomp(self, line: _Line) -> list[Option]:
         can_fork = line.forks < self.fork_depth and len(self.lines) < self.max_leaves
         want = self.branches if can_fork else 1
-        text = self._ask(line, self.prompts.decomp(self.question, line.facts, want), PHASE_STEP, decomp_grammar(want))
+        prompt = self.prompts.decomp(self.question, line.facts, want)
+        text = self._ask(line, prompt, PHASE_STEP, decomp_grammar(want, **self.caps))
         options, seen = [], set()
         for option in parse_options(text, want):
             key = normalize_answer(option.sub_question)
@@ -193,7 +196,8 @@ class GeekRun:
         number, fact = None, None
         if passages:
             prompt = self.prompts.extract(option.sub_question, option.pseudo_answer, passages)
-            number, fact = parse_fact(self._ask(line, prompt, PHASE_STEP, extract_grammar(len(passages))), len(passages))
+            text = self._ask(line, prompt, PHASE_STEP, extract_grammar(len(passages), **self.caps))
+            number, fact = parse_fact(text, len(passages))
         if fact is None:
             node.decision, node.source = DECISION_UNGROUNDED, SOURCE_LLM
             self._step(line, ACTION_RETRIEVE, f"nothing found for: {option.sub_question}; the guess stands", node)
@@ -209,15 +213,19 @@ class GeekRun:
     def _self_answer(self, line: _Line, option: Option) -> Node:
         node = self._node(line, option)
         prompt = self.prompts.self_answer(self.question, line.facts, option.sub_question)
-        _, fact = parse_fact(self._ask(line, prompt, PHASE_STEP, fact_grammar()), 0)
+        _, fact = parse_fact(self._ask(line, prompt, PHASE_STEP, fact_grammar(**self.caps)), 0)
         node.reader_answer = fact or option.pseudo_answer or "unknown"
         node.decision, node.source = DECISION_SELF_ANSWERED, SOURCE_LLM
         self._step(line, ACTION_SELF_ANSWER, f"{option.sub_question} -> {node.reader_answer}", node)
         return node
 
+    def _conclude_caps(self) -> dict:
+        return self.caps and {**self.caps, "reasoning_chars": self.caps["chars"]}
+
     def _conclude(self, line: _Line) -> None:
         prompt = self.prompts.final(self.question, line.facts, yes_no=self.yes_no)
-        reasoning, answer = parse_conclusion(self._ask(line, prompt, PHASE_STEP, conclude_grammar(yes_no=self.yes_no)))
+        grammar = conclude_grammar(yes_no=self.yes_no, **self._conclude_caps())
+        reasoning, answer = parse_conclusion(self._ask(line, prompt, PHASE_STEP, grammar))
         if self.yes_no:
             answer = yes_no(answer) or answer
         line.answer = answer

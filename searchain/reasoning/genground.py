@@ -51,7 +51,8 @@ class GenGroundRun:
 
     def __init__(self, question: str, *, generator: Generator, prompts: StrategyPrompts,
                  settings: ReasoningSettings, retriever: Retriever, detector: DuplicateDetector,
-                 top_k: int = GROUND_TOP_K, batch_size: int = GROUND_BATCH):
+                 top_k: int = GROUND_TOP_K, batch_size: int = GROUND_BATCH, field_chars: int | None = None,
+                 deduce_gbnf: str | None = None):
         if not 1 <= batch_size <= 9:
             raise ValueError(f"batch_size must be 1..9, got {batch_size}")
         self.question = question
@@ -62,6 +63,10 @@ class GenGroundRun:
         self.detector = detector
         self.top_k = max(1, int(top_k))
         self.batch_size = batch_size
+        # One cap for every free-text field (None: each grammar's own default), for small contexts.
+        self.caps = {} if field_chars is None else {"chars": field_chars}
+        # A user-supplied GBNF for the deduction (same format, e.g. tuned to one model or corpus).
+        self.deduce_gbnf = deduce_gbnf
 
     def run(self) -> StrategyOutcome:
         branches: list[Branch] = []
@@ -72,7 +77,7 @@ class GenGroundRun:
         for hop in range(1, max(1, int(self.settings.r_max)) + 1):
             emit(self.gen.on_event, RoundStarted(hop))
             messages = [{"role": "user", "content": self.prompts.deduce(self.question, steps)}]
-            completion = self.gen.chat(messages, PHASE_DEDUCE, deduce_grammar())
+            completion = self.gen.chat(messages, PHASE_DEDUCE, self.deduce_gbnf or deduce_grammar(**self.caps))
             deduction = parse_deduction(completion.text)
             if deduction.sub_question is None:
                 final, stop_reason = deduction.final_answer or "", "finish"
@@ -98,7 +103,7 @@ class GenGroundRun:
     def _conclude(self, steps: list[tuple[str, str]]) -> str:
         """Out of hops (or walking in circles): ask for the final answer outright."""
         messages = [{"role": "user", "content": self.prompts.deduce(self.question, steps)}]
-        text = self.gen.chat(messages, PHASE_DEDUCE, final_answer_grammar()).text
+        text = self.gen.chat(messages, PHASE_DEDUCE, final_answer_grammar(**self.caps)).text
         answer = field(text, r"final\s+answer")
         if answer:
             return answer
@@ -116,7 +121,7 @@ class GenGroundRun:
                         unsolved=answer is None)
             branch.nodes.append(node)
             prompt = self.prompts.ground(sub_question, answer or "unknown", batch)
-            text = self.gen.chat([{"role": "user", "content": prompt}], PHASE_GROUND, ground_grammar(len(batch))).text
+            text = self.gen.chat([{"role": "user", "content": prompt}], PHASE_GROUND, self._ground_grammar(len(batch))).text
             branch.raw_text += "\n\n" + text.strip()
             grounding = parse_grounding(text, len(batch))
             titles = "; ".join(p.title for p in batch)
@@ -140,6 +145,10 @@ class GenGroundRun:
         emit(self.gen.on_event, StrategyStep(branch.round, ACTION_GROUND, summary[-1], node))
         branch.feedback = "\n".join(summary)
         return node
+
+    def _ground_grammar(self, size: int) -> str:
+        caps = self.caps and {**self.caps, "evidence_chars": self.caps["chars"]}
+        return ground_grammar(size, **caps)
 
     @staticmethod
     def _cite(node: Node, passage: Passage, evidence: str, revised: str) -> None:

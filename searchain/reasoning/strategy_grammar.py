@@ -39,15 +39,16 @@ def final_answer_grammar(chars: int = FIELD_CHARS, *, yes_no: bool = False) -> s
     return _finish(['root ::= "[Final Answer]: " text "\\n"?', _field("text", chars)])
 
 
-def ground_grammar(batch_size: int, chars: int = EVIDENCE_CHARS) -> str:
+def ground_grammar(batch_size: int, chars: int = FIELD_CHARS, evidence_chars: int = EVIDENCE_CHARS) -> str:
     """GenGround's grounding: ``[Evidence]: Empty``, or evidence from passage n and the revision."""
     _check("batch_size", batch_size, 1, 9)
-    _check("chars", chars, 8, 4000)
+    _check("chars", chars, 8, 2000)
+    _check("evidence_chars", evidence_chars, 8, 4000)
     return _finish([
         f'root ::= ( "[Evidence]: Empty" | "[Evidence " [1-{batch_size}] "]: " evidence '
         f'"\\n[Revised Answer]: " text ) "\\n"?',
-        _field("evidence", chars),
-        _field("text", FIELD_CHARS),
+        _field("evidence", evidence_chars),
+        _field("text", chars),
     ])
 
 
@@ -75,6 +76,7 @@ def decomp_grammar(options: int, chars: int = FIELD_CHARS) -> str:
 def extract_grammar(passages: int, chars: int = FIELD_CHARS) -> str:
     """GEEK's extractor: a fact from passage n, or ``[Fact]: Unknown``."""
     _check("passages", passages, 1, 9)
+    _check("chars", chars, 8, 2000)
     return _finish([
         f'root ::= ( "[Fact]: Unknown" | "[Fact from " [1-{passages}] "]: " text ) "\\n"?',
         _field("text", chars),
@@ -86,12 +88,13 @@ def fact_grammar(chars: int = FIELD_CHARS) -> str:
     return _finish(['root ::= "[Fact]: " text "\\n"?', _field("text", chars)])
 
 
-def conclude_grammar(*, yes_no: bool, chars: int = REASONING_CHARS) -> str:
+def conclude_grammar(*, yes_no: bool, chars: int = FIELD_CHARS, reasoning_chars: int = REASONING_CHARS) -> str:
     """GEEK's FinalAnswer: the facts summarised, then the answer (yes/no for implicit questions)."""
-    _check("chars", chars, 8, 4000)
+    _check("chars", chars, 8, 2000)
+    _check("reasoning_chars", reasoning_chars, 8, 4000)
     answer = '( "yes" | "no" )' if yes_no else "text"
     return _finish([
         f'root ::= "[Reasoning]: " reasoning "\\n[Final Answer]: " {answer} "\\n"?',
-        _field("reasoning", chars),
-        _field("text", FIELD_CHARS),
+        _field("reasoning", reasoning_chars),
+        _field("text", chars),
     ])
