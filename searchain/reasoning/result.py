@@ -35,7 +35,8 @@ SOURCE_IR_CORRECTED = "ir_corrected"
 SOURCE_IR_COMPLETED = "ir_completed"
 SOURCE_IR_GROUNDED = "ir_grounded"  # GenGround: revised by cited evidence
 SOURCE_IR_EXTRACTED = "ir_extracted"  # GEEK: extracted from retrieved passages
-SOURCES = (SOURCE_LLM, SOURCE_IR_CORRECTED, SOURCE_IR_COMPLETED, SOURCE_IR_GROUNDED, SOURCE_IR_EXTRACTED)
+SOURCES = (SOURCE_LLM, SOURCE_IR_CORRECTED, SOURCE_IR_COMPLETED)  # SearChain's (eval reports these)
+ALL_SOURCES = SOURCES + (SOURCE_IR_GROUNDED, SOURCE_IR_EXTRACTED)
 
 
 @dataclass
