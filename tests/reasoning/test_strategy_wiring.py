@@ -94,3 +94,34 @@ def test_eval_scores_a_strategy_without_a_first_round_comparison():
     outcome = score_question(EvalQuestion("q1", QUESTION, ("Toronto",)), genground_result())
     assert outcome.cover_em == 1.0 and outcome.first_round_right is None
     assert outcome.sources["ir_grounded"] == 1 and outcome.sources["llm"] == 1
+
+
+def geek_forked_late_result():
+    """Branch 2 forks after branch 1's first node and wins the tie on evidence: its path starts
+    with a node stored in branch 1."""
+    from tests.reasoning.test_geek import act, conclude, options
+
+    llm = ScriptedLLM([
+        options(("Who made Spirit If...?", "Kevin Drew")), act("SelfAnswer"), "[Fact]: Kevin Drew",
+        act("AddDecomp"), options(("Where was he born?", "Vancouver"), ("Where is he from?", "Toronto")),
+        act("SelfAnswer"), "[Fact]: Vancouver", act("FinalAnswer"), conclude("no"),
+        act("Retrieve"), "[Fact from 1]: Kevin Drew was born in Toronto", act("FinalAnswer"), conclude("yes"),
+    ])
+    e = engine(llm, FixedRetriever([P2]), options={"geek": {"branches": 2}})
+    return e.answer(YESNO, mode="geek")
+
+
+def test_a_winning_branch_that_forked_late_reopens_with_its_inherited_path(tmp_path):
+    result = geek_forked_late_result()
+    first, second = result.branches
+    assert second.parent == (1, 0) and result.answer == "yes"
+    assert result.path == [first.nodes[0], second.nodes[0]] and result.path[0] is first.nodes[0]
+    assert [r.mark for r in result.references] == [2]  # the self-answered step has no passage
+    original = copy.deepcopy(result)
+    with ConversationStore.open(tmp_path / "c.db") as store:
+        cid = store.create_conversation("late fork")
+        store.add_user_message(cid, result.question)
+        mid = store.begin_answer(cid, RunInfo.from_settings(Settings()))
+        store.finish_answer(mid, result)
+    with ConversationStore.open(tmp_path / "c.db") as store:
+        assert store.get_message(mid).result == original
