@@ -8,7 +8,7 @@ text in the transcript and in the message bar; the app keeps working.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, Signal
 from searchain.errors import Cancelled, ModelError
 from searchain.llm.events import LLMWarning
 from searchain.reasoning import events as ev
+from searchain.reasoning.strategy_view import describe_event
 
 from .context import AppContext
 from .render import describe_error
@@ -72,8 +73,10 @@ class AnswerFlow(QObject):
     def busy(self) -> bool:
         return self.job is not None
 
-    def ask(self, question: str) -> bool:
+    def ask(self, question: str, mode: str | None = None) -> bool:
         """Start answering ``question`` in the current conversation (a new one if none).
+
+        ``mode``: the strategy for this question; else the chat's picker, else the settings.
 
         Every store write happens on the worker too (SQLite commits fsync, which would stall the
         UI); the worker reports the saved ids with an ``AnswerSaved`` event.
@@ -83,7 +86,9 @@ class AnswerFlow(QObject):
             return False
         self.events_seen = []
         self.message_id = None
-        ctx, mode, run = self.ctx, self.ctx.settings.reasoning.mode, self._run_info()
+        ctx = self.ctx
+        mode = mode or self.chat.strategy.chosen() or ctx.settings.reasoning.mode
+        run = replace(self._run_info(), mode=mode)  # the stored run names the strategy used
         self.chat.begin_answer(question, key="pending", run=run)
         self.chat.set_phase("Loading the model…")
         self.reasoning.clear("Starting…")
@@ -142,6 +147,9 @@ class AnswerFlow(QObject):
                 self.chat.set_phase("Reading the question with the conversation…")
             else:
                 self.chat.append_token(event.text, event.phase)
+        elif (line := describe_event(event)) is not None:  # a GenGround / GEEK step
+            self.reasoning.note_strategy(line)
+            self.chat.set_phase(line)
         elif isinstance(event, ev.QuestionRewritten):
             if event.standalone != event.original:
                 self.chat.note_rewrite(event.standalone)

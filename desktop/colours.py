@@ -21,6 +21,13 @@ from searchain.reasoning.result import (
     DECISION_PASS,
     DECISION_UNCHECKED,
 )
+from searchain.reasoning.result import (  # the GenGround and GEEK fates
+    DECISION_EMPTY,
+    DECISION_EXTRACTED,
+    DECISION_GROUNDED,
+    DECISION_SELF_ANSWERED,
+    DECISION_UNGROUNDED,
+)
 
 
 @dataclass(frozen=True)
@@ -47,7 +54,9 @@ LIGHT = Colours(
     banner_error=("#fdecea", "#f5c6cb"), banner_info=("#e8f4fd", "#b6dcf7"),
     badges={DECISION_PASS: "#2e7d32", DECISION_CORRECTED: "#c62828", DECISION_COMPLETED: "#1565c0",
             DECISION_DUPLICATE: "#6d6d6d", DECISION_UNCHECKED: "#737373",
-            DECISION_NOT_CONFIRMED: "#8a5300", DECISION_NO_ANSWER: "#8a5300"},
+            DECISION_NOT_CONFIRMED: "#8a5300", DECISION_NO_ANSWER: "#8a5300",
+            DECISION_GROUNDED: "#2e7d32", DECISION_EXTRACTED: "#1565c0", DECISION_SELF_ANSWERED: "#6a1b9a",
+            DECISION_EMPTY: "#6d6d6d", DECISION_UNGROUNDED: "#8a5300"},
 )
 
 # Every text colour keeps WCAG AA contrast (4.5:1) on its background: white for LIGHT, #1e1e1e
@@ -58,7 +67,9 @@ DARK = Colours(
     banner_error=("#4a2326", "#7a3b40"), banner_info=("#1d3346", "#35597a"),
     badges={DECISION_PASS: "#81c784", DECISION_CORRECTED: "#ef9a9a", DECISION_COMPLETED: "#90caf9",
             DECISION_DUPLICATE: "#bdbdbd", DECISION_UNCHECKED: "#9e9e9e",
-            DECISION_NOT_CONFIRMED: "#ffcc80", DECISION_NO_ANSWER: "#ffcc80"},
+            DECISION_NOT_CONFIRMED: "#ffcc80", DECISION_NO_ANSWER: "#ffcc80",
+            DECISION_GROUNDED: "#81c784", DECISION_EXTRACTED: "#90caf9", DECISION_SELF_ANSWERED: "#ce93d8",
+            DECISION_EMPTY: "#bdbdbd", DECISION_UNGROUNDED: "#ffcc80"},
 )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from PySide6.QtGui import QAction, QKeySequence
 
 from .views.corpus_transfer import import_corpus_from_menu
+from .views.strategy import STRATEGY_CHOICES, ask_again_with
 
 
 def build_menus(window) -> None:
@@ -39,7 +40,11 @@ def build_menus(window) -> None:
     edit = bar.addMenu("&Edit")
     window.copy_answer_action = add(edit, "&Copy answer with sources", window.copy_answer, "Ctrl+Shift+A")
     window.ask_again_action = add(edit, "&Ask again", window.ask_again, "Ctrl+Shift+R")
-    window.chat.context_actions = [window.copy_answer_action, window.ask_again_action]
+    again_with = edit.addMenu("Ask again &with")
+    for mode, label in STRATEGY_CHOICES:
+        add(again_with, label, lambda _checked=False, m=mode: ask_again_with(window, m))
+    window.ask_again_with_menu = again_with
+    window.chat.context_actions = [window.copy_answer_action, window.ask_again_action, again_with.menuAction()]
     edit.addSeparator()
     add(edit, "&Find in conversation…", window.find_in_conversation, QKeySequence.StandardKey.Find)
     add(edit, "Find &next", window.chat.find_bar.find_next, QKeySequence.StandardKey.FindNext)

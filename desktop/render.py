@@ -24,6 +24,13 @@ from searchain.reasoning.result import (
     Reference,
     honest_decision,
 )
+from searchain.reasoning.result import (  # the GenGround and GEEK fates
+    DECISION_EMPTY,
+    DECISION_EXTRACTED,
+    DECISION_GROUNDED,
+    DECISION_SELF_ANSWERED,
+    DECISION_UNGROUNDED,
+)
 
 from .colours import LIGHT, Colours
 
@@ -41,6 +48,11 @@ BADGES: dict[str, str] = {
     DECISION_COMPLETED: "completed by IR",
     DECISION_DUPLICATE: "skipped: duplicate",
     DECISION_UNCHECKED: "unchecked",
+    DECISION_GROUNDED: "grounded",
+    DECISION_EMPTY: "batch: empty",
+    DECISION_UNGROUNDED: "not grounded",
+    DECISION_EXTRACTED: "extracted",
+    DECISION_SELF_ANSWERED: "self-answered",
 }
 
 # What each fate means, for the badge's tooltip (SearChain's IR step, SEARCHAIN.md).
@@ -60,6 +72,13 @@ BADGE_EXPLANATIONS: dict[str, str] = {
                         "checked again.",
     DECISION_UNCHECKED: "Not checked against the corpus: the chain ended before it, or this answering "
                         "mode does not verify steps.",
+    DECISION_GROUNDED: "GenGround: the model quoted evidence from this batch of passages and revised its answer "
+                       "to match it.",
+    DECISION_EMPTY: "GenGround: nothing in this batch of passages bore on the step (\"Empty\"); the next "
+                    "batch was tried.",
+    DECISION_UNGROUNDED: "No passage could back this step, so the model's own answer stands, unverified.",
+    DECISION_EXTRACTED: "GEEK: the fact was extracted from the retrieved passages (Retrieve & Extract).",
+    DECISION_SELF_ANSWERED: "GEEK: answered by reasoning over the facts found so far, without retrieval.",
 }
 COLUMN_TIPS = {
     "LLM answer": "What the language model answered for this step",

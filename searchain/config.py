@@ -133,7 +133,7 @@ class LLMSettings:
 
 @dataclass
 class ReasoningSettings:
-    mode: str = "searchain"  # searchain | coq | direct | rag
+    mode: str = "searchain"  # searchain | coq | direct | rag | genground | geek
     reader: str = "auto"  # auto | dpr | llm
     reader_model: str = "facebook/dpr-reader-multiset-base"  # DPR reader, in models/readers/
     task: str = "auto"  # auto | multihop | yesno | longform: which CoQ prompt variant

@@ -25,7 +25,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "retrieval.embed_device": ("auto", "cpu", "cuda"),
     "llm.backend": ("llama_cpp", "openai"),
     "llm.isolation": ("process", "inprocess"),
-    "reasoning.mode": ("searchain", "coq", "direct", "rag"),
+    "reasoning.mode": ("searchain", "coq", "direct", "rag", "genground", "geek"),
     "reasoning.reader": ("auto", "dpr", "llm"),
     "reasoning.task": ("auto", "multihop", "yesno", "longform"),
 }

@@ -27,6 +27,7 @@ from searchain.reasoning.result import AnswerResult, Reference
 from ..colours import LIGHT, Colours, colours_for
 from ..render import answer_html, escape, parse_ref_url, references_html, text_to_html
 from .find_bar import FindBar
+from .strategy import StrategyPicker
 
 EMPTY_STATE = (
     "<div style='color:{muted}; margin:40px'>"
@@ -113,12 +114,14 @@ class ChatView(QWidget):
         self.stop_button.setToolTip("Stop the answer (Esc)")
         self.stop_button.clicked.connect(self.stop_requested)
         self.stop_button.setVisible(False)
+        self.strategy = StrategyPicker(self)
 
         row = QHBoxLayout()
         row.addWidget(self.input, 1)
         buttons = QVBoxLayout()
         buttons.addWidget(self.send_button)
         buttons.addWidget(self.stop_button)
+        buttons.addWidget(self.strategy)
         buttons.addStretch(1)
         row.addLayout(buttons)
         layout = QVBoxLayout(self)

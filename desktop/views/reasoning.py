@@ -19,6 +19,7 @@ from searchain.reasoning.result import (
 
 from ..colours import colours_for
 from ..render import BADGE_EXPLANATIONS, COLUMN_TIPS, badge, format_confidence, node_summary
+from .strategy import StrategyLog
 
 COLUMNS = ("Query", "LLM answer", "Reader answer", "Confidence", "Fate")
 COL_QUERY, COL_LLM, COL_READER, COL_CONF, COL_FATE = range(len(COLUMNS))
@@ -71,7 +72,9 @@ class ReasoningPanel(QWidget):
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        self.strategy_log = StrategyLog(self)  # GenGround / GEEK steps; hidden for SearChain
         layout.addWidget(self.summary)
+        layout.addWidget(self.strategy_log)
         layout.addWidget(self.tree, 1)
         self._rounds: dict[int, QTreeWidgetItem] = {}
         self._nodes: dict[tuple[int, int], QTreeWidgetItem] = {}
@@ -79,6 +82,7 @@ class ReasoningPanel(QWidget):
     # -- building the tree -------------------------------------------------------------------
     def clear(self, message: str = "") -> None:
         self.tree.clear()
+        self.strategy_log.clear_log()
         self._rounds.clear()
         self._nodes.clear()
         self.summary.setText(message or "The reasoning tree appears here while an answer is built.")
@@ -131,9 +135,12 @@ class ReasoningPanel(QWidget):
 
     def show_result(self, result: AnswerResult) -> None:
         """Draw the whole tree of a finished answer (also used when reopening a conversation)."""
+        from searchain.reasoning.strategy_view import describe
+
         self.clear()
         for branch in result.branches:
             self.add_branch(branch)
+        self.strategy_log.show_lines(describe(result))
         sources: dict[str, int] = {}
         for node in result.path:
             source = honest_source(node)
@@ -144,6 +151,11 @@ class ReasoningPanel(QWidget):
             f"{result.rounds} round(s), stopped: {stopped}. "
             f"Final path: {len(result.path)} node(s){' — ' + known if known else ''}."
         )
+
+    def note_strategy(self, line: str) -> None:
+        """One live GenGround / GEEK step (plain text)."""
+        self.strategy_log.add_line(line)
+        self.summary.setText(line)
 
     def set_collapsed(self, collapsed: bool) -> None:
         for item in self._rounds.values():

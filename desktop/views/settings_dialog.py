@@ -34,6 +34,8 @@ MODE_LABELS = {
     "coq": "Chain-of-Query without IR",
     "direct": "Baseline: direct answer",
     "rag": "Baseline: retrieve then read",
+    "genground": "GenGround (generate, then ground in passages)",
+    "geek": "GEEK (actions, extraction, branch vote; yes/no questions)",
 }
 READER_LABELS = {"auto": "Automatic", "dpr": "DPR reader", "llm": "The LLM as reader"}
 RETRIEVER_LABELS = {"hybrid": "Hybrid: embeddings + keywords (best measured)",

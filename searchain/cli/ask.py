@@ -14,9 +14,8 @@ import json
 import sys
 from typing import Any
 
+from ..reasoning.modes import MODES
 from ..reasoning.result import honest_decision, honest_source
-
-MODES = ("searchain", "coq", "direct", "rag")
 
 
 def register(sub) -> None:
@@ -24,7 +23,8 @@ def register(sub) -> None:
     p.add_argument("question", help="the question to answer")
     p.add_argument("--model", metavar="PATH", help="GGUF model file (default: the configured one)")
     p.add_argument("--corpus", metavar="NAME", help="corpus to search (default: the active one)")
-    p.add_argument("--mode", choices=MODES, help="searchain (default), coq (no IR), direct, rag")
+    p.add_argument("--mode", choices=MODES,
+                   help="searchain (default), coq (no IR), direct, rag, genground (generate-then-ground), geek")
     p.add_argument("--task", choices=("auto", "multihop", "yesno", "longform"), default=None,
                    help="CoQ prompt variant (default: guessed from the question)")
     p.add_argument("--no-grammar", action="store_true", help="do not constrain the CoQ with a grammar")
@@ -114,8 +114,12 @@ def _read_grammar(path: str) -> str:
 
 def _progress(event: Any) -> None:
     from ..reasoning.events import ChainUnreadable, FeedbackGiven, NodeChecked, QuestionRewritten, RoundStarted
+    from ..reasoning.strategy_view import describe_event
 
-    if isinstance(event, QuestionRewritten):
+    line = describe_event(event)  # GenGround / GEEK steps
+    if line is not None:
+        print(f"  {line}", file=sys.stderr)
+    elif isinstance(event, QuestionRewritten):
         print(f"read with the conversation as: {event.standalone}", file=sys.stderr)
     elif isinstance(event, RoundStarted):
         print(f"round {event.round}: writing a chain of queries...", file=sys.stderr)
@@ -176,6 +180,11 @@ def render_text(result) -> str:
             out.append(f"[{ref.mark}] {p.title} ({p.corpus}:{p.pid})")
             out.append(f"    {highlight(p.text, ref.span)}")
         out.append("")
+    from ..reasoning.strategy_view import describe
+
+    strategy = describe(result)
+    if strategy:
+        return "\n".join(out + strategy).rstrip()
     if result.branches:
         out.append(f"Reasoning tree ({result.rounds} round(s), stopped: {result.stop_reason}):")
         for branch in result.branches:

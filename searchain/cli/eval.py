@@ -13,7 +13,7 @@ import json
 import sys
 from typing import Any
 
-MODES = ("searchain", "coq", "direct", "rag")
+from ..reasoning.modes import MODES
 
 
 def register(sub) -> None:

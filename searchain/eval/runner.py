@@ -102,8 +102,9 @@ def prediction_text(result: AnswerResult) -> str:
 
 def first_round_answer(result: AnswerResult) -> str | None:
     """The LLM's own answer before any IR feedback: the first branch's [Final Content], or, if
-    that branch wrote none, its last answered node; None for modes without a Chain-of-Query."""
-    if not result.branches:
+    that branch wrote none, its last answered node; None for modes without a Chain-of-Query, and
+    for GenGround and GEEK, whose first branch is one hop or one strategy, not an answer before IR."""
+    if not result.branches or result.mode in ("genground", "geek"):
         return None
     first = result.branches[0]
     if first.final_content:

@@ -29,7 +29,7 @@ from .events import PHASE_REWRITE, Done, Failed, QuestionRewritten
 from .followup import PriorTurn, rewrite_followup
 from .grammar import DEFAULT_MAX_NODES, coq_grammar, final_content_grammar
 from .loop import Generator, ReasoningRun
-from .modes import MODE_DIRECT, MODE_RAG, MODE_SEARCHAIN, check_mode
+from .modes import MODE_DIRECT, MODE_GEEK, MODE_GENGROUND, MODE_RAG, MODE_SEARCHAIN, check_mode, needs_ir
 from .parser import short_answer, strip_marks
 from .prompts import TASKS, PromptBook, detect_task
 from .result import AnswerResult
@@ -57,6 +57,8 @@ class SearChainEngine:
         self.max_nodes = max_nodes
         # A user-supplied GBNF for the CoQ (e.g. tuned for one small model); None = coq_grammar().
         self.chain_grammar = chain_grammar
+        # Per mode, keyword options for its run, e.g. {"genground": {"batch_size": 2}, "geek": {"branches": 2}}.
+        self.strategy_options: dict[str, dict[str, Any]] = {}
 
     # -- public API ----------------------------------------------------------------------------
 
@@ -132,6 +134,11 @@ class SearChainEngine:
                 question, generator=gen, prompts=self.prompts, retriever=self.retriever,
                 top_k=self.settings.top_k)
             result.stop_reason = "finish"
+        elif mode in (MODE_GENGROUND, MODE_GEEK):
+            from .strategies import run_strategy
+
+            run_strategy(mode, question, task, generator=gen, settings=self.settings, retriever=self.retriever,
+                         embedder=self.embedder, result=result, **self.strategy_options.get(mode, {}))
         else:
             self._chain(question, task, mode, gen, result)
         result.answer = short_answer(result.final_content)
@@ -150,7 +157,7 @@ class SearChainEngine:
         return question
 
     def _require(self, mode: str) -> None:
-        if mode in (MODE_SEARCHAIN, MODE_RAG) and self.retriever is None:
+        if needs_ir(mode) and self.retriever is None:
             raise ConfigError(f"Mode {mode!r} needs a corpus to search, but no retriever was given.",
                               hint="Build a corpus index (`searchain corpus ...`) or use --mode coq/direct.")
         if mode == MODE_SEARCHAIN and self.reader is None:

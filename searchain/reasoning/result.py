@@ -20,10 +20,22 @@ DECISION_CORRECTED = "corrected"  # reader confident and disagreed: correction f
 DECISION_COMPLETED = "completed"  # [Unsolved Query] answered by IR: completion feedback
 DECISION_DUPLICATE = "duplicate"  # query already processed in an earlier round: skipped
 DECISION_UNCHECKED = "unchecked"  # after this round's feedback, or in modes without IR
+# The other strategies (genground.py, geek.py) give their steps these fates.
+DECISION_GROUNDED = "grounded"  # GenGround: evidence cited from a batch, answer revised by it
+DECISION_EMPTY = "empty"  # GenGround: a batch with nothing to cite ("Empty"); the next is tried
+DECISION_UNGROUNDED = "ungrounded"  # no passage could back the step: the model's answer stands
+DECISION_EXTRACTED = "extracted"  # GEEK: Retrieve & Extract condensed the passages into a fact
+DECISION_SELF_ANSWERED = "self_answered"  # GEEK: SelfAnswer, from the facts so far, no retrieval
 DECISIONS = (DECISION_PASS, DECISION_NOT_CONFIRMED, DECISION_NO_ANSWER, DECISION_CORRECTED,
-             DECISION_COMPLETED, DECISION_DUPLICATE, DECISION_UNCHECKED)
+             DECISION_COMPLETED, DECISION_DUPLICATE, DECISION_UNCHECKED,
+             DECISION_GROUNDED, DECISION_EMPTY, DECISION_UNGROUNDED, DECISION_EXTRACTED,
+             DECISION_SELF_ANSWERED)
 # Decisions whose node is backed by its passage: only these may cite it with a [n] mark.
-SUPPORTED_DECISIONS = (DECISION_PASS, DECISION_CORRECTED, DECISION_COMPLETED)
+SUPPORTED_DECISIONS = (DECISION_PASS, DECISION_CORRECTED, DECISION_COMPLETED, DECISION_GROUNDED,
+                       DECISION_EXTRACTED)
+# Decisions whose kept answer is ``reader_answer`` (what IR, grounding or the extractor gave).
+_ANSWER_FROM_READER = (DECISION_CORRECTED, DECISION_COMPLETED, DECISION_GROUNDED, DECISION_EXTRACTED,
+                       DECISION_SELF_ANSWERED)
 
 # Where the knowledge of a node on the final path came from (paper Table 2: from the LLM and
 # verified, from the LLM and unverifiable, corrected by IR, completed by IR).
@@ -36,6 +48,9 @@ SOURCES = (SOURCE_LLM_VERIFIED, SOURCE_LLM_UNVERIFIED, SOURCE_IR_CORRECTED, SOUR
 # every LLM node (then "verified" was given even when the reader found nothing): see
 # ``honest_decision`` for how such a node is shown. Also the default of a node not yet checked.
 SOURCE_LLM = "llm"
+SOURCE_IR_GROUNDED = "ir_grounded"  # GenGround: revised by cited evidence
+SOURCE_IR_EXTRACTED = "ir_extracted"  # GEEK: extracted from retrieved passages
+ALL_SOURCES = SOURCES + (SOURCE_IR_GROUNDED, SOURCE_IR_EXTRACTED)  # SOURCES: SearChain's (eval)
 
 
 @dataclass
@@ -61,8 +76,9 @@ class Node:
 
     @property
     def answer(self) -> str | None:
-        """The answer the final path keeps: IR's when it corrected or completed, else the LLM's."""
-        if self.decision in (DECISION_CORRECTED, DECISION_COMPLETED):
+        """The answer the final path keeps: IR's when it corrected or completed (or grounding,
+        extraction or a GEEK self-answer gave one), else the LLM's."""
+        if self.decision in _ANSWER_FROM_READER:
             return self.reader_answer
         return self.llm_answer
 
@@ -103,7 +119,7 @@ class Reference:
 @dataclass
 class AnswerResult:
     question: str
-    mode: str  # searchain | coq | direct | rag
+    mode: str  # searchain | coq | direct | rag | genground | geek
     final_content: str  # answer text with [n] marks; every mark resolves to a Reference
     answer: str  # the short answer (final content without marks)
     references: list[Reference] = field(default_factory=list)
