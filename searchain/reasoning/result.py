@@ -190,4 +190,6 @@ def honest_source(node: Node) -> str:
     """The knowledge source of a node on the path, one of ``SOURCES`` (legacy "llm" judged again)."""
     if node.source != SOURCE_LLM:
         return node.source
-    return SOURCE_LLM_VERIFIED if honest_decision(node) == DECISION_PASS else SOURCE_LLM_UNVERIFIED
+    # A GenGround step whose cited evidence confirmed the model's answer keeps the "llm" source
+    # with a supported decision: that is verified too.
+    return SOURCE_LLM_VERIFIED if honest_decision(node) in SUPPORTED_DECISIONS else SOURCE_LLM_UNVERIFIED

@@ -93,3 +93,16 @@ def test_a_run_stored_before_the_split_is_judged_again():
     assert [honest_source(n) for n in (empty, other, agreed)] == [
         SOURCE_LLM_UNVERIFIED, SOURCE_LLM_UNVERIFIED, SOURCE_LLM_VERIFIED]
     assert not empty.supported and agreed.supported
+
+
+def test_grounded_step_that_kept_the_models_answer_counts_as_verified():
+    """GenGround: evidence cited and the answer unchanged (source stays "llm") is verified; a step
+    no batch could ground is not."""
+    from searchain.reasoning.result import (DECISION_GROUNDED, DECISION_UNGROUNDED, SOURCE_LLM,
+                                            SOURCE_LLM_UNVERIFIED, SOURCE_LLM_VERIFIED, honest_source)
+    passage = PASSAGES[1]
+    grounded = Node(1, 0, "Where?", "Toronto", reader_answer="Toronto", decision=DECISION_GROUNDED,
+                    source=SOURCE_LLM, passage=passage)
+    ungrounded = Node(1, 1, "Where?", "Toronto", decision=DECISION_UNGROUNDED, source=SOURCE_LLM)
+    assert honest_source(grounded) == SOURCE_LLM_VERIFIED
+    assert honest_source(ungrounded) == SOURCE_LLM_UNVERIFIED
