@@ -5,7 +5,7 @@ import pytest
 from searchain.errors import Cancelled
 from searchain.events import CancelToken
 from searchain.llm.scripted import ScriptedLLM
-from searchain.reasoning.events import Done, TokenGenerated
+from searchain.reasoning.events import Done
 from searchain.reasoning.result import (
     DECISION_EXTRACTED, DECISION_SELF_ANSWERED, DECISION_UNGROUNDED, SOURCE_IR_EXTRACTED, SOURCE_LLM,
 )

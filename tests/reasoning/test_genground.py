@@ -5,7 +5,7 @@ import pytest
 from searchain.errors import Cancelled, ConfigError
 from searchain.events import CancelToken
 from searchain.llm.scripted import ScriptedLLM
-from searchain.reasoning.events import ChainGenerated, Done, RoundStarted, TokenGenerated
+from searchain.reasoning.events import ChainGenerated, Done, TokenGenerated
 from searchain.reasoning.result import (
     DECISION_EMPTY, DECISION_GROUNDED, DECISION_UNGROUNDED, SOURCE_IR_GROUNDED, SOURCE_LLM,
 )
