@@ -55,6 +55,12 @@ def _is_entity_word(word: str, first: bool) -> bool:
     return word[0].isupper() and not (first and _norm(word) in _FUNCTION_WORDS)
 
 
+def _ends_sentence(word: str) -> bool:
+    """"Magoun." ends a sentence; "J." and "U.S." do not."""
+    core = word.rstrip(".")
+    return word.endswith(".") and len(core) > 1 and "." not in core
+
+
 def _entity_runs(words: list[str]) -> list[list[str]]:
     """Runs of capitalised words or numbers; a comma joins two runs ("Newburgh, New York")."""
     runs: list[list[str]] = []
@@ -62,12 +68,14 @@ def _entity_runs(words: list[str]) -> list[list[str]]:
     for i, word in enumerate(words):
         if word == ",":
             nxt = words[i + 1] if i + 1 < len(words) else ""
-            if current and nxt and nxt != "," and _is_entity_word(nxt, False):
+            # One comma joins ("Sir Francis Baring, 1st Baronet"); a second makes it a list.
+            if current and "," not in current and nxt and nxt != "," and _is_entity_word(nxt, False):
                 current.append(word)
                 continue
         elif _is_entity_word(word, i == 0) and _norm(word) not in _FUNCTION_WORDS:
             current.append(word)
-            continue
+            if not _ends_sentence(word):
+                continue
         if current:
             runs.append(current)
         current = []

@@ -199,8 +199,11 @@ class _Assembler:
 
     def query(self, raw: str, unsolved: bool, *, truncated: bool = False) -> None:
         text, inline = _split_query(raw)
-        if not text or (truncated and not text.endswith("?")):
-            return  # empty, or cut off by the token limit ("[Query 6]: How")
+        cut_off = truncated and not text.endswith("?")
+        if not text or (cut_off and (self.steps or self.pending is not None)):
+            # Empty, or a further hop cut off by the token limit ("[Query 6]: How"). A chain's
+            # only query is kept even when cut off: it is still something to search for.
+            return
         p = self.pending
         if p is not None and p.answer is None and (unsolved or p.unsolved) and (
             unsolved and not p.unsolved or _same_query(p.query, text)

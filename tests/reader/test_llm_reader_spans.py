@@ -83,6 +83,11 @@ def test_answer_candidates_prefer_new_names_and_numbers():
         "Richard Wallace"
     assert answer_candidates("the goalkeeper of the club", "What position does he play?")[0] == \
         "goalkeeper of the club"
+    # Runs end at a sentence's end and at a list's second comma; initials do not end them.
+    assert "Baring, Magoun" in answer_candidates("It was Baring, Magoun. Both banks.", "Who was it?")
+    assert answer_candidates("He was with Rosalind Russell, Jack Hawkins, Richard Beymer", "Who was he with?")[0] \
+        in ("Rosalind Russell, Jack Hawkins", "Richard Beymer")
+    assert answer_candidates("It was written by J. R. R. Tolkien.", "Who wrote it?")[0] == "J. R. R. Tolkien"
 
 
 def test_grammar_is_sent_only_to_backends_that_take_one():

@@ -129,6 +129,11 @@ def test_truncated_last_step_is_dropped_and_degenerate_answers_are_no_answers():
         ("Where was Timothy Shay Arthur born?", "Newburgh, New York.", False)]
 
 
+def test_a_chains_only_query_is_kept_even_when_cut_off():
+    assert [s.query for s in parse_chain("[Query 1]: Where is the Kestrel Bay lighthouse in the").steps] == [
+        "Where is the Kestrel Bay lighthouse in the"]
+
+
 def test_a_complete_last_query_is_kept_even_without_a_final_newline():
     chain = parse_chain("[Query 1]: Who wrote it?\n[Answer 1]: Ansel.\n[Unsolved Query]: Where was Ansel born?")
     assert [s.query for s in chain.steps] == ["Who wrote it?", "Where was Ansel born?"]
