@@ -202,6 +202,7 @@ class ReasoningRun:
                 messages += [{"role": "assistant", "content": completion.text},
                              {"role": "user", "content": branch.feedback}]
                 continue
+            stop_reason = "r_max"  # a readable chain: an earlier unreadable one no longer decides
             if not with_ir:
                 stop_reason = "no_ir"
                 break

@@ -45,6 +45,12 @@ def test_a_readable_retry_goes_on_and_is_verified(retriever, reader):
     assert [n.nodes for n in result.branches][0] == []  # the unreadable round stays in the tree
 
 
+def test_a_readable_retry_that_runs_out_of_rounds_stops_at_r_max(retriever, reader):
+    llm = ScriptedLLM([PROSE, chain(("Where was Kevin Drew born, really?", "Vancouver")), "[Final Content]: x."])
+    result = _engine(llm, retriever, reader, r_max=2).answer(QUESTION)
+    assert result.rounds == 2 and result.stop_reason == "r_max"
+
+
 def test_no_retry_left_with_one_round(retriever, reader):
     result = _engine(ScriptedLLM([PROSE]), retriever, reader, r_max=1).answer(QUESTION)
     assert result.stop_reason == "unparseable" and result.rounds == 1
