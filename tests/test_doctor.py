@@ -57,7 +57,9 @@ def test_every_broken_part_is_named_with_its_fix_and_nothing_is_changed(indexed_
         "active_corpus": "wiki", "llm": {"model_path": str(bad_gguf), "n_ctx": -5},
         "reasoning": {"reader": "dpr"}, "retrieval": {"reranker": "no-such-reranker"}}))
     (home.corpora_dir / "mini" / "index" / "vectors.faiss").unlink()
-    home.conversations_db.write_bytes(b"SQLite format 3\0" + os.urandom(3000))
+    # Not random bytes: a header that happened to say "WAL" (bytes 18-19 = 2) made SQLite create
+    # -wal/-shm files beside it even read-only, and the test flaky.
+    home.conversations_db.write_bytes(b"SQLite format 3\0" + b"\xff" * 3000)
     before = files_under(home.config_dir.parent)
 
     checks = run_checks(home)

