@@ -1,0 +1,218 @@
+"""BM25 at Wikipedia scale: a tantivy index beside the passage store (issue #18).
+
+SQLite FTS5 ranks every row an OR query matches, so a query holding a common term costs
+seconds once the corpus has millions of passages (BENCHMARKS.md, issue #18). tantivy (a Rust
+engine in the Lucene mould) answers the same top-k with block-max WAND: it skips the posting
+blocks whose best possible score cannot enter the top k, so a common term costs little.
+
+The scoring keeps the product's two choices (``bm25.py``):
+
+- fielded: the title and the text are separate fields; a term's score is
+  ``title_weight * bm25_title + text_weight * bm25_text`` (tantivy scores each field with its own
+  statistics, where FTS5 pools the columns into one row: the order of results is close, not equal);
+- rare-term emphasis: each term's clauses are boosted by ``idf_t ** idf_power`` (FTS5's IDF
+  formula, from the term's document frequency), so ``score = sum_t idf_t**p * bm25_t`` in one
+  top-k query, with no candidate pruning.
+
+The index lives in ``bm25.tantivy/`` beside ``passages.db``, with ``searchain.json`` recording
+which passages it holds. A build writes a fresh folder and renames it into place, so a killed
+build leaves the old index (or none), never a half one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+
+from ..errors import IndexError_
+
+INDEX_DIR = "bm25.tantivy"
+STAMP = "searchain.json"
+FORMAT = 1
+ANALYZER = "searchain_en"
+WRITER_HEAP = 256 * 1024 * 1024  # tantivy flushes a segment when its in-memory part reaches this
+BUILD_BATCH = 5000  # passages read from the store per step
+
+
+def index_dir(store_path: str | Path) -> Path:
+    """Where the tantivy index of the store at ``store_path`` lives."""
+    return Path(store_path).parent / INDEX_DIR
+
+
+def _tantivy():
+    try:
+        import tantivy
+    except ImportError as exc:  # a dependency: only a broken install lacks it
+        raise IndexError_("The 'tantivy' package is not installed",
+                          hint="pip install tantivy (a dependency of searchain)") from exc
+    return tantivy
+
+
+def _analyzer():
+    """Words of letters and digits, lower-cased, accents folded, English-stemmed: the closest
+    tantivy has to FTS5's ``porter unicode61 remove_diacritics 2``."""
+    t = _tantivy()
+    return (t.TextAnalyzerBuilder(t.Tokenizer.simple()).filter(t.Filter.remove_long(40))
+            .filter(t.Filter.lowercase()).filter(t.Filter.ascii_fold())
+            .filter(t.Filter.stemmer("english")).build())
+
+
+def _schema():
+    t = _tantivy()
+    b = t.SchemaBuilder()
+    b.add_unsigned_field("id", indexed=True, fast=True)
+    # freq, not positions: the queries are bags of words, and positions would double the size
+    b.add_text_field("title", tokenizer_name=ANALYZER, index_option="freq")
+    b.add_text_field("text", tokenizer_name=ANALYZER, index_option="freq")
+    return b.build()
+
+
+def _open_index(path: Path):
+    t = _tantivy()
+    index = t.Index(_schema(), path=str(path), reuse=True)
+    index.register_tokenizer(ANALYZER, _analyzer())
+    return index
+
+
+def read_stamp(path: Path) -> dict | None:
+    """The build record of the index at ``path``, or None when there is no index there."""
+    try:
+        return json.loads((path / STAMP).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise IndexError_(f"The keyword index {path} is damaged ({exc})",
+                          hint="rebuild it: searchain corpus index <corpus>") from exc
+
+
+def store_stamp(conn) -> dict:
+    """What the index must hold to be current: the store's passage count and largest id."""
+    count, top = conn.execute("SELECT count(*), coalesce(max(id), 0) FROM passages").fetchone()
+    return {"passages": int(count), "max_id": int(top)}
+
+
+def is_current(path: Path, conn) -> bool:
+    stamp = read_stamp(path)
+    return bool(stamp) and stamp.get("format") == FORMAT and \
+        {k: stamp.get(k) for k in ("passages", "max_id")} == store_stamp(conn)
+
+
+def build(conn, path: Path, *, progress=None, heap: int = WRITER_HEAP) -> dict:
+    """Index every passage of the store (``conn``) into a fresh index at ``path``.
+
+    Written into ``path.tmp`` first and renamed into place at the end: a kill at any point
+    leaves the previous index (or, for the instant between the two renames, none) and a
+    leftover temporary folder the next build removes. ``progress(done, total)`` is called
+    after each batch. Returns the build record."""
+    tmp = path.with_name(path.name + ".tmp")
+    old = path.with_name(path.name + ".old")
+    for leftover in (tmp, old):
+        shutil.rmtree(leftover, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    stamp = {"format": FORMAT, **store_stamp(conn)}
+    index = _open_index(tmp)
+    writer = index.writer(heap, 1)
+    t = _tantivy()
+    done, last = 0, 0
+    while True:
+        rows = conn.execute("SELECT id, title, text FROM passages WHERE id > ? ORDER BY id LIMIT ?",
+                            (last, BUILD_BATCH)).fetchall()
+        if not rows:
+            break
+        for pid, title, text in rows:
+            doc = t.Document(title=title or "", text=text or "")
+            doc.add_unsigned("id", int(pid))  # a plain int would be read as i64
+            writer.add_document(doc)
+        last = rows[-1][0]
+        done += len(rows)
+        if progress:
+            progress(done, stamp["passages"])
+    writer.commit()
+    writer.wait_merging_threads()
+    (tmp / STAMP).write_text(json.dumps(stamp), encoding="utf-8")
+    _fsync_dir(tmp)
+    if path.exists():
+        os.replace(path, old)
+    os.replace(tmp, path)
+    shutil.rmtree(old, ignore_errors=True)
+    return stamp
+
+
+def _fsync_dir(path: Path) -> None:
+    for p in path.iterdir():
+        if p.is_file():
+            with open(p, "rb") as fh:
+                os.fsync(fh.fileno())
+
+
+class TantivySearcher:
+    """Top-k BM25 with title weight and rare-term emphasis over a built index."""
+
+    def __init__(self, path: Path):
+        stamp = read_stamp(path)
+        if stamp is None:
+            raise IndexError_(f"No keyword index at {path}",
+                              hint="build it: searchain corpus index <corpus>")
+        if stamp.get("format") != FORMAT:
+            raise IndexError_(f"The keyword index {path} has format {stamp.get('format')}, "
+                              f"this version reads {FORMAT}",
+                              hint="rebuild it: searchain corpus index <corpus>")
+        try:
+            self._index = _open_index(path)
+            self._searcher = self._index.searcher()
+        except (OSError, ValueError) as exc:
+            raise IndexError_(f"The keyword index {path} is damaged ({exc})",
+                              hint="rebuild it: searchain corpus index <corpus>") from exc
+        self.path = path
+        self.stamp = stamp
+        self._schema = self._index.schema
+        self._analyze = _analyzer().analyze
+        self._total = self._searcher.num_docs
+        self._df: dict[str, int] = {}
+
+    def tokens(self, terms: list[str]) -> list[str]:
+        """The index's tokens for the query's keywords, each once."""
+        return list(dict.fromkeys(tok for term in terms for tok in self._analyze(term)))
+
+    def idf(self, token: str) -> float:
+        """FTS5's IDF, with the token's document frequency taken as the larger of its title
+        and text frequencies (the passages holding it in either field lie between that and the sum)."""
+        df = self._df.get(token)
+        if df is None:
+            df = max(self._searcher.doc_freq(f, token) for f in ("title", "text"))
+            self._df[token] = df
+        n = self._total
+        return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
+
+    def scores(self, terms: list[str], k: int, *, title_weight: float, text_weight: float,
+               idf_power: float, restrict_to=None) -> list[tuple[int, float]]:
+        t = _tantivy()
+        tokens = self.tokens(terms)
+        if not tokens:
+            return []
+        clauses = []
+        for token in tokens:
+            weight = self.idf(token) ** idf_power if idf_power else 1.0
+            for field, field_weight in (("title", title_weight), ("text", text_weight)):
+                if field_weight > 0:
+                    q = t.Query.term_query(self._schema, field, token)
+                    clauses.append((t.Occur.Should, t.Query.boost_query(q, weight * field_weight)))
+        if not clauses:
+            return []
+        query = t.Query.boolean_query(clauses)
+        limit = k
+        if restrict_to is not None:
+            ids = [int(i) for i in restrict_to]
+            only = t.Query.const_score_query(t.Query.term_set_query(self._schema, "id", ids), 0.0)
+            query = t.Query.boolean_query([(t.Occur.Must, query), (t.Occur.Must, only)])
+            limit = min(k, len(ids))
+        try:
+            hits = self._searcher.search(query, limit, count=False).hits
+            ids = self._searcher.fast_field_values("id", [addr for _, addr in hits])
+        except ValueError as exc:
+            raise IndexError_(f"Keyword search in {self.path} failed: {exc}",
+                              hint="rebuild it: searchain corpus index <corpus>") from exc
+        return [(int(i), float(s)) for (s, _), i in zip(hits, ids) if i is not None]
