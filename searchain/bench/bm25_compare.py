@@ -67,7 +67,7 @@ def main(argv=None) -> int:
     path = tv.index_dir(db)
     if args.build or tv.read_stamp(path) is None:
         t = time.perf_counter()
-        tv.build(store.conn, path)
+        tv.build(store.conn, path, title_weight=Settings().retrieval.bm25_title_weight)
         out["tantivy_build_s"] = round(time.perf_counter() - t, 1)
     out["tantivy_bytes"] = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
     out["fts5_bytes"] = fts_bytes(store.conn)
@@ -91,8 +91,8 @@ def main(argv=None) -> int:
         hits["fts5"].append([i for i, _ in fts.scores(text, 10)])
         ms["fts5"].append((time.perf_counter() - t) * 1000)
         t = time.perf_counter()
-        hits["tantivy"].append([i for i, _ in tan.scores(keywords(text), 10, title_weight=r.bm25_title_weight,
-                                                         text_weight=1.0, idf_power=r.bm25_idf_power)])
+        hits["tantivy"].append([i for i, _ in tan.scores(keywords(text), 10,
+                                                         idf_power=r.bm25_idf_power)])
         ms["tantivy"].append((time.perf_counter() - t) * 1000)
     with_gold = [i for i, g in enumerate(gold_ids) if g]
     out["queries"], out["queries_with_gold"] = len(queries), len(with_gold)

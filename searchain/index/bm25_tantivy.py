@@ -5,13 +5,16 @@ seconds once the corpus has millions of passages (BENCHMARKS.md, issue #18). tan
 engine in the Lucene mould) answers the same top-k with block-max WAND: it skips the posting
 blocks whose best possible score cannot enter the top k, so a common term costs little.
 
-The scoring keeps the product's two choices (``bm25.py``):
+The scoring is FTS5's (``bm25.py``), measured equal in recall on the eval queries:
 
-- fielded: the title and the text are separate fields; a term's score is
-  ``title_weight * bm25_title + text_weight * bm25_text`` (tantivy scores each field with its own
-  statistics, where FTS5 pools the columns into one row: the order of results is close, not equal);
-- rare-term emphasis: each term's clauses are boosted by ``idf_t ** idf_power`` (FTS5's IDF
-  formula, from the term's document frequency), so ``score = sum_t idf_t**p * bm25_t`` in one
+- title weight: FTS5 scores a row as one document whose term frequency is
+  ``title_weight * tf_title + tf_text``. Here each passage is indexed as one field, ``body``, that
+  holds the title ``title_repeat`` times (the title weight, rounded) and then the text: the same
+  term frequency, the same document frequency, a length longer by the extra title copies. The
+  repeat count is a property of the build (recorded in its stamp); a different weight in the
+  settings makes the index not current until it is rebuilt;
+- rare-term emphasis: each term's clause is boosted by ``idf_t ** idf_power`` (FTS5's IDF
+  formula over the term's document frequency), so ``score = sum_t idf_t**p * bm25_t`` is one
   top-k query, with no candidate pruning.
 
 The index lives in ``bm25.tantivy/`` beside ``passages.db``, with ``searchain.json`` recording
@@ -34,7 +37,9 @@ STAMP = "searchain.json"
 FORMAT = 1
 ANALYZER = "searchain_en"
 WRITER_HEAP = 256 * 1024 * 1024  # tantivy flushes a segment when its in-memory part reaches this
-BUILD_BATCH = 5000  # passages read from the store per step
+BUILD_BATCH = 5000
+TITLE_REPEAT = int(os.environ.get("SEARCHAIN_TV_REPEAT", "2"))
+MODE = os.environ.get("SEARCHAIN_TV_MODE", "body")  # passages read from the store per step
 
 
 def index_dir(store_path: str | Path) -> Path:
@@ -65,8 +70,7 @@ def _schema():
     b = t.SchemaBuilder()
     b.add_unsigned_field("id", indexed=True, fast=True)
     # freq, not positions: the queries are bags of words, and positions would double the size
-    b.add_text_field("title", tokenizer_name=ANALYZER, index_option="freq")
-    b.add_text_field("text", tokenizer_name=ANALYZER, index_option="freq")
+    b.add_text_field("body", tokenizer_name=ANALYZER, index_option="freq")
     return b.build()
 
 
@@ -88,19 +92,26 @@ def read_stamp(path: Path) -> dict | None:
                           hint="rebuild it: searchain corpus index <corpus>") from exc
 
 
-def store_stamp(conn) -> dict:
-    """What the index must hold to be current: the store's passage count and largest id."""
+def title_repeat(title_weight: float) -> int:
+    return max(0, int(round(title_weight)))
+
+
+def store_stamp(conn, title_weight: float) -> dict:
+    """What a current index records: the store's passage count and largest id (a passage added
+    or deleted since changes one of them), and the title repeat count."""
     count, top = conn.execute("SELECT count(*), coalesce(max(id), 0) FROM passages").fetchone()
-    return {"passages": int(count), "max_id": int(top)}
+    return {"format": FORMAT, "passages": int(count), "max_id": int(top),
+            "title_repeat": title_repeat(title_weight)}
 
 
-def is_current(path: Path, conn) -> bool:
+def is_current(path: Path, conn, title_weight: float) -> bool:
+    """Whether the index at ``path`` holds exactly the store's passages, built for this weight."""
     stamp = read_stamp(path)
-    return bool(stamp) and stamp.get("format") == FORMAT and \
-        {k: stamp.get(k) for k in ("passages", "max_id")} == store_stamp(conn)
+    want = store_stamp(conn, title_weight)
+    return bool(stamp) and {k: stamp.get(k) for k in want} == want
 
 
-def build(conn, path: Path, *, progress=None, heap: int = WRITER_HEAP) -> dict:
+def build(conn, path: Path, *, title_weight: float = 2.0, progress=None, heap: int = WRITER_HEAP) -> dict:
     """Index every passage of the store (``conn``) into a fresh index at ``path``.
 
     Written into ``path.tmp`` first and renamed into place at the end: a kill at any point
@@ -112,7 +123,8 @@ def build(conn, path: Path, *, progress=None, heap: int = WRITER_HEAP) -> dict:
     for leftover in (tmp, old):
         shutil.rmtree(leftover, ignore_errors=True)
     tmp.mkdir(parents=True)
-    stamp = {"format": FORMAT, **store_stamp(conn)}
+    stamp = store_stamp(conn, title_weight)
+    repeat = stamp["title_repeat"]
     index = _open_index(tmp)
     writer = index.writer(heap, 1)
     t = _tantivy()
@@ -123,7 +135,7 @@ def build(conn, path: Path, *, progress=None, heap: int = WRITER_HEAP) -> dict:
         if not rows:
             break
         for pid, title, text in rows:
-            doc = t.Document(title=title or "", text=text or "")
+            doc = t.Document(body=" ".join([title or ""] * repeat + [text or ""]))
             doc.add_unsigned("id", int(pid))  # a plain int would be read as i64
             writer.add_document(doc)
         last = rows[-1][0]
@@ -149,7 +161,7 @@ def _fsync_dir(path: Path) -> None:
 
 
 class TantivySearcher:
-    """Top-k BM25 with title weight and rare-term emphasis over a built index."""
+    """Top-k BM25 with rare-term emphasis over a built index (its title weight is built in)."""
 
     def __init__(self, path: Path):
         stamp = read_stamp(path)
@@ -178,28 +190,26 @@ class TantivySearcher:
         return list(dict.fromkeys(tok for term in terms for tok in self._analyze(term)))
 
     def idf(self, token: str) -> float:
-        """FTS5's IDF, with the token's document frequency taken as the larger of its title
-        and text frequencies (the passages holding it in either field lie between that and the sum)."""
+        """FTS5's IDF formula (floored like FTS5's) over the token's document frequency."""
         df = self._df.get(token)
         if df is None:
-            df = max(self._searcher.doc_freq(f, token) for f in ("title", "text"))
-            self._df[token] = df
+            df = self._df[token] = self._searcher.doc_freq("body", token)
         n = self._total
         return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
 
-    def scores(self, terms: list[str], k: int, *, title_weight: float, text_weight: float,
-               idf_power: float, restrict_to=None) -> list[tuple[int, float]]:
+    def scores(self, terms: list[str], k: int, *, idf_power: float,
+               restrict_to=None) -> list[tuple[int, float]]:
+        """``[(passage id, score)]`` best first for the query's keywords ``terms``; with
+        ``restrict_to``, only those ids are scored (ids the query does not match are absent)."""
         t = _tantivy()
         tokens = self.tokens(terms)
         if not tokens:
             return []
         clauses = []
         for token in tokens:
+            q = t.Query.term_query(self._schema, "body", token)
             weight = self.idf(token) ** idf_power if idf_power else 1.0
-            for field, field_weight in (("title", title_weight), ("text", text_weight)):
-                if field_weight > 0:
-                    q = t.Query.term_query(self._schema, field, token)
-                    clauses.append((t.Occur.Should, t.Query.boost_query(q, weight * field_weight)))
+            clauses.append((t.Occur.Should, t.Query.boost_query(q, weight)))
         if not clauses:
             return []
         query = t.Query.boolean_query(clauses)
