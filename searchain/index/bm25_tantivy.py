@@ -25,6 +25,7 @@ build leaves the old index (or none), never a half one.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import shutil
@@ -32,12 +33,19 @@ from pathlib import Path
 
 from ..errors import IndexError_
 
+log = logging.getLogger(__name__)
+STAGE = "keyword index"
+
 INDEX_DIR = "bm25.tantivy"
 STAMP = "searchain.json"
 FORMAT = 1
 ANALYZER = "searchain_en"
 WRITER_HEAP = 256 * 1024 * 1024  # tantivy flushes a segment when its in-memory part reaches this
-BUILD_BATCH = 5000
+BUILD_BATCH = 5000  # passages read from the store per step
+# Corpora from this size get the index (``ensure_current``): where FTS5 starts pruning its
+# candidate query (bm25.PRUNE_FROM_PASSAGES). Below it FTS5 is fast and exact, and the eval
+# pools keep the results they were measured with.
+TANTIVY_FROM_PASSAGES = 200_000
 TITLE_REPEAT = int(os.environ.get("SEARCHAIN_TV_REPEAT", "2"))
 MODE = os.environ.get("SEARCHAIN_TV_MODE", "body")  # passages read from the store per step
 
@@ -81,15 +89,14 @@ def _open_index(path: Path):
     return index
 
 
-def read_stamp(path: Path) -> dict | None:
+def read_stamp(path: Path, fix: str = "rebuild it: searchain corpus index <corpus>") -> dict | None:
     """The build record of the index at ``path``, or None when there is no index there."""
     try:
         return json.loads((path / STAMP).read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
-        raise IndexError_(f"The keyword index {path} is damaged ({exc})",
-                          hint="rebuild it: searchain corpus index <corpus>") from exc
+        raise IndexError_(f"The keyword index {path} is damaged ({exc})", hint=fix) from exc
 
 
 def title_repeat(title_weight: float) -> int:
@@ -153,6 +160,30 @@ def build(conn, path: Path, *, title_weight: float = 2.0, progress=None, heap: i
     return stamp
 
 
+def ensure_current(store, title_weight: float, *, on_event=None,
+                   min_passages: int = TANTIVY_FROM_PASSAGES) -> dict | None:
+    """Build (or rebuild) the index of ``store`` when the corpus has ``min_passages`` or more
+    and the index there is missing, stale, built for another title weight, or unreadable.
+    Returns the new build record, or None when nothing was built."""
+    path = index_dir(store.path)
+    conn = store.conn
+    if store.count() < min_passages:
+        return None
+    if is_current(path, conn, title_weight):
+        try:
+            TantivySearcher(path, store.corpus)
+            return None
+        except IndexError_ as exc:
+            log.warning("keyword index of '%s' is rebuilt: %s", store.corpus, exc.message)
+    from ..events import Progress, emit
+
+    def progress(done, total):
+        emit(on_event, Progress(STAGE, done, total))
+
+    emit(on_event, Progress(STAGE, 0, store.count(), "building the keyword index (tantivy)"))
+    return build(conn, path, title_weight=title_weight, progress=progress)
+
+
 def _fsync_dir(path: Path) -> None:
     for p in path.iterdir():
         if p.is_file():
@@ -163,22 +194,24 @@ def _fsync_dir(path: Path) -> None:
 class TantivySearcher:
     """Top-k BM25 with rare-term emphasis over a built index (its title weight is built in)."""
 
-    def __init__(self, path: Path):
-        stamp = read_stamp(path)
+    def __init__(self, path: Path, corpus: str = "<corpus>"):
+        fix = f"rebuild it: searchain corpus index {corpus}"
+        stamp = read_stamp(path, fix)
         if stamp is None:
             raise IndexError_(f"No keyword index at {path}",
-                              hint="build it: searchain corpus index <corpus>")
+                              hint=fix)
         if stamp.get("format") != FORMAT:
             raise IndexError_(f"The keyword index {path} has format {stamp.get('format')}, "
                               f"this version reads {FORMAT}",
-                              hint="rebuild it: searchain corpus index <corpus>")
+                              hint=fix)
         try:
             self._index = _open_index(path)
             self._searcher = self._index.searcher()
         except (OSError, ValueError) as exc:
             raise IndexError_(f"The keyword index {path} is damaged ({exc})",
-                              hint="rebuild it: searchain corpus index <corpus>") from exc
+                              hint=fix) from exc
         self.path = path
+        self._fix = fix
         self.stamp = stamp
         self._schema = self._index.schema
         self._analyze = _analyzer().analyze
@@ -223,6 +256,5 @@ class TantivySearcher:
             hits = self._searcher.search(query, limit, count=False).hits
             ids = self._searcher.fast_field_values("id", [addr for _, addr in hits])
         except ValueError as exc:
-            raise IndexError_(f"Keyword search in {self.path} failed: {exc}",
-                              hint="rebuild it: searchain corpus index <corpus>") from exc
+            raise IndexError_(f"Keyword search in {self.path} failed: {exc}", hint=self._fix) from exc
         return [(int(i), float(s)) for (s, _), i in zip(hits, ids) if i is not None]
