@@ -82,7 +82,8 @@ def main(argv=None) -> int:
     for _, golds in queries:
         ids = store.ids_of([passage_pid(ti, tx) for ti, tx in golds])
         gold_ids.append(set(ids.values()))
-    fts = BM25Retriever(PassageSource(store), title_weight=r.bm25_title_weight, idf_power=r.bm25_idf_power)
+    fts = BM25Retriever(PassageSource(store), title_weight=r.bm25_title_weight, idf_power=r.bm25_idf_power,
+                        use_tantivy=False)
     tan = tv.TantivySearcher(path)
     ms = {"fts5": [], "tantivy": []}
     hits = {"fts5": [], "tantivy": []}

@@ -47,7 +47,7 @@ class BM25Retriever:
     name = NAME
 
     def __init__(self, source: PassageSource, *, title_weight: float = 2.0, text_weight: float = 1.0,
-                 idf_power: float = 1.0):
+                 idf_power: float = 1.0, use_tantivy: bool = True):
         if title_weight < 0 or text_weight < 0:
             raise ValueError("BM25 column weights must not be negative")
         if idf_power < 0:
@@ -61,6 +61,7 @@ class BM25Retriever:
         self._totals = (0, 0.0)  # FTS5's (rows, mean tokens per row), for TermScorer
         self._data_version = None
         self._term_scorer = TermScorer(FTS_TOKENIZER, (self.title_weight, self.text_weight))
+        self.use_tantivy = use_tantivy  # False: FTS5 always (benchmarks compare the two)
         self._tantivy_version = None  # the data_version the choice below was made for
         self._tantivy: bm25_tantivy.TantivySearcher | None = None
 
@@ -97,7 +98,7 @@ class BM25Retriever:
         """The tantivy index beside the store when it is current, else None; decided again
         whenever the corpus changes (``PRAGMA data_version``). A current index that cannot be
         read raises ``IndexError_`` with the fix, rather than turning silently slow."""
-        if self.text_weight != 1.0 or not self.title_weight.is_integer():
+        if not self.use_tantivy or self.text_weight != 1.0 or not self.title_weight.is_integer():
             return None
         version = store.conn.execute("PRAGMA data_version").fetchone()[0]
         if version != self._tantivy_version:
