@@ -118,6 +118,22 @@ def is_current(path: Path, conn, title_weight: float) -> bool:
     return bool(stamp) and {k: stamp.get(k) for k in want} == want
 
 
+def index_problem(store_path: Path, passages: int, max_id: int) -> str | None:
+    """Why keyword search of a corpus this large is not on its fast index (for ``index status``),
+    or None when it is (or when the corpus is small enough for FTS5)."""
+    if passages < TANTIVY_FROM_PASSAGES:
+        return None
+    try:
+        stamp = read_stamp(index_dir(store_path))
+    except IndexError_ as exc:
+        return exc.message
+    if stamp is None:
+        return "keyword search has no tantivy index yet (FTS5 answers meanwhile, slowly at this size)"
+    if (stamp.get("format"), stamp.get("passages"), stamp.get("max_id")) != (FORMAT, passages, max_id):
+        return "the keyword index is behind the corpus (FTS5 answers meanwhile, slowly at this size)"
+    return None
+
+
 def build(conn, path: Path, *, title_weight: float = 2.0, progress=None, heap: int = WRITER_HEAP) -> dict:
     """Index every passage of the store (``conn``) into a fresh index at ``path``.
 

@@ -154,3 +154,15 @@ def test_stamp_records_the_build(tmp_path):
     stamp = tv.ensure_current(store, 2.0, min_passages=0)
     assert stamp == {"format": tv.FORMAT, "passages": 200, "max_id": 200, "title_repeat": 2}
     assert json.loads((tv.index_dir(store.path) / tv.STAMP).read_text()) == stamp
+
+
+def test_status_names_a_missing_or_stale_keyword_index(tmp_path, monkeypatch):
+    store = corpus(tmp_path)
+    assert tv.index_problem(store.path, 200, 200) is None  # small: FTS5 is the index
+    monkeypatch.setattr(tv, "TANTIVY_FROM_PASSAGES", 100)
+    assert "no tantivy index yet" in tv.index_problem(store.path, 200, 200)
+    tv.ensure_current(store, 2.0, min_passages=0)
+    assert tv.index_problem(store.path, 200, 200) is None
+    assert "behind the corpus" in tv.index_problem(store.path, 201, 201)
+    (tv.index_dir(store.path) / tv.STAMP).write_text("{", encoding="utf-8")
+    assert "damaged" in tv.index_problem(store.path, 200, 200)
