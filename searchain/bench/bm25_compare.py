@@ -103,6 +103,9 @@ def main(argv=None) -> int:
             got = [bool(set(hits[name][i][:k]) & gold_ids[i]) for i in with_gold]
             out[name][f"gold_recall@{k}"] = round(float(np.mean(got)), 4)
     out["top1_agreement"] = round(float(np.mean([a[:1] == b[:1] for a, b in zip(hits["fts5"], hits["tantivy"])])), 4)
+    from .scale_worker import peak_rss
+
+    out.update(peak_rss())  # this process: both backends open, FTS5's page cache included
     print(json.dumps(out))
     return 0
 
