@@ -177,13 +177,13 @@ def build(conn, path: Path, *, title_weight: float = 2.0, progress=None, heap: i
 
 
 def ensure_current(store, title_weight: float, *, on_event=None,
-                   min_passages: int = TANTIVY_FROM_PASSAGES) -> dict | None:
+                   min_passages: int | None = None) -> dict | None:
     """Build (or rebuild) the index of ``store`` when the corpus has ``min_passages`` or more
     and the index there is missing, stale, built for another title weight, or unreadable.
     Returns the new build record, or None when nothing was built."""
     path = index_dir(store.path)
     conn = store.conn
-    if store.count() < min_passages:
+    if store.count() < (TANTIVY_FROM_PASSAGES if min_passages is None else min_passages):
         return None
     if is_current(path, conn, title_weight):
         try:

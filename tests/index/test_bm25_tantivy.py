@@ -166,3 +166,23 @@ def test_status_names_a_missing_or_stale_keyword_index(tmp_path, monkeypatch):
     assert "behind the corpus" in tv.index_problem(store.path, 201, 201)
     (tv.index_dir(store.path) / tv.STAMP).write_text("{", encoding="utf-8")
     assert "damaged" in tv.index_problem(store.path, 200, 200)
+
+
+def test_corpus_index_builds_the_keyword_index_and_status_asks_for_it(indexed_copy, embedder, monkeypatch):
+    from searchain.config import Settings
+    from searchain.corpus.manager import CorpusManager
+    from searchain.index.builder import build_index
+    from searchain.index.retrievers import open_retriever
+    from searchain.index.status import READY, STALE, index_status
+    from tests.fixtures.index import MINI_CORPUS
+
+    monkeypatch.setattr(tv, "TANTIVY_FROM_PASSAGES", 1)  # the mini corpus counts as large
+    status = index_status(indexed_copy, MINI_CORPUS)
+    assert status.state == STALE and "no tantivy index yet" in status.message and status.usable
+    build_index(indexed_copy, Settings(), MINI_CORPUS, embedder=embedder)
+    assert index_status(indexed_copy, MINI_CORPUS).state == READY
+    store_path = CorpusManager(indexed_copy, Settings()).corpus_dir(MINI_CORPUS) / "passages.db"
+    assert tv.is_current(tv.index_dir(store_path), PassageStore.open(store_path).conn, 2.0)
+    bm25 = open_retriever(indexed_copy, Settings(), MINI_CORPUS, "bm25")
+    hits = bm25.search("planet gas giant", 3)
+    assert hits and bm25._tantivy is not None
