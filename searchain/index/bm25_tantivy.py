@@ -134,7 +134,8 @@ def index_problem(store_path: Path, passages: int, max_id: int) -> str | None:
     return None
 
 
-def build(conn, path: Path, *, title_weight: float = 2.0, progress=None, heap: int = WRITER_HEAP) -> dict:
+def build(conn, path: Path, *, title_weight: float = 2.0, progress=None, cancel=None,
+          heap: int = WRITER_HEAP) -> dict:
     """Index every passage of the store (``conn``) into a fresh index at ``path``.
 
     Written into ``path.tmp`` first and renamed into place at the end: a kill at any point
@@ -165,6 +166,10 @@ def build(conn, path: Path, *, title_weight: float = 2.0, progress=None, heap: i
         done += len(rows)
         if progress:
             progress(done, stamp["passages"])
+        if cancel is not None:  # cancelling is a kill: the old index stays
+            from ..events import check
+
+            check(cancel)
     writer.commit()
     writer.wait_merging_threads()
     (tmp / STAMP).write_text(json.dumps(stamp), encoding="utf-8")
@@ -176,7 +181,7 @@ def build(conn, path: Path, *, title_weight: float = 2.0, progress=None, heap: i
     return stamp
 
 
-def ensure_current(store, title_weight: float, *, on_event=None,
+def ensure_current(store, title_weight: float, *, on_event=None, cancel=None,
                    min_passages: int | None = None) -> dict | None:
     """Build (or rebuild) the index of ``store`` when the corpus has ``min_passages`` or more
     and the index there is missing, stale, built for another title weight, or unreadable.
@@ -197,7 +202,7 @@ def ensure_current(store, title_weight: float, *, on_event=None,
         emit(on_event, Progress(STAGE, done, total))
 
     emit(on_event, Progress(STAGE, 0, store.count(), "building the keyword index (tantivy)"))
-    return build(conn, path, title_weight=title_weight, progress=progress)
+    return build(conn, path, title_weight=title_weight, progress=progress, cancel=cancel)
 
 
 def _fsync_dir(path: Path) -> None:

@@ -146,7 +146,7 @@ def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuil
             second = _build_layout(store, corpus_name, layout.second, second_embedder, r, on_event,
                                    cancel, shard_size, stages=SECOND_STAGES, embed_missing=embed_missing)
         # Large corpora: the keyword index that keeps BM25 fast (bm25_tantivy.py); small ones use FTS5.
-        bm25_tantivy.ensure_current(store, r.bm25_title_weight, on_event=on_event)
+        bm25_tantivy.ensure_current(store, r.bm25_title_weight, on_event=on_event, cancel=cancel)
     from .plan import record_speed  # real builds keep the plan's speed figures current
 
     if embed_missing is None:  # a build embedded elsewhere (a cluster) says nothing of this machine

@@ -8,7 +8,8 @@ import shutil
 import pytest
 
 from searchain.corpus.store import PassageStore
-from searchain.errors import IndexError_
+from searchain.errors import Cancelled, IndexError_
+from searchain.events import CancelToken
 from searchain.index import bm25_tantivy as tv
 from searchain.index.bm25 import BM25Retriever
 from searchain.index.passages import PassageSource
@@ -126,6 +127,11 @@ def test_killed_build_leaves_the_old_index(tmp_path, monkeypatch):
         tv.build(store.conn, path, progress=killed)
     assert tv.read_stamp(path) == old_stamp  # the old index, whole
     assert path.with_name(path.name + ".tmp").exists()
+    token = CancelToken()
+    token.cancel()
+    with pytest.raises(Cancelled):  # `corpus index` cancelled: the same
+        tv.ensure_current(store, 2.0, min_passages=0, cancel=token)
+    assert tv.read_stamp(path) == old_stamp
     assert tv.ensure_current(store, 2.0, min_passages=0)["passages"] == 201
     assert not path.with_name(path.name + ".tmp").exists()  # the leftover is cleared
 
