@@ -7,7 +7,8 @@ vector index through the product's own code, then a fresh process opens the corp
 - dense: ``--queries`` synthetic query vectors (1 thread); recall@10 and top-1 agreement against
   exact float32 search (brute force streamed over the shards, the baseline of the same run);
 - BM25 and hybrid: the real multi-hop queries (every MuSiQue and HotpotQA question and every
-  MuSiQue decomposition step).
+  MuSiQue decomposition step). ``bm25_*`` time the product's path (the tantivy index the corpus
+  step builds, ``bm25_tantivy.py``), ``bm25_fts5_*`` SQLite FTS5 on the same queries, interleaved.
 
 Prints one JSON object: ``passages``, ``serve_rss_bytes`` (peak RSS of the serving process),
 ``build_rss_bytes`` (the largest of the build steps), ``build_seconds``, ``disk_bytes`` (and
@@ -105,6 +106,7 @@ def _save_state(work: Path, state: dict) -> None:
 
 
 def measure(work: Path, args) -> dict:
+    from ..index import bm25_tantivy
     from ..index.compact import estimated_index_bytes
     from .scale_worker import layout_of, store_path
 
@@ -126,8 +128,9 @@ def measure(work: Path, args) -> dict:
     disk = {"shards": _du(layout.shards_dir),
             "vector_index": sum(_du(p) for p in (layout.compact_file, layout.rows_file,
                                                  layout.shard_table_file, layout.deleted_file)),
-            "passages_db": _du(store_path(work)) if state["bm25"] else 0}
-    build_s = sum(s[k].get(f, 0) for k in s for f in ("bm25_build_s", "index_build_s"))
+            "passages_db": _du(store_path(work)) if state["bm25"] else 0,
+            "bm25_tantivy": _du(bm25_tantivy.index_dir(store_path(work))) if state["bm25"] else 0}
+    build_s = sum(s[k].get(f) or 0 for k in s for f in ("bm25_build_s", "tantivy_build_s", "index_build_s"))
     estimate = estimated_index_bytes(args.passages, args.dim)
     result = {
         "passages": args.passages, "dim": args.dim, "spec": s["index"]["spec"],
@@ -137,12 +140,14 @@ def measure(work: Path, args) -> dict:
         "index_build_rss_bytes": s["index"]["peak_rss_bytes"],
         "build_seconds": round(build_s, 1), "index_build_seconds": s["index"]["index_build_s"],
         "bm25_build_seconds": s.get("corpus", {}).get("bm25_build_s"),
+        "tantivy_build_seconds": s.get("corpus", {}).get("tantivy_build_s"),
         "disk_bytes": sum(disk.values()), "disk": disk,
         "estimated_index_bytes": estimate,
         "dense_recall_at_10": round(recall, 4),
         "dense_top1_agreement": round(float(np.mean(found[:, 0] == truth[:, 0])), 4),
         "exact_search_seconds": round(exact_s, 1),
-        **{k: v for k, v in serve.items() if k.endswith("_ms") or k.endswith("queries") or k == "open_s"},
+        **{k: v for k, v in serve.items()
+           if k.endswith("_ms") or k.endswith("queries") or k in ("open_s", "bm25_backend")},
     }
     for key in ("bm25_p50_ms", "bm25_p99_ms", "hybrid_p50_ms"):
         result.setdefault(key, None)  # --vectors-only: no text side

@@ -12,6 +12,11 @@ some other county first. FTS5 cannot weight query terms, so the plain OR query p
 candidates and each term's own BM25 over them gives the weighted score (``bm25_terms.py``
 computes FTS5's formula from FTS5's own counts, at a cost that does not grow with the corpus). Measured in ``docs/retrieval.md``: +3 points top-1 on MuSiQue steps,
 neutral to slightly positive on HotpotQA.
+
+Large corpora (from ``bm25_tantivy.TANTIVY_FROM_PASSAGES``) get a tantivy index beside the
+store, built by ``searchain corpus index``; while it holds exactly the store's passages (and the
+weights are ones it can express: an integer title weight, text weight 1) it answers instead of
+FTS5, with the same formula in one top-k query (``bm25_tantivy.py``). Otherwise FTS5 answers.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import sqlite3
 from ..corpus.store import FTS_TOKENIZER
 from ..errors import IndexError_
 from ..types import Hit
+from . import bm25_tantivy
 from .bm25_terms import TermScorer
 from .passages import PassageSource
 from .query import keywords, quoted_or
@@ -41,7 +47,7 @@ class BM25Retriever:
     name = NAME
 
     def __init__(self, source: PassageSource, *, title_weight: float = 2.0, text_weight: float = 1.0,
-                 idf_power: float = 1.0):
+                 idf_power: float = 1.0, use_tantivy: bool = True):
         if title_weight < 0 or text_weight < 0:
             raise ValueError("BM25 column weights must not be negative")
         if idf_power < 0:
@@ -55,6 +61,9 @@ class BM25Retriever:
         self._totals = (0, 0.0)  # FTS5's (rows, mean tokens per row), for TermScorer
         self._data_version = None
         self._term_scorer = TermScorer(FTS_TOKENIZER, (self.title_weight, self.text_weight))
+        self.use_tantivy = use_tantivy  # False: FTS5 always (benchmarks compare the two)
+        self._tantivy_version = None  # the data_version the choice below was made for
+        self._tantivy: bm25_tantivy.TantivySearcher | None = None
 
     def scores(self, query: str, k: int, *, restrict_to: list[int] | None = None) -> list[tuple[int, float]]:
         """``[(passage id, score)]`` best first; higher is better (SQLite's bm25 negated).
@@ -66,7 +75,7 @@ class BM25Retriever:
         if not terms or k <= 0 or (restrict_to is not None and not restrict_to):
             return []
         try:
-            return self.source.run(lambda store: self._scores(store.conn, terms, k, restrict_to))
+            return self.source.run(lambda store: self._dispatch(store, terms, k, restrict_to))
         except sqlite3.OperationalError as exc:
             raise IndexError_(f"Keyword search in corpus '{self.source.corpus}' failed: {exc}",
                               hint=f"The text index may be damaged: searchain corpus rebuild "
@@ -78,6 +87,27 @@ class BM25Retriever:
         return [Hit(passages[i], s, NAME) for i, s in ranked if i in passages]
 
     # -- internals (run under the source's lock) --------------------------------------------
+
+    def _dispatch(self, store, terms, k, restrict_to) -> list[tuple[int, float]]:
+        tantivy = self._tantivy_index(store)
+        if tantivy is not None:
+            return tantivy.scores(terms, k, idf_power=self.idf_power, restrict_to=restrict_to)
+        return self._scores(store.conn, terms, k, restrict_to)
+
+    def _tantivy_index(self, store) -> "bm25_tantivy.TantivySearcher | None":
+        """The tantivy index beside the store when it is current, else None; decided again
+        whenever the corpus changes (``PRAGMA data_version``). A current index that cannot be
+        read raises ``IndexError_`` with the fix, rather than turning silently slow."""
+        if not self.use_tantivy or self.text_weight != 1.0 or not self.title_weight.is_integer():
+            return None
+        version = store.conn.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._tantivy_version:
+            path = bm25_tantivy.index_dir(store.path)
+            self._tantivy = None
+            if path.exists() and bm25_tantivy.is_current(path, store.conn, self.title_weight):
+                self._tantivy = bm25_tantivy.TantivySearcher(path, store.corpus)
+            self._tantivy_version = version
+        return self._tantivy
 
     def _scores(self, conn, terms: list[str], k: int, restrict_to) -> list[tuple[int, float]]:
         if self.idf_power == 0 or len(terms) == 1:  # one term: weighting cannot change the order

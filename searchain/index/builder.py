@@ -26,6 +26,7 @@ from ..config import AppPaths, Settings
 from ..errors import IndexError_, ModelError, is_disk_full
 from ..events import CancelToken, EventCallback, Progress, check, emit
 from ..types import Passage
+from . import bm25_tantivy
 from .embedder import Embedder
 from .compact import estimated_index_bytes
 from .compact_build import build_compact
@@ -135,6 +136,7 @@ def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuil
         _check_memory(corpus_name, store.count(), dims)
         if rebuild:
             shutil.rmtree(layout.root, ignore_errors=True)
+            shutil.rmtree(bm25_tantivy.index_dir(store.path), ignore_errors=True)
         first = _build_layout(store, corpus_name, layout, embedder, r, on_event, cancel, shard_size,
                               stages=(EMBED_STAGE, GRAPH_STAGE), embed_missing=embed_missing)
         second = None
@@ -143,6 +145,8 @@ def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuil
                 shutil.rmtree(layout.second.root, ignore_errors=True)
             second = _build_layout(store, corpus_name, layout.second, second_embedder, r, on_event,
                                    cancel, shard_size, stages=SECOND_STAGES, embed_missing=embed_missing)
+        # Large corpora: the keyword index that keeps BM25 fast (bm25_tantivy.py); small ones use FTS5.
+        bm25_tantivy.ensure_current(store, r.bm25_title_weight, on_event=on_event, cancel=cancel)
     from .plan import record_speed  # real builds keep the plan's speed figures current
 
     if embed_missing is None:  # a build embedded elsewhere (a cluster) says nothing of this machine

@@ -69,6 +69,7 @@ def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None =
     layout = IndexLayout(manager.corpus_dir(corpus_name) / "index")
     with manager.open_store(corpus_name) as store:
         corpus_count, corpus_max = store.count(), store.max_id()
+        store_path = store.path
     if embedder_id:
         wanted, wanted_second = embedder_id, second_embedder_id
     else:
@@ -111,6 +112,12 @@ def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None =
         if lag:
             return IndexStatus(STALE, f"The index of '{corpus_name}' is usable, but {lag}.", **base,
                                hint=to_build)
+    from .bm25_tantivy import index_problem
+
+    keyword_lag = index_problem(store_path, corpus_count, corpus_max)
+    if keyword_lag:
+        return IndexStatus(STALE, f"The index of '{corpus_name}' is usable, but {keyword_lag}.", **base,
+                           hint=to_build)
     return IndexStatus(READY, f"The index of '{corpus_name}' is ready ({meta.count} passages).", **base)
 
 
