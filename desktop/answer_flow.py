@@ -155,7 +155,7 @@ class AnswerFlow(QObject):
                 self.chat.note_rewrite(event.standalone)
         elif isinstance(event, ev.RoundStarted):
             self.reasoning.start_round(event.round)
-            self.chat.set_phase(f"Round {event.round}: writing a chain of queries…")
+            self.chat.set_phase(f"Round {event.round}: {event.activity}…")
         elif isinstance(event, ev.ChainGenerated):
             self.reasoning.add_branch(event.branch)
             self.chat.set_phase(f"Round {event.round}: checking each step against the corpus…")

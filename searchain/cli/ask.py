@@ -122,7 +122,7 @@ def _progress(event: Any) -> None:
     elif isinstance(event, QuestionRewritten):
         print(f"read with the conversation as: {event.standalone}", file=sys.stderr)
     elif isinstance(event, RoundStarted):
-        print(f"round {event.round}: writing a chain of queries...", file=sys.stderr)
+        print(f"round {event.round}: {event.activity}...", file=sys.stderr)
     elif isinstance(event, NodeChecked):
         node = event.node
         conf = f" (reader {node.confidence:.2f})" if node.confidence is not None else ""

@@ -37,9 +37,11 @@ class QuestionRewritten:
 
 @dataclass(frozen=True)
 class RoundStarted:
-    """Round ``round`` (1-based) of the SearChain loop begins: the LLM is about to write a CoQ."""
+    """Round ``round`` (1-based) begins; ``activity`` says what the LLM is about to do (SearChain:
+    write a Chain-of-Query; GenGround: deduce the next sub-question; GEEK: pick an action)."""
 
     round: int
+    activity: str = "writing a chain of queries"
 
 
 @dataclass(frozen=True)

@@ -100,7 +100,7 @@ class GeekRun:
         queue: deque[tuple[_Line, Option | None]] = deque([(self._new_line(None, [], [], 0, 0), None)])
         while queue:
             line, pending = queue.popleft()
-            emit(self.gen.on_event, RoundStarted(line.branch.round))
+            emit(self.gen.on_event, RoundStarted(line.branch.round, "choosing the next action"))
             self._solve(line, pending, queue)
             line.branch.final_content = line.answer
             line.branch.feedback = "\n".join(line.log)

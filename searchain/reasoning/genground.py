@@ -75,7 +75,7 @@ class GenGroundRun:
         final: str | None = None
         stop_reason = "r_max"
         for hop in range(1, max(1, int(self.settings.r_max)) + 1):
-            emit(self.gen.on_event, RoundStarted(hop))
+            emit(self.gen.on_event, RoundStarted(hop, "deducing the next sub-question"))
             messages = [{"role": "user", "content": self.prompts.deduce(self.question, steps)}]
             completion = self.gen.chat(messages, PHASE_DEDUCE, self.deduce_gbnf or deduce_grammar(**self.caps))
             deduction = parse_deduction(completion.text)

@@ -59,6 +59,7 @@ def test_one_branch_extracts_self_answers_and_concludes_yes():
     assert ref.passage.pid == "p2" and ref.span_text == "Kevin Drew was born in Toronto"
     actions = [e.action for e in events if isinstance(e, StrategyStep)]
     assert actions == ["AddDecomp", "Retrieve", "AddDecomp", "SelfAnswer", "FinalAnswer"]
+    assert {e.activity for e in events if type(e).__name__ == "RoundStarted"} == {"choosing the next action"}
     votes = [e for e in events if isinstance(e, VotesCounted)]
     assert votes[0].votes == (("yes", 1),) and not votes[0].tied
     assert result.branches[0].final_content == "yes"

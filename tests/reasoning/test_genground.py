@@ -57,6 +57,8 @@ def test_two_hops_grounded_in_later_batches_then_final_answer():
     assert [s.action for s in steps] == ["Deduce", "Ground", "Ground", "Deduce", "Ground", "FinalAnswer"]
     kinds = [type(e).__name__ for e in events if not isinstance(e, (TokenGenerated, StrategyStep))]
     assert kinds == ["RoundStarted", "ChainGenerated", "RoundStarted", "ChainGenerated", "RoundStarted", "Done"]
+    # progress says what a GenGround round does, not SearChain's "writing a chain of queries"
+    assert {e.activity for e in events if type(e).__name__ == "RoundStarted"} == {"deducing the next sub-question"}
 
 
 def test_all_batches_empty_keeps_the_generated_answer_unmarked():
