@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from .config import AppPaths, Settings
+from .index.device_check import embed_device_check  # light: reads torch facts when called
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 LOW_DISK_BYTES = 2 * 1024 ** 3  # an index build or a model download needs more than this
@@ -54,7 +55,7 @@ def run_checks(paths: AppPaths, settings: Settings | None = None, *, thorough: b
         lambda: [file_error or _settings_check(paths, problems)],
         lambda: _folder_checks(paths),
         lambda: [_embedder_check(paths, settings)],
-        lambda: [_embed_device_check(settings)],
+        lambda: [embed_device_check(settings)],
         lambda: _second_embedder_checks(paths, settings),
         lambda: _corpus_checks(paths, settings, thorough),
         lambda: _model_checks(settings, thorough),
@@ -143,20 +144,6 @@ def _embedder_check(paths: AppPaths, settings: Settings) -> Check:
     check = _model_folder_check(paths, settings.retrieval.embedder, "Embedding model")
     # Without its embedder no vector index can be used or built: a failure.
     return check if check.status == OK else Check(check.area, FAIL, check.summary, check.fix)
-
-
-def _embed_device_check(settings: Settings) -> Check:
-    from .index.device import CUDA_HINT, cuda_build, cuda_status
-
-    setting = settings.retrieval.embed_device
-    usable, why = cuda_status() if cuda_build() or setting == "cuda" else (False, "torch is a CPU-only build")
-    if usable:
-        return Check("device", OK, "Embeddings run on the CPU, as retrieval.embed_device says." if setting == "cpu"
-                     else f"Embeddings run on the GPU: {why}.")
-    if setting == "cuda":
-        return Check("device", FAIL, f"retrieval.embed_device is cuda, but {why}.", CUDA_HINT)
-    return Check("device", OK, f"Embeddings run on the CPU ({why}). A CUDA GPU embeds about 30 times "
-                 "faster: README, 'GPU embedding'.")
 
 
 def _second_embedder_checks(paths: AppPaths, settings: Settings) -> list[Check]:
