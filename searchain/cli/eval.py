@@ -1,6 +1,12 @@
 """``searchain eval``: answer a benchmark file and report cover-EM, F1 and SearChain's statistics.
 
     searchain eval --dataset ../shared/eval/musique/dev_200.jsonl --model M.gguf --mode searchain --limit 20 --json
+    searchain eval --dataset ../shared/eval/hotpotqa/dev_500.jsonl --mode rag,searchain --limit 100 \
+        --details run.jsonl --resume
+
+Several modes (comma-separated) are run question by question, side by side, and compared on the
+same questions; ``--details`` logs each outcome as it is scored and ``--resume`` continues a run
+that was stopped, from that log.
 
 Modes with IR (searchain, rag) search the pooled corpus built from the same file (created and
 indexed on first use, reused afterwards) unless ``--corpus`` names another. Progress goes to
@@ -9,6 +15,7 @@ stderr, one line per question; stdout gets the report (``--json``: one JSON obje
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from typing import Any
@@ -21,53 +28,72 @@ def register(sub) -> None:
     p.add_argument("--dataset", required=True, metavar="PATH",
                    help="JSON-lines benchmark file, e.g. ../shared/eval/musique/dev_200.jsonl")
     p.add_argument("--model", metavar="PATH", help="GGUF model file (default: the configured one)")
-    p.add_argument("--mode", choices=MODES, default=None, help="answering mode (default: the configured one)")
+    p.add_argument("--mode", type=_modes, default=None, metavar="MODE[,MODE...]",
+                   help=f"answering mode, or several to compare side by side ({', '.join(MODES)}; "
+                        "default: the configured one)")
     p.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N questions")
     p.add_argument("--corpus", metavar="NAME",
                    help="search this corpus instead of the pooled corpus built from the dataset")
     p.add_argument("--reader", choices=("auto", "dpr", "llm"), default=None, help="reader for IR verification")
-    p.add_argument("--details", metavar="PATH", help="also write one JSON line per question to PATH")
+    p.add_argument("--details", metavar="PATH",
+                   help="also write one JSON line per question and mode to PATH, as each is scored")
+    p.add_argument("--resume", action="store_true",
+                   help="keep the outcomes already in --details and answer only the missing ones")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=handle)
 
 
 def handle(ctx, args) -> int:
-    from ..config import atomic_write_text
     from ..errors import ConfigError
+    from ..eval.compare import run_comparison
     from ..eval.corpus import ensure_eval_corpus
     from ..eval.datasets import load_dataset
-    from ..eval.runner import run_eval
     from ..reasoning.modes import needs_ir
     from ..workspace import Workspace
 
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit must be at least 1, got {args.limit}.")
+    if args.resume and not args.details:
+        raise ConfigError("--resume needs --details: the log it continues from.")
     settings = ctx.settings  # changed for this run only; never saved
     if args.model:
         settings.llm.model_path = args.model
     if args.reader:
         settings.reasoning.reader = args.reader
-    mode = args.mode or settings.reasoning.mode
+    modes = args.mode or [settings.reasoning.mode]
     progress = None if args.quiet else _progress
     dataset = load_dataset(args.dataset, limit=args.limit)
     corpus = None
-    if needs_ir(mode):
+    if any(needs_ir(mode) for mode in modes):
         corpus = args.corpus or ensure_eval_corpus(ctx.paths, settings, dataset, on_event=progress)
-    workspace = Workspace(ctx.paths, settings)
+    workspace = Workspace(ctx.paths, settings)  # one model, shared by every mode's engine
     try:
-        engine = workspace.engine(mode=mode, corpus=corpus)
-        report = run_eval(engine, dataset, mode=mode, corpus=corpus, on_event=progress)
+        def answer_for(mode: str):
+            return workspace.engine(mode=mode, corpus=corpus if needs_ir(mode) else None).answer
+
+        comparison = run_comparison(answer_for, dataset, modes=modes, corpus=corpus,
+                                    details=_path(args.details) if args.details else None,
+                                    resume=args.resume, on_event=progress)
     finally:
         workspace.close()
-    if args.details:
-        lines = [json.dumps(o, ensure_ascii=False) for o in report.to_dict(with_questions=True)["outcomes"]]
-        atomic_write_text(_path(args.details), "\n".join(lines) + "\n")
-    if args.json:
-        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+    if len(modes) == 1:
+        report = comparison.reports[modes[0]].to_dict()
+        print(json.dumps(report, ensure_ascii=False, indent=2) if args.json else render_text(report))
     else:
-        print(render_text(report.to_dict()))
+        data = comparison.to_dict()
+        print(json.dumps(data, ensure_ascii=False, indent=2) if args.json else render_comparison(data))
     return 0
+
+
+def _modes(text: str) -> list[str]:
+    """``--mode rag,searchain`` -> ["rag", "searchain"], each checked against the known modes."""
+    modes = [m.strip() for m in text.split(",") if m.strip()]
+    unknown = [m for m in modes if m not in MODES]
+    if unknown or not modes:
+        raise argparse.ArgumentTypeError(
+            f"unknown mode {', '.join(unknown) or repr(text)}: use one or more of {', '.join(MODES)}")
+    return modes
 
 
 def _path(text: str):
@@ -84,7 +110,7 @@ def _progress(event: Any) -> None:
         o = event.outcome
         status = f"error: {o.error.splitlines()[0]}" if o.error else (
             f"EM {o.cover_em:.0f} F1 {o.f1:.2f} rounds {o.rounds} {o.seconds:.1f}s")
-        print(f"[{event.index + 1}/{event.total}] {o.id}: {status}", file=sys.stderr)
+        print(f"[{event.index + 1}/{event.total}] {o.mode} {o.id}: {status}", file=sys.stderr)
     elif isinstance(event, Progress) and event.stage != "eval" and event.total:
         print(f"{event.stage}: {event.done}/{event.total} {event.message}", file=sys.stderr)
 
@@ -112,3 +138,26 @@ def render_text(report: dict) -> str:
     ]
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+
+
+def render_comparison(data: dict) -> str:
+    """The modes side by side (one row each), then each mode against the first, paired."""
+    header = ("mode", "cover-EM (95% CI)", "F1", "rounds", "tokens/q", "s/q median", "failed", "path sources")
+    rows = [header]
+    for mode, r in data["reports"].items():
+        shares = " ".join(f"{k} {v:.0%}" for k, v in r["source_shares"].items() if v) or "-"
+        rows.append((
+            mode, f"{r['cover_em']:.3f} [{r['cover_em_ci95'][0]:.2f}, {r['cover_em_ci95'][1]:.2f}]",
+            f"{r['f1']:.3f}", f"{r['avg_rounds']:.2f}",
+            f"{r['prompt_tokens_per_question'] + r['completion_tokens_per_question']:.0f}",
+            f"{r['seconds_median']:.1f}", str(r["errors"]), shares,
+        ))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = [f"{data['dataset']} ({data['dataset_kind']}), corpus {data['corpus'] or '-'}, "
+             f"{next(iter(data['reports'].values()))['questions']} questions"
+             + (f" ({data['resumed']} outcomes resumed from the log)" if data.get("resumed") else "")]
+    lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    for p in data["paired"]:
+        lines.append(f"{p['b']} vs {p['a']}: both right {p['both_right']}, only {p['b']} {p['only_b_right']}, "
+                     f"only {p['a']} {p['only_a_right']} (McNemar p = {p['p_value']:.3f})")
+    return "\n".join(lines)

@@ -50,6 +50,7 @@ class QuestionOutcome:
     error: str | None = None
     # {phase: [prompt, completion]}: chain, final, reader (an LLM reader's calls), rewrite.
     tokens_by_phase: dict[str, list[int]] = field(default_factory=dict)
+    mode: str = ""
 
 
 @dataclass(frozen=True)
@@ -198,23 +199,37 @@ def run_eval(
     dataset = dataset_path if isinstance(dataset_path, EvalDataset) else load_dataset(dataset_path, limit=limit)
     questions = list(dataset.questions[:limit] if limit else dataset.questions)
     answer = workspace_or_parts.answer
-    accepted = inspect.signature(answer).parameters
-    extra = {"corpus": corpus} if corpus is not None and "corpus" in accepted else {}
+    extra = answer_kwargs(answer, corpus)
     outcomes: list[QuestionOutcome] = []
     for index, question in enumerate(questions):
         check(cancel)
         emit(on_event, Progress("eval", index, len(questions), question.id))
-        started = time.perf_counter()
-        try:
-            result = answer(question.question, mode=mode, cancel=cancel, **extra)
-            outcome = score_question(question, result, time.perf_counter() - started)
-        except SearchainError as exc:
-            outcome = QuestionOutcome(
-                id=question.id, question=question.question, golds=list(question.answers),
-                prediction="", cover_em=0.0, f1=0.0, seconds=time.perf_counter() - started,
-                error=str(exc),
-            )
+        outcome = answer_question(answer, question, mode=mode, cancel=cancel, **extra)
         outcomes.append(outcome)
         emit(on_event, QuestionEvaluated(index, len(questions), outcome))
     emit(on_event, Progress("eval", len(questions), len(questions), "done"))
     return summarize(outcomes, dataset=str(dataset.path), dataset_kind=dataset.kind, mode=mode, corpus=corpus)
+
+
+def answer_kwargs(answer, corpus: str | None) -> dict[str, Any]:
+    """``{"corpus": corpus}`` when ``answer`` accepts a corpus (a Workspace does), else ``{}``."""
+    accepted = inspect.signature(answer).parameters
+    return {"corpus": corpus} if corpus is not None and "corpus" in accepted else {}
+
+
+def answer_question(answer, question: EvalQuestion, *, mode: str, cancel: CancelToken | None = None,
+                    **extra) -> QuestionOutcome:
+    """Answer and score one question; a ``SearchainError`` is recorded as the outcome's error
+    (scored wrong) rather than raised, and ``Cancelled`` propagates."""
+    started = time.perf_counter()
+    try:
+        result = answer(question.question, mode=mode, cancel=cancel, **extra)
+        outcome = score_question(question, result, time.perf_counter() - started)
+    except SearchainError as exc:
+        outcome = QuestionOutcome(
+            id=question.id, question=question.question, golds=list(question.answers),
+            prediction="", cover_em=0.0, f1=0.0, seconds=time.perf_counter() - started,
+            error=str(exc),
+        )
+    outcome.mode = mode
+    return outcome

@@ -88,3 +88,19 @@ def paired_bootstrap_delta(treatment: Sequence[float], baseline: Sequence[float]
     lo, hi = _interval(means, level)
     return {"delta": round(sum(diffs) / len(diffs), 4), "ci": [lo, hi],
             "p_not_better": round(float((means <= 0).mean()), 4)}
+
+
+def mcnemar_exact(only_a: int, only_b: int) -> float:
+    """Exact two-sided McNemar p-value: how likely a split at least this uneven of the questions
+    that only one of two systems got right is, were both equally good (binomial, p = 1/2).
+
+    ``mcnemar_exact(0, 0)`` is 1.0: no disagreement, no evidence of a difference.
+    """
+    from math import comb
+
+    n = only_a + only_b
+    if n == 0:
+        return 1.0
+    k = min(only_a, only_b)
+    tail = sum(comb(n, i) for i in range(k + 1)) / 2 ** n
+    return round(min(1.0, 2 * tail), 4)

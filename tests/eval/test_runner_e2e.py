@@ -102,3 +102,39 @@ def test_eval_cli_bad_dataset_is_a_clear_error(home, tmp_path, capsys):
     assert code == 1 and "line 1" in err and str(bad) in err
     code = main(["--home", str(home.data_dir.parent), "eval", "--dataset", str(bad), "--limit", "0"])
     assert code == 1 and "--limit" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_eval_cli_compares_modes_and_resumes(home, mini_musique, tiny_gguf, capsys, tmp_path):
+    from searchain.config import Settings
+
+    saved = Settings()
+    saved.llm.max_tokens = 48  # the tiny model never stops on its own
+    saved.save(home)
+    details = tmp_path / "side_by_side.jsonl"
+    argv = ["--home", str(home.data_dir.parent), "eval", "--dataset", str(mini_musique), "--model",
+            str(tiny_gguf), "--mode", "direct,coq", "--json", "--details", str(details)]
+    report, err = _run(capsys, *argv, "--limit", "1")
+    assert report["modes"] == ["direct", "coq"] and report["corpus"] is None  # no IR mode: no corpus built
+    assert set(report["reports"]["coq"]) == SUMMARY_KEYS and report["reports"]["direct"]["questions"] == 1
+    assert "[1/1] direct" in err and "[1/1] coq" in err
+    (pair,) = report["paired"]
+    assert (pair["a"], pair["b"], pair["questions"]) == ("direct", "coq", 1)
+    # Resumed over both questions: only the second question is answered, in both modes.
+    again, err = _run(capsys, *argv, "--resume")
+    assert again["resumed"] == 2 and again["reports"]["coq"]["questions"] == 2
+    assert "[1/2]" in err and "[2/2] direct" in err
+    assert [json.loads(line)["mode"] for line in details.read_text().splitlines()] == ["direct", "coq"] * 2
+    text_code = main(["--home", str(home.data_dir.parent), "eval", "--dataset", str(mini_musique),
+                      "--mode", "direct,coq", "--details", str(details), "--resume"])
+    out = capsys.readouterr().out
+    assert text_code == 0 and "coq vs direct" in out and "(4 outcomes resumed from the log)" in out
+
+
+def test_eval_cli_rejects_unknown_modes_and_resume_without_log(home, mini_musique, capsys):
+    with pytest.raises(SystemExit):
+        main(["--home", str(home.data_dir.parent), "eval", "--dataset", str(mini_musique), "--mode", "rag,bogus"])
+    assert "unknown mode bogus" in capsys.readouterr().err
+    code = main(["--home", str(home.data_dir.parent), "eval", "--dataset", str(mini_musique), "--mode", "coq",
+                 "--resume"])
+    assert code == 1 and "--resume needs --details" in capsys.readouterr().err

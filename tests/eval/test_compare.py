@@ -1,0 +1,127 @@
+"""Several modes side by side: interleaving, the paired count, and a details log that a killed run
+resumes from. The answerers replay prepared answers; the engine is exercised in test_runner_e2e."""
+
+import json
+
+import pytest
+
+from searchain.errors import Cancelled, ConfigError
+from searchain.events import CancelToken
+from searchain.eval.compare import read_details, run_comparison
+from searchain.eval.datasets import load_dataset
+from searchain.eval.stats import mcnemar_exact
+from searchain.reasoning.result import AnswerResult
+
+GOLD = {"Q1?": "Paris", "Q2?": "1902", "Q3?": "Stanley", "Q4?": "blue whale"}
+# rag gets Q1 and Q2 right, searchain Q1 and Q3.
+ANSWERS = {
+    "rag": {"Q1?": "Paris", "Q2?": "1902", "Q3?": "Livingstone", "Q4?": "shark"},
+    "searchain": {"Q1?": "Paris", "Q2?": "1850", "Q3?": "Stanley", "Q4?": "shark"},
+}
+
+
+@pytest.fixture
+def dataset(tmp_path):
+    rows = [{"id": f"q{i}", "question": q, "answer": a, "paragraphs": []} for i, (q, a) in enumerate(GOLD.items(), 1)]
+    path = tmp_path / "mini.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    return path
+
+
+class Answerers:
+    """``answer_for(mode)``, recording every call in order; ``fail_after`` raises mid-run."""
+
+    def __init__(self, fail_after=None, cancel=None):
+        self.calls, self.built = [], []
+        self.fail_after, self.cancel = fail_after, cancel
+
+    def __call__(self, mode):
+        self.built.append(mode)
+
+        def answer(question, *, mode, cancel=None):
+            if self.fail_after is not None and len(self.calls) == self.fail_after:
+                raise KeyboardInterrupt  # a kill: nothing after this call is answered
+            self.calls.append((mode, question))
+            if self.cancel is not None and len(self.calls) == 3:
+                self.cancel.cancel()
+            text = ANSWERS[mode][question]
+            return AnswerResult(question=question, mode=mode, final_content=text, answer=text,
+                                prompt_tokens=10, completion_tokens=2)
+
+        return answer
+
+
+def test_modes_are_interleaved_and_compared_on_the_same_questions(dataset, tmp_path):
+    answerers = Answerers()
+    log = tmp_path / "run.jsonl"
+    report = run_comparison(answerers, dataset, modes=["rag", "searchain"], details=log)
+    assert answerers.calls[:4] == [("rag", "Q1?"), ("searchain", "Q1?"), ("rag", "Q2?"), ("searchain", "Q2?")]
+    assert answerers.built == ["rag", "searchain"]  # one engine per mode, built once
+    assert report.reports["rag"].cover_em == pytest.approx(0.5)
+    assert report.reports["searchain"].cover_em == pytest.approx(0.5)
+    (pair,) = report.paired
+    assert (pair.a, pair.b, pair.questions) == ("rag", "searchain", 4)
+    assert (pair.both_right, pair.only_a_right, pair.only_b_right, pair.neither_right) == (1, 1, 1, 1)
+    assert pair.p_value == 1.0
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(r["mode"], r["id"]) for r in rows] == [(m, f"q{i}") for i in range(1, 5) for m in ("rag", "searchain")]
+
+
+def test_a_killed_run_resumes_from_its_log_without_answering_again(dataset, tmp_path):
+    log = tmp_path / "run.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        run_comparison(Answerers(fail_after=5), dataset, modes=["rag", "searchain"], details=log)
+    assert len(log.read_text().splitlines()) == 5
+    with open(log, "a") as handle:  # the kill came while the sixth line was being written
+        handle.write('{"id": "q3", "mode": "searchain", "predic')
+    second = Answerers()
+    report = run_comparison(second, dataset, modes=["rag", "searchain"], details=log, resume=True)
+    assert second.calls == [("searchain", "Q3?"), ("rag", "Q4?"), ("searchain", "Q4?")]
+    assert report.resumed == 5
+    assert report.reports["searchain"].cover_em == pytest.approx(0.5)
+    assert [o.id for o in report.reports["rag"].outcomes] == ["q1", "q2", "q3", "q4"]
+    lines = log.read_text().splitlines()
+    assert len(lines) == 8 and all(json.loads(line) for line in lines)  # the torn line is gone
+
+
+def test_without_resume_an_old_log_is_replaced(dataset, tmp_path):
+    log = tmp_path / "run.jsonl"
+    run_comparison(Answerers(), dataset, modes=["rag"], details=log)
+    again = Answerers()
+    run_comparison(again, dataset, modes=["rag"], details=log, limit=2)
+    assert len(again.calls) == 2 and len(log.read_text().splitlines()) == 2
+
+
+def test_a_log_from_another_dataset_or_a_damaged_line_is_a_clear_error(dataset, tmp_path):
+    data = load_dataset(dataset)
+    foreign = tmp_path / "foreign.jsonl"
+    foreign.write_text(json.dumps({"id": "zz9", "mode": "rag", "question": "?", "golds": [], "prediction": "",
+                                   "cover_em": 0, "f1": 0}) + "\n")
+    with pytest.raises(ConfigError, match="Line 1 .*'zz9'.*another dataset"):
+        read_details(foreign, data, ["rag"])
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_text("not json\n")
+    with pytest.raises(ConfigError, match="Line 1 of the details log"):
+        read_details(damaged, data, ["rag"])
+
+
+def test_cancel_stops_between_questions(dataset):
+    token = CancelToken()
+    answerers = Answerers(cancel=token)
+    with pytest.raises(Cancelled):
+        run_comparison(answerers, dataset, modes=["rag", "searchain"], cancel=token)
+    assert len(answerers.calls) == 3
+
+
+def test_mode_list_errors():
+    with pytest.raises(ConfigError, match="twice"):
+        run_comparison(Answerers(), [], modes=["rag", "rag"])
+    with pytest.raises(ConfigError, match="No answering mode"):
+        run_comparison(Answerers(), [], modes=[])
+
+
+def test_mcnemar_exact_matches_the_binomial_tail():
+    assert mcnemar_exact(0, 0) == 1.0
+    assert mcnemar_exact(0, 5) == pytest.approx(2 / 32, abs=1e-4)  # both tails of 5 coin flips
+    assert mcnemar_exact(3, 3) == 1.0
+    assert mcnemar_exact(1, 9) == pytest.approx(2 * 11 / 1024, abs=1e-4)
