@@ -74,7 +74,7 @@ def measure(base_settings, args) -> dict:
     try:
         rows = []
         for kind, messages, grammar in cases():
-            samples: dict[str, list[tuple[float, int, str, int, bool]]] = {way: [] for way in WAYS}
+            samples: dict[str, list[tuple[float, int, str, int, bool, int]]] = {way: [] for way in WAYS}
             for repeat in range(args.repeats + 1):  # run 0 warms up, and is not timed
                 order = WAYS[repeat % 3:] + WAYS[:repeat % 3]
                 for way in order:
@@ -87,7 +87,8 @@ def measure(base_settings, args) -> dict:
                         valid = way == "free" or _valid(llm, grammar, c)
                         samples[way].append((c.seconds - c.prompt_seconds,
                                              c.usage.completion_tokens, c.text,
-                                             llm.grammar_rejections, valid))
+                                             llm.grammar_rejections, valid,
+                                             llm.grammar_full_filters))
             rows.append(_row(kind, samples))
     finally:
         llm.grammar_sample_first = True
@@ -113,6 +114,8 @@ def _row(kind: str, samples) -> dict:
         "free_tokens": samples["free"][0][1],
         "grammar_tokens": tokens,
         "rejected_share": round(samples["grammar"][0][3] / max(1, tokens), 3),
+        # Rejections the shortlist could not settle, so the whole vocabulary was filtered.
+        "full_filter_share": round(samples["grammar"][0][5] / max(1, tokens), 3),
         "identical_outputs": all(a[2] == b[2] for a, b in zip(samples["grammar"],
                                                              samples["full_filter"])),
         "valid": all(run[4] for way in ("grammar", "full_filter") for run in samples[way]),

@@ -88,6 +88,7 @@ class LlamaCppLLM:
         # the whole vocabulary each token, the slow reference path benchmarks compare against.
         self.grammar_sample_first = True
         self.grammar_rejections = 0  # last call: tokens the grammar refused
+        self.grammar_full_filters = 0  # last call: refusals that filtered the whole vocabulary
         self._last_tokens: list[int] = []  # last call: the generated token ids
         self._pieces: dict[int, bytes] = {}
         # Bytes and tokens of the last prompt + reply, to tokenise the next prompt incrementally.
@@ -287,6 +288,7 @@ class LlamaCppLLM:
                             llama.eval([token])
                 finally:
                     self.grammar_rejections = sampler.rejections
+                    self.grammar_full_filters = sampler.full_filters
                     self._last_tokens = generated
                     sampler.close()
             text = stream.finish()

@@ -10,6 +10,15 @@ Greedy decoding gives exactly the slow path's tokens (the argmax over all tokens
 the argmax over the allowed ones; if not, the slow path runs). With temperature > 0 every token
 is still one the grammar allows, but the distribution is llama.cpp's sample-then-check one, not
 a renormalised constrained distribution (the same trade llama.cpp's CLI and server make).
+
+When the grammar rejects the first choice, the whole-vocabulary filter is still avoided where it
+can be: the grammar first judges only a shortlist of the ``SHORTLIST`` highest logits. Greedy
+decoding then takes the best allowed token of the shortlist, which is the best allowed token of
+the vocabulary (every token outside it has a lower logit). With temperature > 0 the shortlist is
+used only when min-p would cut everything outside it anyway; otherwise, and when the shortlist
+holds no allowed token, the whole vocabulary is filtered as before. A base model that fights
+the grammar on most tokens (Gemma 3 270M on the final-answer prompt: 56 % rejections, 262k
+vocabulary) paid the full filter on each of them.
 """
 
 from __future__ import annotations
@@ -21,6 +30,8 @@ import numpy as np
 
 # Sampling settings used for temperature > 0 (llama-cpp-python's defaults).
 TOP_K, TOP_P, MIN_P = 40, 0.95, 0.05
+# Tokens the grammar judges after a rejection before it falls back to the whole vocabulary.
+SHORTLIST = 256
 
 _TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)], align=True)
 
@@ -110,6 +121,8 @@ class TokenSampler:
         self._grammar = grammar.start() if grammar is not None else None
         self._sample_first = sample_first
         self.rejections = 0
+        self.full_filters = 0  # rejections the shortlist could not settle
+        self._temperature = temperature
         # One-token candidate array for asking the grammar about the chain's choice.
         self._one = llama_cpp.llama_token_data(0, 1.0, 0.0)
         self._one_array = llama_cpp.llama_token_data_array(
@@ -129,7 +142,10 @@ class TokenSampler:
             return token
         if not self._allowed(token):
             self.rejections += 1
-            token = self._sample_constrained(ctx)
+            token = self._sample_shortlist(ctx)
+            if token is None:
+                self.full_filters += 1
+                token = self._sample_constrained(ctx)
         llama_cpp.llama_sampler_accept(self._grammar, token)
         return token
 
@@ -142,6 +158,40 @@ class TokenSampler:
         llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(self._one_array))
         return self._one.logit != -math.inf
 
+    def _logits(self, ctx) -> np.ndarray:
+        import llama_cpp
+
+        return np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(ctx, -1), shape=(self._n_vocab,))
+
+    def _sample_shortlist(self, ctx) -> int | None:
+        """The grammar judges the ``SHORTLIST`` best tokens only; None when that cannot decide."""
+        import llama_cpp
+
+        logits = self._logits(ctx)
+        size = min(SHORTLIST, self._n_vocab)
+        top = np.argpartition(logits, -size)[-size:] if size < self._n_vocab else np.arange(size)
+        short = np.zeros(size, dtype=_TOKEN_DATA)
+        short["id"], short["logit"] = top, logits[top]
+        candidates = llama_cpp.llama_token_data_array(
+            short.ctypes.data_as(llama_cpp.llama_token_data_p), size, -1, False)
+        llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(candidates))
+        allowed = short["logit"] != -np.inf
+        if not allowed.any():
+            return None
+        if self._temperature > 0.0:
+            # Outside the shortlist every logit is <= its lowest; min-p drops a token whose
+            # probability is under MIN_P of the best one's, so the shortlist is exact only when
+            # that gap already holds for all of them.
+            gap = (short["logit"][allowed].max() - logits[top].min()) / self._temperature
+            if gap < -math.log(MIN_P):
+                return None
+        llama_cpp.llama_sampler_apply(self._chain, ctypes.byref(candidates))
+        if candidates.selected < 0:
+            return None
+        token = int(candidates.data[candidates.selected].id)
+        llama_cpp.llama_sampler_accept(self._chain, token)
+        return token
+
     def _sample_constrained(self, ctx) -> int:
         """The slow path: the grammar filters every token, then the chain picks among the rest."""
         import llama_cpp
@@ -149,9 +199,7 @@ class TokenSampler:
         if self._full is None:
             self._full = np.zeros(self._n_vocab, dtype=_TOKEN_DATA)
             self._full["id"] = np.arange(self._n_vocab, dtype=np.int32)
-        logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(ctx, -1),
-                                       shape=(self._n_vocab,))
-        self._full["logit"] = logits
+        self._full["logit"] = self._logits(ctx)
         self._full["p"] = 0.0
         candidates = llama_cpp.llama_token_data_array(
             self._full.ctypes.data_as(llama_cpp.llama_token_data_p), self._n_vocab, -1, False)

@@ -15,5 +15,6 @@ def test_bench_grammar_json(home, capsys, tiny_gguf):
         assert case["free_ms_per_token"] > 0 and case["grammar_ms_per_token"] > 0
         assert case["full_filter_ms_per_token"] > 0 and case["overhead"] > 0
         assert 0 <= case["rejected_share"] <= 1 and case["grammar_tokens"] > 0
+        assert 0 <= case["full_filter_share"] <= case["rejected_share"]
     # Greedy: the fast path writes what the full filter writes, and the grammar accepts it.
     assert out["identical_outputs"] is True and out["valid"] is True

@@ -80,3 +80,24 @@ def test_grammar_verdict(tiny_llm):
     assert tiny_llm.grammar_verdict(grammar, "The ca") == "incomplete"
     assert tiny_llm.grammar_verdict(grammar, "A cat.") == "rejected"
     assert tiny_llm.grammar_verdict(GRAMMARS["rewrite"], "[Question]: Who is he?\n") == "complete"
+
+
+def test_rejections_are_settled_from_the_shortlist_with_the_same_output(tiny_llm):
+    """After a rejection the grammar first judges the best-logit shortlist; greedy output stays
+    the whole-vocabulary filter's, and the full filter runs only when the shortlist holds no
+    allowed token."""
+    from searchain.llm import sampling
+
+    narrow = r'root ::= "[Question]: " [a-z ]{5,30} "\n"'
+    params = GenerationParams(max_tokens=60, grammar=narrow)
+    slow = _generate(tiny_llm, "x", params, sample_first=False)
+    fast = _generate(tiny_llm, "x", params, sample_first=True)
+    assert fast.text == slow.text
+    assert tiny_llm.grammar_rejections > 0 and tiny_llm.grammar_full_filters < tiny_llm.grammar_rejections
+    original = sampling.SHORTLIST
+    sampling.SHORTLIST = 1  # a shortlist of the rejected token alone never settles anything
+    try:
+        tiny = _generate(tiny_llm, "x", params, sample_first=True)
+    finally:
+        sampling.SHORTLIST = original
+    assert tiny.text == slow.text and tiny_llm.grammar_full_filters == tiny_llm.grammar_rejections > 0
