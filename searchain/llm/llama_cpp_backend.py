@@ -29,7 +29,7 @@ from typing import Sequence
 import numpy as np
 
 from ..config import LLMSettings
-from ..errors import ModelError, SearchainError
+from ..errors import ModelError
 from ..events import CancelToken, EventCallback, emit
 from .base import ChatMessage, Completion, GenerationParams, TokenCallback, Usage
 from .chat_prompt import ChatPromptBuilder, fit_messages
@@ -38,7 +38,7 @@ from .gguf_info import ModelFacts, read_model_facts
 from . import gpu
 from .memory import check_memory
 from .model_kind import CompletionPromptBuilder, prompt_style, stop_texts, strip_special_tokens
-from .sampling import CompiledGrammar, TokenSampler, grammar_verdict
+from .sampling import GrammarCache, TokenSampler, grammar_verdict
 from .text_stream import StopTextStream
 
 
@@ -65,7 +65,6 @@ def open_llama(path: Path, *, n_gpu_layers: int, n_ctx: int, n_threads: int, n_b
         ) from exc
 
 
-GRAMMAR_CACHE_SIZE = 16  # compiled grammars kept (the CoQ grammar, the reader's per-passage ones)
 
 
 class LlamaCppLLM:
@@ -83,7 +82,7 @@ class LlamaCppLLM:
         self.warnings: list[LLMWarning] = []
         self._on_event = on_event
         self._lock = threading.Lock()
-        self._grammars: dict[str, CompiledGrammar] = {}
+        self._grammars = GrammarCache()  # bound to the vocabulary once the model is open
         # Grammar decoding samples first and checks the one token (sampling.py); False filters
         # the whole vocabulary each token, the slow reference path benchmarks compare against.
         self.grammar_sample_first = True
@@ -170,9 +169,7 @@ class LlamaCppLLM:
     def close(self) -> None:
         with self._lock:
             llama, self._llama = self._llama, None
-            grammars, self._grammars = self._grammars, {}
-            for grammar in grammars.values():  # they point into the model's vocabulary
-                grammar.close()
+            self._grammars.close()  # they point into the model's vocabulary
             if llama is not None:
                 llama.close()
 
@@ -197,7 +194,7 @@ class LlamaCppLLM:
         not (``"rejected"``), checked by llama.cpp's grammar engine token by token. Text is
         tokenised with control-token names as plain text."""
         with self._lock:
-            compiled = self._grammar(grammar)
+            compiled = self._grammars.get(self._vocab, grammar)
             llama = self._require_open()
             tokens = output if isinstance(output, list) else llama.tokenize(
                 output.encode("utf-8"), add_bos=False, special=False)
@@ -251,7 +248,7 @@ class LlamaCppLLM:
         if not tokens:
             raise ModelError("The prompt is empty.", hint="Pass some text to complete.")
         with self._lock:  # compiled under the lock: compiling may evict (close) another grammar
-            grammar = self._grammar(params.grammar) if params.grammar else None
+            grammar = self._grammars.get(self._vocab, params.grammar) if params.grammar else None
             llama = self._require_open()
             started = time.perf_counter()
             evaluated, finished = self._eval_prompt(llama, tokens, cancel)
@@ -354,26 +351,6 @@ class LlamaCppLLM:
         logits = np.ctypeslib.as_array(ptr, shape=(self._n_vocab,)).astype(np.float64)
         top = logits.max()
         return float(logits[token] - top - math.log(np.exp(logits - top).sum()))
-
-    def _grammar(self, text: str) -> CompiledGrammar:
-        """Compile ``text`` once; an invalid grammar is a clear error, never a crash."""
-        cached = self._grammars.pop(text, None)
-        if cached is not None:
-            self._grammars[text] = cached  # most recently used last
-            return cached
-        while len(self._grammars) >= GRAMMAR_CACHE_SIZE:
-            # The LLM reader sends one grammar per passage: keep the recent ones, free the rest.
-            self._grammars.pop(next(iter(self._grammars))).close()
-        try:
-            grammar = CompiledGrammar(self._vocab, text)
-        except ValueError:
-            raise SearchainError(
-                "The GBNF grammar could not be parsed (or has no `root` rule).",
-                hint="Check it with llama.cpp's grammar docs; set SEARCHAIN_LLAMA_VERBOSE=1 to "
-                     "see the parser's message.",
-            ) from None
-        self._grammars[text] = grammar
-        return grammar
 
     def _gpu_layers(self, requested: int) -> int:
         if requested > 0 and not gpu.gpu_offload_supported():

@@ -69,6 +69,46 @@ class CompiledGrammar:
             pass
 
 
+GRAMMAR_CACHE_SIZE = 16  # compiled grammars kept (the CoQ grammar, the reader's per-passage ones)
+
+
+class GrammarCache:
+    """Compiled grammars by text, the most recently used kept (``GRAMMAR_CACHE_SIZE``)."""
+
+    def __init__(self):
+        self._compiled: dict[str, CompiledGrammar] = {}
+
+    def __len__(self) -> int:
+        return len(self._compiled)
+
+    def get(self, vocab, text: str) -> CompiledGrammar:
+        """Compile ``text`` for ``vocab`` once; an invalid grammar is a clear error, never a crash."""
+        from ..errors import SearchainError
+
+        cached = self._compiled.pop(text, None)
+        if cached is not None:
+            self._compiled[text] = cached  # most recently used last
+            return cached
+        while len(self._compiled) >= GRAMMAR_CACHE_SIZE:
+            # The LLM reader sends one grammar per passage: keep the recent ones, free the rest.
+            self._compiled.pop(next(iter(self._compiled))).close()
+        try:
+            grammar = CompiledGrammar(vocab, text)
+        except ValueError:
+            raise SearchainError(
+                "The GBNF grammar could not be parsed (or has no `root` rule).",
+                hint="Check it with llama.cpp's grammar docs; set SEARCHAIN_LLAMA_VERBOSE=1 to "
+                     "see the parser's message.",
+            ) from None
+        self._compiled[text] = grammar
+        return grammar
+
+    def close(self) -> None:
+        compiled, self._compiled = self._compiled, {}
+        for grammar in compiled.values():
+            grammar.close()
+
+
 def grammar_verdict(grammar: CompiledGrammar, tokens: list[int], end_token: int) -> str:
     """Does the grammar accept this token sequence? ``"complete"`` (it may end here),
     ``"incomplete"`` (a valid beginning) or ``"rejected"``. Checks outputs in tests and benchmarks
