@@ -51,6 +51,10 @@ class QuestionOutcome:
     # {phase: [prompt, completion]}: chain, final, reader (an LLM reader's calls), rewrite.
     tokens_by_phase: dict[str, list[int]] = field(default_factory=dict)
     mode: str = ""
+    # What happened, compactly, for reading a run after the fact: each round's chain as written
+    # (cut), the final path's nodes (query, LLM answer, reader answer, decision, passage title)
+    # and the final content. Kept in the details log; not used by the figures.
+    trace: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -130,7 +134,26 @@ def score_question(question: EvalQuestion, result: AnswerResult, seconds: float 
         first_round_right=None if first is None else bool(cover_em(first, question.answers)),
         stop_reason=result.stop_reason, seconds=seconds,
         tokens_by_phase={phase: list(counts) for phase, counts in result.tokens_by_phase.items()},
+        trace=compact_trace(result),
     )
+
+
+TRACE_CHARS = 600
+
+
+def compact_trace(result: AnswerResult) -> dict[str, Any]:
+    """The run in brief: chains as written, the path's nodes and the final content."""
+    def node(n) -> dict[str, Any]:
+        return {"query": n.query, "llm": n.llm_answer, "reader": n.reader_answer,
+                "decision": n.decision, "source": honest_source(n),
+                "passage": n.passage.title if n.passage is not None else None}
+
+    return {
+        "chains": [b.raw_text[:TRACE_CHARS] for b in result.branches],
+        "path": [node(n) for n in result.path],
+        "final": (result.final_content or "")[:TRACE_CHARS],
+        "references": [r.passage.title for r in result.references],
+    }
 
 
 def summarize(outcomes: list[QuestionOutcome], *, dataset: str = "", dataset_kind: str = "",

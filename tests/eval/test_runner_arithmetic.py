@@ -117,3 +117,15 @@ def test_prediction_and_first_round_fallbacks():
         Node(round=1, position=0, query="a", llm_answer="France"),
         Node(round=1, position=1, query="b", llm_answer=None, unsolved=True)])]
     assert first_round_answer(result) == "France"
+
+
+def test_each_outcome_carries_a_compact_trace(dataset):
+    replay = Replay({q: _result(q, "Stanley", "Bismarck [1]", [SOURCE_IR_COMPLETED, SOURCE_LLM], 2, (5, 1))
+                     for q in ("Q1?", "Q2?", "Q3?", "Q4?")})
+    replay.results["Q1?"].branches[0].raw_text = "[Query 1]: q\n" + "x" * 2000
+    report = run_eval(replay, dataset, mode="searchain", limit=1)
+    trace = report.outcomes[0].trace
+    assert trace["final"] == "Stanley [1]" and len(trace["chains"]) == 1
+    assert trace["chains"][0].startswith("[Query 1]: q") and len(trace["chains"][0]) == 600
+    assert [n["source"] for n in trace["path"]] == [SOURCE_IR_COMPLETED, SOURCE_LLM_UNVERIFIED]
+    assert trace["path"][0]["query"] == "q" and trace["path"][0]["llm"] == "a"
