@@ -38,6 +38,7 @@ from .gguf_info import ModelFacts, read_model_facts
 from . import gpu
 from .memory import check_memory
 from .model_kind import CompletionPromptBuilder, prompt_style, stop_texts, strip_special_tokens
+from .prefix_states import MIN_SAVED_TOKENS, PrefixStates
 from .sampling import GrammarCache, TokenSampler, grammar_verdict
 from .text_stream import StopTextStream
 
@@ -83,6 +84,7 @@ class LlamaCppLLM:
         self._on_event = on_event
         self._lock = threading.Lock()
         self._grammars = GrammarCache()  # bound to the vocabulary once the model is open
+        self._prefix_states = PrefixStates()  # KV states of interrupted dialogues
         # Grammar decoding samples first and checks the one token (sampling.py); False filters
         # the whole vocabulary each token, the slow reference path benchmarks compare against.
         self.grammar_sample_first = True
@@ -170,6 +172,7 @@ class LlamaCppLLM:
         with self._lock:
             llama, self._llama = self._llama, None
             self._grammars.close()  # they point into the model's vocabulary
+            self._prefix_states.clear()
             if llama is not None:
                 llama.close()
 
@@ -206,6 +209,7 @@ class LlamaCppLLM:
             llama = self._require_open()
             llama.reset()
             llama._ctx.kv_cache_seq_rm(-1, 0, -1)
+            self._prefix_states.clear()
             self._history = (b"", [])
 
     def _prompt_tokens(self, text: str, *, add_special: bool) -> list[int]:
@@ -217,6 +221,8 @@ class LlamaCppLLM:
         llama = self._require_open()
         data = text.encode("utf-8")
         seen_bytes, seen_tokens = self._history
+        if not (seen_tokens and data.startswith(seen_bytes)):  # an interrupted dialogue's round
+            seen_bytes, seen_tokens = self._prefix_states.history_for(data) or (b"", [])
         if seen_tokens and self._byte_level_bpe and data.startswith(seen_bytes):
             rest = data[len(seen_bytes):]
             try:
@@ -309,6 +315,14 @@ class LlamaCppLLM:
         reuse = 0
         if cached:
             reuse = min(_common_prefix(llama.input_ids[:cached], tokens), len(tokens) - 1)
+        if cached - reuse >= MIN_SAVED_TOKENS:  # about to drop a dialogue: keep it aside
+            self._prefix_states.save(llama._ctx.ctx, llama.input_ids[:cached], self._history)
+        index, usable = self._prefix_states.best(np.asarray(tokens, dtype=np.int32), reuse)
+        if index >= 0:  # an earlier dialogue shares more of this prompt than the live cache
+            saved = self._prefix_states.restore(llama._ctx.ctx, index)
+            llama.input_ids[:len(saved)] = saved
+            cached = llama.n_tokens = len(saved)
+            reuse = usable
         if reuse < cached and not llama._ctx.kv_cache_seq_rm(-1, reuse, -1):
             reuse = 0  # this model's cache cannot be cut part-way (recurrent models)
             llama.reset()

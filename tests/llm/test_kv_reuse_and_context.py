@@ -137,3 +137,43 @@ def test_cancel_during_prompt_evaluation_keeps_the_work_done(fresh_llm):
     again = fresh_llm.complete(prompt, GenerationParams(max_tokens=5))
     assert again.usage.prompt_tokens_evaluated == n_prompt - 2 * fresh_llm.n_batch
     assert again.usage.completion_tokens == 5
+
+
+def test_a_dialogue_interrupted_by_another_prompt_resumes_from_its_saved_state(fresh_llm):
+    """Round 1 of a dialogue, an unrelated prompt (the reader's, in SearChain), then round 2:
+    round 2 evaluates only its new tokens, from KV cells that are a copy of the uninterrupted
+    dialogue's (same output, same log-probabilities)."""
+    system = {"role": "system", "content": "Answer each question with one short line. " * 12}
+    opening = [system, {"role": "user", "content": "Question one: who wrote Hamlet?"}]
+    params = GenerationParams(max_tokens=24, grammar=ANSWER, logprobs=True)
+
+    def dialogue(interrupt: bool):
+        fresh_llm.reset_cache()  # forgets the saved states too
+        assert len(fresh_llm._prefix_states) == 0
+        first = fresh_llm.chat(opening, params)
+        if interrupt:
+            fresh_llm.complete("An unrelated reader prompt about a passage " * 8, GenerationParams(max_tokens=4))
+        messages = opening + [{"role": "assistant", "content": first.text},
+                              {"role": "user", "content": "Question two: when?"}]
+        llama_cpp.llama_perf_context_reset(fresh_llm._llama._ctx.ctx)
+        second = fresh_llm.chat(messages, params)
+        assert second.usage.prompt_tokens_evaluated == _llama_cpp_prompt_evals(fresh_llm)
+        new_tokens = second.usage.prompt_tokens - first.usage.prompt_tokens - first.usage.completion_tokens
+        assert new_tokens <= second.usage.prompt_tokens_evaluated <= new_tokens + 2
+        return second
+
+    plain = dialogue(interrupt=False)
+    restored_before = fresh_llm._prefix_states.restored
+    resumed = dialogue(interrupt=True)
+    assert fresh_llm._prefix_states.saved >= 1 and fresh_llm._prefix_states.restored == restored_before + 1
+    assert resumed.text == plain.text
+    assert resumed.token_logprobs == pytest.approx(plain.token_logprobs, abs=1e-4)
+
+
+def test_prefix_states_keep_within_their_byte_budget(fresh_llm):
+    from searchain.llm.prefix_states import PrefixStates
+
+    fresh_llm._prefix_states = states = PrefixStates(budget_bytes=1)  # nothing fits
+    fresh_llm.complete("A long first prompt that fills the cache " * 8, GenerationParams(max_tokens=2))
+    c = fresh_llm.complete("Something else entirely, also long enough " * 8, GenerationParams(max_tokens=2))
+    assert states.saved == 0 and len(states) == 0 and c.usage.prompt_tokens_evaluated == c.usage.prompt_tokens
