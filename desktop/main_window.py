@@ -3,6 +3,7 @@
 It wires views to flows and owns window state (geometry, splitter sizes, last conversation),
 which it keeps in ``settings.ui``. Nothing here imports torch or llama.cpp: the engine is opened
 lazily by ``AppContext.workspace()`` and anything slow runs through the ``JobRunner``.
+Showing passages, documents and source files is ``passage_actions`` (mixed in).
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, Qt, QUrl
-from PySide6.QtGui import QCloseEvent, QDesktopServices, QIcon, QKeySequence, QShortcut
+from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtGui import QCloseEvent, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
@@ -30,11 +31,12 @@ from searchain.llm.starter import starter_label, starter_notice
 from .answer_flow import AnswerFlow
 from .context import AppContext
 from .menus import build_menus
+from .passage_actions import PassageActions
 from .conversation_flow import ConversationFlow
 from .text_zoom import TextZoom
 from .views.chat import ChatView
 from .views.message_bar import MessageBar
-from .views.passage import DocumentDialog, PassageViewer
+from .views.passage import PassageViewer
 from .views.reasoning import ReasoningPanel
 from .views.sidebar import Sidebar
 from .workers import JobRunner
@@ -47,7 +49,7 @@ def app_icon() -> QIcon:
     return QIcon(str(resources_dir() / "icons" / "searchain.svg"))
 
 
-class MainWindow(QMainWindow):
+class MainWindow(PassageActions, QMainWindow):
     def __init__(self, ctx: AppContext, *, restore: bool = True):
         super().__init__()
         self.ctx = ctx
@@ -201,53 +203,6 @@ class MainWindow(QMainWindow):
          "search": self.open_search, "settings": self.open_settings,
          "logs": self.open_log_folder, "doctor": self.check_setup}.get(action, lambda: None)()
 
-    # -- passages ----------------------------------------------------------------------------
-    def show_reference(self, reference) -> None:
-        self.passage.show_reference(reference)
-        self.side_tabs.setVisible(True)
-        self.toggle_reasoning.setChecked(True)
-        self.side_tabs.setCurrentWidget(self.passage)
-
-    def show_node(self, node) -> None:
-        self.passage.show_passage(node.passage, node.span, f"{node.query} → {node.answer or ''}")
-        self.side_tabs.setCurrentWidget(self.passage)
-
-    def open_document(self, passage) -> None:
-        ctx = self.ctx
-
-        def work(_on_event, _cancel):
-            with ctx.workspace().corpora.open_store(passage.corpus) as store:
-                return store.document(passage.doc_id)
-
-        def show(doc) -> None:
-            from .document import document_text
-
-            text, span = document_text(doc, passage)
-            self.document_dialog = DocumentDialog(passage.title, text, span, self)
-            self.text_zoom.add(self.document_dialog.body)
-            self.document_dialog.show()
-
-        self.runner.start("document", work, on_done=show,
-                          on_error=lambda exc: self.message_bar.show_error(exc, "Could not open the document"))
-
-    def open_source(self, passage) -> str | None:
-        """Open the file a passage was read from (its folder, for a very large file) with the
-        desktop's application for it; returns the URL handed over."""
-        from .document import source_target
-
-        try:
-            path, kind = source_target(passage)
-        except FileNotFoundError as exc:
-            self.message_bar.show_message(str(exc), kind="error")
-            return None
-        url = QUrl.fromLocalFile(str(path))
-        if not QDesktopServices.openUrl(url):
-            self.message_bar.show_message(f"No application could open {path}.", kind="error")
-            return None
-        if kind == "folder":
-            self.statusBar().showMessage(f"{Path(passage.source).name} is large: opened its folder.", 4000)
-        return url.toString()
-
     # -- conversations -----------------------------------------------------------------------
     def delete_conversation(self, conversation_id: Any) -> None:
         if self.confirm_destructive:
@@ -301,11 +256,6 @@ class MainWindow(QMainWindow):
         self.search_dialog = SearchDialog(self.ctx, self.runner, self)
         self.search_dialog.passage_opened.connect(self._show_search_hit)
         self.search_dialog.show()
-
-    def _show_search_hit(self, passage) -> None:
-        self.passage.show_passage(passage)
-        self.side_tabs.setVisible(True)
-        self.side_tabs.setCurrentWidget(self.passage)
 
     def open_settings(self) -> None:
         from .views.settings_dialog import SettingsDialog

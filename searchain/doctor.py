@@ -333,8 +333,11 @@ def _conversations_check(paths: AppPaths) -> Check:
     if not path.exists():
         return Check("conversations", OK, "No conversations saved yet.")
     try:
-        # Read-only: checking must not migrate, repair or lock the user's history.
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2)
+        # Read-only: checking must not migrate, repair or lock the user's history. immutable=1 keeps
+        # SQLite from creating -wal/-shm beside a WAL-mode file; a -wal already there (the app has
+        # it open, or changes not yet in the main file) must be read, so then mode=ro alone.
+        immutable = "" if path.with_name(path.name + "-wal").exists() else "&immutable=1"
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro{immutable}", uri=True, timeout=2)
         try:
             verdict = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
             tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}

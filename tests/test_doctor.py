@@ -116,6 +116,54 @@ def test_conversation_count_is_read_without_opening_for_writing(home):
     assert check.status == OK and check.summary.startswith("2 conversation(s)")
 
 
+def _wal_files(db):
+    return [p.name for p in (db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")) if p.exists()]
+
+
+def test_a_wal_mode_history_is_checked_without_creating_or_changing_any_file(home):
+    from searchain.store.conversations import ConversationStore
+
+    store = ConversationStore.open(home.conversations_db)
+    store.create_conversation("one")
+    store.close()
+    db = home.conversations_db
+    assert db.read_bytes()[18:20] == b"\x02\x02" and not _wal_files(db)  # WAL mode, closed cleanly
+    before, mtime = db.read_bytes(), db.stat().st_mtime_ns
+    files = files_under(db.parent)
+    check = by_area(run_checks(home))["conversations"][0]
+    assert check.status == OK and check.summary.startswith("1 conversation(s)")
+    assert not _wal_files(db) and files_under(db.parent) == files
+    assert db.read_bytes() == before and db.stat().st_mtime_ns == mtime
+
+
+def test_a_damaged_wal_flagged_history_is_reported_and_left_alone(home):
+    db = home.conversations_db
+    header = bytearray(b"SQLite format 3\0" + b"\xff" * 3000)
+    header[18:20] = b"\x02\x02"  # the header's WAL flag: read-only opens used to add -wal/-shm
+    db.write_bytes(bytes(header))
+    files = files_under(db.parent)
+    check = by_area(run_checks(home))["conversations"][0]
+    assert check.status == FAIL and "damaged" in check.summary and "searchain chats reset" in check.fix
+    assert not _wal_files(db) and files_under(db.parent) == files and db.read_bytes() == bytes(header)
+
+
+def test_changes_still_in_the_wal_of_an_open_history_are_counted(home):
+    # The app holds the history open: its latest chats are only in the -wal file, which the
+    # check must read (an immutable open would see an empty database).
+    writer = sqlite3.connect(home.conversations_db)
+    try:
+        writer.execute("PRAGMA journal_mode=WAL")
+        writer.execute("PRAGMA wal_autocheckpoint=0")
+        writer.execute("CREATE TABLE conversations (id INTEGER PRIMARY KEY)")
+        writer.executemany("INSERT INTO conversations VALUES (?)", [(1,), (2,), (3,)])
+        writer.commit()
+        assert _wal_files(home.conversations_db) == ["conversations.db-wal", "conversations.db-shm"]
+        check = by_area(run_checks(home))["conversations"][0]
+    finally:
+        writer.close()
+    assert check.status == OK and check.summary.startswith("3 conversation(s)")
+
+
 def test_cli_exit_status_and_outputs(indexed_copy, capsys):
     home = indexed_copy
     Settings(active_corpus="mini").save(home)

@@ -1,12 +1,11 @@
 """The corpus manager: list corpora, add (file, folder, Wikipedia dump), rebuild, remove, activate.
 
 Adding and rebuilding run on a worker with a progress bar, a time-left estimate and Cancel;
-after the passages are stored the vector index is built. Every build is planned first (on the
-worker: a short calibration the first time): the estimate is shown as it starts, and a build
-estimated at over an hour starts only after the user agrees to the plan. Each row shows its
-index's state; *Update index* brings it up to date from the stored passages (continuing a
-stopped build, or repairing a damaged graph from the saved embeddings), and re-embeds
-everything only when the index was made by another embedding model, after asking.
+after the passages are stored the vector index is built. Every build is planned first, and a
+build estimated at over an hour starts only after the user agrees (``corpus_build_plan``).
+Each row shows its index's state; *Update index* brings it up to date from the stored passages
+(continuing a stopped build, or repairing a damaged graph from the saved embeddings), and
+re-embeds everything only when the index was made by another embedding model, after asking.
 A file or folder dropped on the dialog is added like one picked with *Add file…/Add folder…*.
 *Import…* and *Export…* move a corpus, index included, between machines as one file
 (``corpus_transfer``).
@@ -39,6 +38,7 @@ from searchain.events import Progress
 from ..context import AppContext
 from ..render import describe_error, format_bytes
 from ..workers import Job, JobRunner
+from .corpus_build_plan import PlannedIndexBuilds, plan_index_build
 from .corpus_transfer import CorpusTransfer
 from .progress import ProgressRow
 
@@ -54,7 +54,7 @@ def corpus_name_for(path: str | Path) -> str:
     return name[:40] or "corpus"
 
 
-class CorpusManagerDialog(QDialog):
+class CorpusManagerDialog(PlannedIndexBuilds, QDialog):
     active_changed = Signal(str)
     job_finished = Signal(str)  # "done" | "failed" | "cancelled" (tests wait on it)
 
@@ -209,7 +209,7 @@ class CorpusManagerDialog(QDialog):
         def work(on_event, cancel):
             report = ctx.workspace().corpora.add(name, source, fmt, on_event=on_event, cancel=cancel)
             ctx.workspace().forget_retriever(name)
-            return report, (_plan(ctx, name, False, on_event, cancel) if index else None)
+            return report, (plan_index_build(ctx, name, False, on_event, cancel) if index else None)
 
         return self._start(f"Adding {Path(source).name} to '{name}'", work,
                            lambda result: self._after_ingest(name, False, *result))
@@ -222,69 +222,10 @@ class CorpusManagerDialog(QDialog):
         def work(on_event, cancel):
             report = ctx.workspace().corpora.rebuild(name, on_event=on_event, cancel=cancel)
             ctx.workspace().forget_retriever(name)
-            return report, (_plan(ctx, name, True, on_event, cancel) if index else None)
+            return report, (plan_index_build(ctx, name, True, on_event, cancel) if index else None)
 
         return self._start(f"Rebuilding '{name}'", work,
                            lambda result: self._after_ingest(name, True, *result))
-
-    def update_index(self, name: str | None) -> Job | None:
-        """Bring ``name``'s index up to date; re-embeds everything only for another model's index."""
-        if not name:
-            return None
-        rebuild = self.index_states.get(name) == "mismatch"
-        if rebuild and self.confirm_destructive and QMessageBox.question(
-                self, "Re-embed corpus",
-                f"The index of '{name}' was made with another embedding model. Re-embed all of its "
-                "passages with the current one? This can take a while for a large corpus.") \
-                != QMessageBox.StandardButton.Yes:
-            return None
-        ctx = self.ctx
-        return self._start(f"Planning the index of '{name}'",
-                           lambda on_event, cancel: _plan(ctx, name, rebuild, on_event, cancel),
-                           lambda plan: self.start_build(name, rebuild, plan))
-
-    # -- planned builds ------------------------------------------------------------------------
-    def _after_ingest(self, name: str, rebuild: bool, report, plan) -> None:
-        if plan is None:
-            self._on_done(report)
-            return
-        added = getattr(report, "added", None)
-        self.start_build(name, rebuild, plan, f"{added:,} passages stored. " if isinstance(added, int) else "")
-
-    def start_build(self, name: str, rebuild: bool, plan, done_before: str = "") -> Job | None:
-        """Build ``name``'s index as ``plan`` says; a long build only once the user agrees."""
-        from searchain.index.plan import duration
-
-        self.job = None  # the planning job is over; its outcome is the build's
-        if plan.needs_confirmation and not self.ask_to_start(name, plan):
-            self._end(f"{done_before}The index of '{name}' was not built; Update index builds it "
-                      "when you are ready.\n" + plan.summary(), "cancelled")
-            return None
-        ctx = self.ctx
-
-        def work(on_event, cancel):
-            report = _build_index(ctx, name, rebuild, on_event, cancel)
-            ctx.workspace().forget_retriever(name)
-            return report
-
-        verb = "Re-embedding" if rebuild and plan.models and plan.models[0].passages else "Updating the index of"
-        job = self._start(f"{verb} '{name}' (about {duration(plan.est_seconds)})", work)
-        if job is not None:
-            self.status.setText(done_before + plan.summary())
-        return job
-
-    def ask_to_start(self, name: str, plan) -> bool:
-        """Whether to start a build estimated at over an hour (tests replace this)."""
-        from searchain.index.plan import duration
-
-        box = QMessageBox(QMessageBox.Icon.Question, "Long index build",
-                          f"Building the index of '{name}' will take about {duration(plan.est_seconds)} "
-                          "on this machine. Start it now? It can be cancelled, and continues later "
-                          "from where it stopped.", QMessageBox.StandardButton.Yes |
-                          QMessageBox.StandardButton.No, self)
-        box.setTextFormat(Qt.TextFormat.PlainText)  # corpus and model names are data
-        box.setDetailedText(plan.summary())
-        return box.exec() == QMessageBox.StandardButton.Yes
 
     def _index_status(self, name: str):
         """The index's state for the table, or None when it cannot be read."""
@@ -396,15 +337,3 @@ def dropped_paths(mime) -> list[Path]:
         return []
     return [Path(url.toLocalFile()) for url in mime.urls() if url.isLocalFile() and url.toLocalFile()]
 
-
-def _plan(ctx: AppContext, name: str, rebuild: bool, on_event, cancel):
-    from searchain.index.plan import plan_build  # lazy: the embedding stack
-
-    return plan_build(ctx.paths, ctx.settings, name, rebuild=rebuild, on_event=on_event, cancel=cancel)
-
-
-def _build_index(ctx: AppContext, name: str, rebuild: bool, on_event, cancel):
-    from searchain.index.builder import build_index  # lazy: the embedding stack
-
-    return build_index(ctx.paths, ctx.settings, name, rebuild=rebuild, on_event=on_event,
-                       cancel=cancel)

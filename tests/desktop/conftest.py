@@ -110,3 +110,34 @@ def opened_files():
     QDesktopServices.setUrlHandler("file", catcher, "open")
     yield catcher.urls
     QDesktopServices.unsetUrlHandler("file")
+
+
+@pytest.fixture
+def answer_window(qtbot, demo_home, tiny_gguf):
+    """Opens main windows that answer for real: the tiny random-weight GGUF over the demo corpus.
+
+    ``answer_window(r_max=...)`` returns a shown window (destructive confirmations off); every
+    window opened is closed after the test.
+    """
+    from desktop.context import AppContext
+    from desktop.main_window import MainWindow
+    from searchain.config import Settings
+
+    windows = []
+
+    def open_window(*, r_max: int = 2):
+        settings = Settings.load(demo_home)
+        settings.llm.model_path = str(tiny_gguf)
+        settings.llm.n_ctx, settings.llm.n_threads, settings.llm.n_gpu_layers = 2048, 2, 0
+        settings.llm.max_tokens = 48  # the random-weight model never stops on its own
+        settings.reasoning.r_max = r_max
+        window = MainWindow(AppContext(demo_home, settings))
+        window.confirm_destructive = False
+        qtbot.addWidget(window)
+        window.show()
+        windows.append(window)
+        return window
+
+    yield open_window
+    for window in windows:
+        window.close()

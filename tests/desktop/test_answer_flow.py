@@ -5,28 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from desktop.context import AppContext
-from desktop.main_window import MainWindow
-from searchain.config import Settings
-
 pytestmark = pytest.mark.slow  # a real llama.cpp model and a real index
 
 
 @pytest.fixture
-def window(qtbot, demo_home, tiny_gguf):
-    settings = Settings.load(demo_home)
-    settings.llm.model_path = str(tiny_gguf)
-    settings.llm.n_ctx = 2048
-    settings.llm.n_threads = 2
-    settings.llm.n_gpu_layers = 0
-    settings.llm.max_tokens = 48  # the random-weight model never stops on its own
-    settings.reasoning.r_max = 2
-    window = MainWindow(AppContext(demo_home, settings))
-    window.confirm_destructive = False
-    qtbot.addWidget(window)
-    window.show()
-    yield window
-    window.close()
+def window(answer_window):
+    return answer_window(r_max=2)
 
 
 def test_answer_streams_draws_tree_and_is_saved(qtbot, window):

@@ -3,29 +3,16 @@ happened and what to do, keeps the conversation, and answers the next question."
 
 import pytest
 
-from desktop.context import AppContext
-from desktop.main_window import MainWindow
-from searchain.config import Settings
-
 pytestmark = pytest.mark.slow  # a real llama.cpp model in a worker process, a real index
 
 
 @pytest.fixture
-def window(qtbot, demo_home, tiny_gguf, monkeypatch):
+def window(monkeypatch, answer_window):
     # The test hook: the first model worker segfaults (a real SIGSEGV) at its 3rd token.
     monkeypatch.setenv("SEARCHAIN_TEST_LLM_FAULT", "segv@token:3")
-    settings = Settings.load(demo_home)
-    settings.llm.model_path = str(tiny_gguf)
-    settings.llm.n_ctx, settings.llm.n_threads, settings.llm.n_gpu_layers = 2048, 2, 0
-    settings.llm.max_tokens = 48  # the random-weight model never stops on its own
-    settings.reasoning.r_max = 2
-    assert settings.llm.isolation == "process"  # the default
-    window = MainWindow(AppContext(demo_home, settings))
-    window.confirm_destructive = False
-    qtbot.addWidget(window)
-    window.show()
-    yield window
-    window.close()
+    window = answer_window(r_max=2)
+    assert window.ctx.settings.llm.isolation == "process"  # the default
+    return window
 
 
 def test_a_segfault_in_the_model_is_shown_and_the_conversation_kept(qtbot, window):

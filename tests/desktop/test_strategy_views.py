@@ -2,12 +2,9 @@
 
 import pytest
 
-from desktop.context import AppContext
-from desktop.main_window import MainWindow
 from desktop.render import BADGES
 from desktop.views.reasoning import ReasoningPanel
 from desktop.views.strategy import StrategyPicker, ask_again_with
-from searchain.config import Settings
 from searchain.reasoning.result import DECISIONS
 from tests.reasoning.test_strategy_wiring import geek_result, genground_result
 
@@ -48,17 +45,8 @@ def test_every_decision_has_a_badge_and_the_picker_lists_the_strategies(qtbot):
 
 
 @pytest.mark.slow
-def test_ask_with_the_picker_then_again_with_another_strategy(qtbot, demo_home, tiny_gguf):
-    settings = Settings.load(demo_home)
-    settings.llm.model_path = str(tiny_gguf)
-    settings.llm.n_ctx = 2048
-    settings.llm.n_threads = 2
-    settings.llm.n_gpu_layers = 0
-    settings.llm.max_tokens = 48
-    settings.reasoning.r_max = 1
-    window = MainWindow(AppContext(demo_home, settings))
-    qtbot.addWidget(window)
-    window.show()
+def test_ask_with_the_picker_then_again_with_another_strategy(qtbot, answer_window):
+    window = answer_window(r_max=1)
     window.chat.strategy.choose("geek")
     assert window.answers.ask("Is Kestrel Bay a town?")
     qtbot.waitUntil(lambda: not window.answers.busy, timeout=300_000)
@@ -74,4 +62,3 @@ def test_ask_with_the_picker_then_again_with_another_strategy(qtbot, demo_home, 
     messages = store.get_conversation(window.conversations.current_id).messages
     assert [m.run.mode for m in messages if m.role == "assistant"] == ["geek", "genground"]
     assert [m.result.mode for m in messages if m.role == "assistant"] == ["geek", "genground"]
-    window.close()
