@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from .parser import marks_in, parse_chain, short_answer, strip_marks
+from .parser import _ANSWER_IS, marks_in, parse_chain, short_answer, strip_marks
 from .result import Node, Reference
 
 _FINAL_MARKER = re.compile(r"\[\s*final\s+content\s*\]\s*:?", re.IGNORECASE)
@@ -119,12 +119,23 @@ def build_references(path: Sequence[Node], cited: Sequence[int]) -> list[Referen
     return refs
 
 
+def states_an_answer(text: str) -> bool:
+    """Whether a final content says something: not empty, and not a closing "So the final answer
+    is [2]." whose answer is only a mark (a 1.5B model wrote that on HotpotQA, which left the
+    user, and the eval, with "So the final answer is." as the answer)."""
+    plain = strip_marks(text)
+    found = list(_ANSWER_IS.finditer(plain))
+    if found:
+        return bool(plain[found[-1].end():].strip(_TRAILING))
+    return bool(plain.strip(_TRAILING))
+
+
 def finalize(model_text: str | None, path: Sequence[Node]) -> tuple[str, list[Reference]]:
     """Final content (every mark resolvable) and its references, from the model's tracing output."""
     content = extract_final_content(model_text or "")
     text, cited = resolve_marks(content, path)
     has_evidence = any(node.supported for node in path)
-    usable = bool(strip_marks(text)) and (cited or not has_evidence)
+    usable = states_an_answer(text) and (cited or not has_evidence)
     if not usable:
         hint = short_answer(content) if strip_marks(content) else ""
         text, cited = resolve_marks(compose_from_path(path, hint), path)

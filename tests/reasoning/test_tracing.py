@@ -37,3 +37,14 @@ def test_unusable_final_content_is_composed_from_the_path():
 
 def test_final_content_extraction_stops_at_a_new_example():
     assert extract_final_content("x [Final Content]: A [1].\n[Question]: next [Query 1]: q") == "A [1]."
+
+
+def test_a_closing_answer_that_is_only_a_mark_is_composed_from_the_path():
+    """Qwen2.5-1.5B on HotpotQA: "So the final answer is [2]." left "So the final answer is." as
+    the answer; the path's last answer closes it instead."""
+    nodes = path()[:2]
+    text, refs = finalize("[Final Content]: So the final answer is [2].", nodes)
+    assert text.endswith("So the final answer is Toronto.") and "Toronto [2]" in text
+    assert [r.mark for r in refs] == [1, 2]
+    kept, _ = finalize("[Final Content]: He was born in Toronto [2]. So the final answer is Toronto [2].", nodes)
+    assert kept == "He was born in Toronto [2]. So the final answer is Toronto [2]."
