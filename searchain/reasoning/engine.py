@@ -31,7 +31,7 @@ from .grammar import DEFAULT_MAX_NODES, coq_grammar, final_content_grammar
 from .loop import Generator, ReasoningRun
 from .modes import MODE_DIRECT, MODE_GEEK, MODE_GENGROUND, MODE_RAG, MODE_SEARCHAIN, check_mode, needs_ir
 from .parser import short_answer, strip_marks
-from .prompts import TASKS, PromptBook, detect_task
+from .prompts import TASKS, PromptBook, detect_task, evidence_excerpt
 from .result import AnswerResult
 from .tracing import compose_from_path, extract_final_content, finalize
 
@@ -186,7 +186,9 @@ class SearChainEngine:
         model_text = None
         if outcome.path:
             pairs = [(n.query, n.answer or "") for n in outcome.path]
-            messages = [{"role": "user", "content": self.prompts.tracing(question, pairs)}]
+            evidence = [evidence_excerpt(n.passage.title, n.passage.text, n.span) if n.passage is not None else ""
+                        for n in outcome.path]
+            messages = [{"role": "user", "content": self.prompts.tracing(question, pairs, evidence)}]
             grammar = final_content_grammar(min(9, len(pairs)))
             model_text = gen.chat(messages, "final", grammar).text
         else:

@@ -108,11 +108,19 @@ class PromptBook:
         """Sent after a chain with no readable [Query]/[Answer] step: the format, once more."""
         return fill(self.templates["format_reminder"], question=question.strip())
 
-    def tracing(self, question: str, pairs: Sequence[tuple[str, str]]) -> str:
-        """The tracing prompt over the correct path's (query, answer) pairs, numbered from 1."""
+    def tracing(self, question: str, pairs: Sequence[tuple[str, str]],
+                evidence: Sequence[str] = ()) -> str:
+        """The tracing prompt over the correct path's (query, answer) pairs, numbered from 1, each
+        followed by its passage excerpt (``evidence``, same order; "" for a node without one).
+
+        With the excerpts the model writing the final answer reads what RAG's reader reads, not
+        only the pairs: a small model's step answer may be a name the passage says more about."""
         lines = []
         for n, (query, answer) in enumerate(pairs, start=1):
             lines.append(f"[Query {n}]: {query}\n[Answer {n}]: {answer}")
+            excerpt = evidence[n - 1] if n - 1 < len(evidence) else ""
+            if excerpt:
+                lines.append(f"[Evidence {n}]: {excerpt}")
         return fill(self.templates["tracing"], question=question.strip(), pairs="\n".join(lines))
 
     def followup(self, question: str, turns: str) -> str:
@@ -125,6 +133,22 @@ class PromptBook:
     def rag(self, question: str, passages: Sequence[Passage]) -> str:
         blocks = [f"[{n}] {p.title}: {_cut(p.text)}" for n, p in enumerate(passages, start=1)]
         return fill(self.templates["rag"], question=question.strip(), passages="\n".join(blocks))
+
+
+EVIDENCE_CHARS = 320  # an excerpt per step in the tracing prompt: the answer's sentence and around
+
+
+def evidence_excerpt(title: str, text: str, span: tuple[int, int] | None, chars: int = EVIDENCE_CHARS) -> str:
+    """``title: text`` cut to about ``chars`` characters around ``span`` (the answer's place in the
+    passage), else from its start; cut ends are marked "..."."""
+    text = " ".join(text.split()) if span is None else text
+    if len(text) <= chars:
+        body = text
+    else:
+        centre = (span[0] + span[1]) // 2 if span else chars // 2
+        start = max(0, min(centre - chars // 2, len(text) - chars))
+        body = ("... " if start else "") + text[start:start + chars].strip() + (" ..." if start + chars < len(text) else "")
+    return f"{title}: {' '.join(body.split())}"
 
 
 def _cut(text: str) -> str:

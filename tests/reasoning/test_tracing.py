@@ -48,3 +48,18 @@ def test_a_closing_answer_that_is_only_a_mark_is_composed_from_the_path():
     assert [r.mark for r in refs] == [1, 2]
     kept, _ = finalize("[Final Content]: He was born in Toronto [2]. So the final answer is Toronto [2].", nodes)
     assert kept == "He was born in Toronto [2]. So the final answer is Toronto [2]."
+
+
+def test_the_tracing_prompt_shows_each_steps_evidence_around_its_answer():
+    from searchain.reasoning.prompts import PromptBook, evidence_excerpt
+
+    text = "Filler words come first here. " * 20 + "Kevin Drew was born in Toronto, Ontario. " + "More filler. " * 20
+    start = text.index("Toronto")
+    excerpt = evidence_excerpt("Kevin Drew", text, (start, start + 7), chars=120)
+    assert excerpt.startswith("Kevin Drew: ... ") and excerpt.endswith(" ...") and "born in Toronto" in excerpt
+    assert len(excerpt) <= len("Kevin Drew: ... ") + 120 + len(" ...")
+    assert evidence_excerpt("T", "Short  passage.", None) == "T: Short passage."
+    prompt = PromptBook().tracing("Where was he born?", [("Who?", "Kevin Drew"), ("Where?", "Toronto")],
+                                  ["Spirit If...: by Kevin Drew.", ""])
+    assert "[Answer 1]: Kevin Drew\n[Evidence 1]: Spirit If...: by Kevin Drew.\n[Query 2]: Where?" in prompt
+    assert "[Evidence 2]" not in prompt and prompt.rstrip().endswith("[Answer 2]: Toronto")
