@@ -138,7 +138,8 @@ class SetupCheck(QObject):
         self.dialog.show_running()
 
         def work(_on_event, _cancel):
-            from searchain.doctor import report_markdown, run_checks, system_info
+            from searchain.doctor import run_checks
+            from searchain.doctor_report import report_markdown, system_info
             from searchain.logs import log_file, recent_lines
 
             checks = run_checks(ctx.paths, ctx.settings)

@@ -6,16 +6,14 @@ database, and returns one ``Check`` per finding: ``ok``, ``warn`` (works, but no
 ``fail`` (something the user asked for cannot work), each with the fix in words. It only reads:
 nothing is repaired, migrated or downloaded, so it is safe on a broken install, and it never
 touches the network. ``searchain doctor`` and the app's Help > Check set-up both show it;
-``system_info`` + ``report_markdown`` make the text a user pastes into a problem report.
+``system_info`` + ``report_markdown`` (``doctor_report``) make the text a user pastes into a
+problem report.
 """
 
 from __future__ import annotations
 
-import os
-import platform
 import shutil
 import sqlite3
-import sys
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -26,10 +24,6 @@ from .index.device_check import embed_device_check  # light: reads torch facts w
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 LOW_DISK_BYTES = 2 * 1024 ** 3  # an index build or a model download needs more than this
-# Distribution names; a tuple is alternatives (the app needs PySide6's Essentials part only).
-PACKAGES = ("searchain-desktop", "torch", "sentence-transformers", "transformers", "faiss-cpu", "hnswlib",
-            "llama-cpp-python", "sqlite-utils", "numpy", ("PySide6-Essentials", "PySide6"),
-            "huggingface-hub")
 
 
 @dataclass(frozen=True)
@@ -357,58 +351,8 @@ def _conversations_check(paths: AppPaths) -> Check:
     return Check("conversations", OK, f"{count} conversation(s) in {path}.")
 
 
-# -- the report ----------------------------------------------------------------------------
-
-def system_info(paths: AppPaths) -> dict:
-    """Versions, platform and folders: what a problem report needs, without loading any model."""
-    from importlib import metadata
-
-    from .llm.memory import available_memory_bytes
-
-    versions: dict[str, str | None] = {}
-    for choice in PACKAGES:
-        names = (choice,) if isinstance(choice, str) else choice
-        versions[names[-1]] = None
-        for name in names:
-            try:
-                versions[names[-1]] = metadata.version(name)
-                break
-            except metadata.PackageNotFoundError:
-                continue
-    memory = available_memory_bytes()
-    return {
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "cpu_count": os.cpu_count(),
-        "memory_available": _size(memory) if memory else None,
-        "sqlite": sqlite3.sqlite_version,
-        "packages": versions,
-        "folders": {"config": str(paths.config_dir), "data": str(paths.data_dir),
-                    "cache": str(paths.cache_dir), "logs": str(paths.log_dir)},
-    }
-
-
-def report_markdown(checks: list[Check], info: dict, log_tail: list[str] | None = None) -> str:
-    """A plain-text report to paste into a bug report: the checks, the system, the log's end."""
-    marks = {OK: "ok  ", WARN: "WARN", FAIL: "FAIL"}
-    lines = ["# SearChain set-up check", ""]
-    for c in checks:
-        lines.append(f"- [{marks[c.status]}] {c.area}: {c.summary}")
-        if c.fix and c.status != OK:
-            lines.append(f"  fix: {c.fix}")
-    lines += ["", "## System", ""]
-    for key, value in info.items():
-        if isinstance(value, dict):
-            lines.append(f"- {key}: " + ", ".join(f"{k} {v or 'not installed'}" for k, v in value.items()))
-        else:
-            lines.append(f"- {key}: {value}")
-    if log_tail:
-        lines += ["", "## Last log lines", "", "```", *log_tail, "```"]
-    return "\n".join(lines) + "\n"
-
-
 def _size(n: int) -> str:
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{n} B"
+    from .doctor_report import human_size
+
+    return human_size(n)
+

@@ -7,7 +7,8 @@ import sqlite3
 
 from searchain.cli.main import main
 from searchain.config import Settings
-from searchain.doctor import FAIL, OK, WARN, report_markdown, run_checks, system_info, worst
+from searchain.doctor import FAIL, OK, WARN, run_checks, worst
+from searchain.doctor_report import report_markdown, system_info
 
 
 def by_area(checks):

@@ -23,7 +23,8 @@ def register(sub) -> None:
 
 
 def run(ctx, args) -> int:
-    from ..doctor import FAIL, report_markdown, run_checks, system_info, worst
+    from ..doctor import FAIL, run_checks, worst
+    from ..doctor_report import report_markdown, system_info
     from ..logs import log_file, recent_lines
 
     checks = run_checks(ctx.paths, thorough=args.thorough)
