@@ -2,7 +2,6 @@
 checking changes nothing."""
 
 import json
-import os
 import sqlite3
 
 from searchain.cli.main import main
