@@ -32,6 +32,9 @@ def register(sub) -> None:
                    help=f"answering mode, or several to compare side by side ({', '.join(MODES)}; "
                         "default: the configured one)")
     p.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N questions")
+    p.add_argument("--yes-no", action="store_true",
+                   help="only the questions whose gold answer is yes or no (HotpotQA's comparison "
+                        "questions); --limit then counts those")
     p.add_argument("--corpus", metavar="NAME",
                    help="search this corpus instead of the pooled corpus built from the dataset")
     p.add_argument("--reader", choices=("auto", "dpr", "llm"), default=None, help="reader for IR verification")
@@ -48,7 +51,7 @@ def handle(ctx, args) -> int:
     from ..errors import ConfigError
     from ..eval.compare import run_comparison
     from ..eval.corpus import ensure_eval_corpus
-    from ..eval.datasets import load_dataset
+    from ..eval.datasets import load_dataset, only_yes_no
     from ..reasoning.modes import needs_ir
     from ..workspace import Workspace
 
@@ -63,7 +66,9 @@ def handle(ctx, args) -> int:
         settings.reasoning.reader = args.reader
     modes = args.mode or [settings.reasoning.mode]
     progress = None if args.quiet else _progress
-    dataset = load_dataset(args.dataset, limit=args.limit)
+    dataset = load_dataset(args.dataset, limit=None if args.yes_no else args.limit)
+    if args.yes_no:
+        dataset = only_yes_no(dataset, args.limit)
     corpus = None
     if any(needs_ir(mode) for mode in modes):
         corpus = args.corpus or ensure_eval_corpus(ctx.paths, settings, dataset, on_event=progress)
@@ -136,6 +141,10 @@ def render_text(report: dict) -> str:
         ("IR wrong -> right", f"{report['ir_wrong_to_right']:.1%}"),
         ("seconds / question", f"{report['seconds_median']:.2f} median, {report['seconds_total']:.0f} total"),
     ]
+    if report.get("yes_no"):
+        yn = report["yes_no"]
+        rows.append(("yes/no questions", f"{yn['right']} of {yn['questions']} right, "
+                                         f"{yn['answered_yes_or_no']} answered with a plain yes or no"))
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 
@@ -157,6 +166,11 @@ def render_comparison(data: dict) -> str:
              f"{next(iter(data['reports'].values()))['questions']} questions"
              + (f" ({data['resumed']} outcomes resumed from the log)" if data.get("resumed") else "")]
     lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    for mode, r in data["reports"].items():
+        if r.get("yes_no"):
+            yn = r["yes_no"]
+            lines.append(f"{mode} on yes/no questions: {yn['right']} of {yn['questions']} right, "
+                         f"{yn['answered_yes_or_no']} answered with a plain yes or no")
     for p in data["paired"]:
         lines.append(f"{p['b']} vs {p['a']}: both right {p['both_right']}, only {p['b']} {p['only_b_right']}, "
                      f"only {p['a']} {p['only_a_right']} (McNemar p = {p['p_value']:.3f})")

@@ -78,6 +78,26 @@ def detect_kind(record: dict) -> str | None:
     return None
 
 
+YES_NO = ("yes", "no")
+
+
+def is_yes_no(question: EvalQuestion) -> bool:
+    """A question whose gold answer is "yes" or "no" (HotpotQA's comparison questions)."""
+    return bool(question.answers) and question.answers[0].strip().lower() in YES_NO
+
+
+def only_yes_no(dataset: EvalDataset, limit: int | None = None) -> EvalDataset:
+    """The dataset's yes/no questions (the first ``limit`` of them); the pooled corpus is the
+    same file's, so every other question's paragraphs stay in the corpus as distractors."""
+    from dataclasses import replace
+
+    chosen = tuple(q for q in dataset.questions if is_yes_no(q))
+    if not chosen:
+        raise DatasetError(f"{dataset.path} has no question whose gold answer is yes or no.",
+                           hint="HotpotQA's comparison questions have them; MuSiQue has none.")
+    return replace(dataset, questions=chosen[:limit] if limit else chosen)
+
+
 def load_dataset(path: str | Path, *, limit: int | None = None) -> EvalDataset:
     """Read a MuSiQue or HotpotQA JSON-lines file; ``limit`` keeps the first N questions.
 

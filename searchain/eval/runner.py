@@ -91,6 +91,9 @@ class EvalReport:
     cover_em_ci95: list[float] = field(default_factory=lambda: [0.0, 0.0])
     # Mean [prompt, completion] tokens per question for each phase; they add up to the totals.
     tokens_per_question_by_phase: dict[str, list[float]] = field(default_factory=dict)
+    # Questions whose gold is yes/no: how many, how many answered right, and how many predictions
+    # were a plain yes or no at all (a strategy may answer a comparison with a name instead).
+    yes_no: dict[str, int] = field(default_factory=dict)
     outcomes: list[QuestionOutcome] = field(default_factory=list)
 
     def to_dict(self, *, with_questions: bool = False) -> dict[str, Any]:
@@ -188,8 +191,19 @@ def summarize(outcomes: list[QuestionOutcome], *, dataset: str = "", dataset_kin
         seconds_median=statistics.median([o.seconds for o in outcomes]) if outcomes else 0.0,
         seconds_total=sum(o.seconds for o in outcomes),
         cover_em_ci95=list(bootstrap_ci([o.cover_em for o in outcomes])), outcomes=outcomes,
-        tokens_per_question_by_phase=_phase_means(outcomes),
+        tokens_per_question_by_phase=_phase_means(outcomes), yes_no=_yes_no_counts(outcomes),
     )
+
+
+_YES_NO_START = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+
+
+def _yes_no_counts(outcomes: list[QuestionOutcome]) -> dict[str, int]:
+    asked = [o for o in outcomes if o.golds and o.golds[0].strip().lower() in ("yes", "no")]
+    if not asked:
+        return {}
+    return {"questions": len(asked), "right": sum(1 for o in asked if o.cover_em),
+            "answered_yes_or_no": sum(1 for o in asked if _YES_NO_START.match(o.prediction or ""))}
 
 
 def _phase_means(outcomes: list[QuestionOutcome]) -> dict[str, list[float]]:

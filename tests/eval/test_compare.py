@@ -125,3 +125,26 @@ def test_mcnemar_exact_matches_the_binomial_tail():
     assert mcnemar_exact(0, 5) == pytest.approx(2 / 32, abs=1e-4)  # both tails of 5 coin flips
     assert mcnemar_exact(3, 3) == 1.0
     assert mcnemar_exact(1, 9) == pytest.approx(2 * 11 / 1024, abs=1e-4)
+
+
+def test_yes_no_questions_are_counted_and_can_be_selected(tmp_path, shared_eval):
+    from searchain.eval.datasets import is_yes_no, only_yes_no
+
+    rows = [{"id": "c1", "question": "Are both cats?", "answer": "yes", "paragraphs": []},
+            {"id": "c2", "question": "Is X older than Y?", "answer": "no", "paragraphs": []},
+            {"id": "o1", "question": "Who?", "answer": "Stanley", "paragraphs": []}]
+    path = tmp_path / "yn.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    answers = {"Are both cats?": "Yes, both are cats", "Is X older than Y?": "Y", "Who?": "Stanley"}
+
+    def answer_for(mode):
+        return lambda q, *, mode, cancel=None: AnswerResult(q, mode, answers[q], answers[q])
+
+    report = run_comparison(answer_for, path, modes=["rag"]).reports["rag"]
+    assert report.yes_no == {"questions": 2, "right": 1, "answered_yes_or_no": 1}
+    hotpot = load_dataset(shared_eval / "hotpotqa" / "dev_500.jsonl")
+    chosen = only_yes_no(hotpot, limit=5)
+    assert len(chosen.questions) == 5 and all(is_yes_no(q) for q in chosen.questions)
+    assert chosen.corpus_name == hotpot.corpus_name  # the same pooled corpus
+    with pytest.raises(Exception, match="no question whose gold answer is yes or no"):
+        only_yes_no(load_dataset(shared_eval / "musique" / "dev_200.jsonl"))

@@ -19,7 +19,7 @@ SUMMARY_KEYS = {
     "dataset", "dataset_kind", "mode", "corpus", "questions", "cover_em", "f1", "source_shares",
     "nodes_on_paths", "avg_rounds", "prompt_tokens_per_question", "completion_tokens_per_question",
     "first_round_right", "ir_right_to_wrong", "ir_right_to_wrong_of_first_right", "ir_wrong_to_right",
-    "errors", "seconds_median", "seconds_total", "cover_em_ci95", "tokens_per_question_by_phase",
+    "errors", "seconds_median", "seconds_total", "cover_em_ci95", "tokens_per_question_by_phase", "yes_no",
 }
 
 
@@ -138,3 +138,9 @@ def test_eval_cli_rejects_unknown_modes_and_resume_without_log(home, mini_musiqu
     code = main(["--home", str(home.data_dir.parent), "eval", "--dataset", str(mini_musique), "--mode", "coq",
                  "--resume"])
     assert code == 1 and "--resume needs --details" in capsys.readouterr().err
+
+
+def test_eval_cli_yes_no_on_a_file_without_any_is_a_clear_error(home, mini_musique, capsys):
+    code = main(["--home", str(home.data_dir.parent), "eval", "--dataset", str(mini_musique), "--mode", "coq",
+                 "--yes-no"])
+    assert code == 1 and "no question whose gold answer is yes or no" in capsys.readouterr().err
