@@ -3,7 +3,8 @@
 After the loop, the LLM is shown the [Query]-[Answer] pairs of the correct reasoning path
 (numbered 1..len(path)) and writes ``[Final Content]`` with a mark after each piece of knowledge.
 Every mark is then checked: one naming a node that does not exist, or a node with no supporting
-passage, is dropped, never shown. If the model writes nothing usable (no text, or no mark that
+passage, is dropped, never shown. A text with no mark at all gets marks where the verified answers
+appear in it (``cite_by_answers``). If the model writes nothing usable (no text, or no mark that
 resolves while the path has evidence), the final content is composed from the path itself.
 """
 
@@ -130,11 +131,35 @@ def states_an_answer(text: str) -> bool:
     return bool(plain.strip(_TRAILING))
 
 
+def cite_by_answers(text: str, path: Sequence[Node]) -> str:
+    """``text`` with a mark after the first place each supported node's answer appears in it.
+
+    Small models often write a good closing sentence with no mark at all ("So the final answer is
+    Adriana Trigiani, who ... lives in Greenwich Village, New York City."): the answers the path
+    verified are in it, so the marks can be put where they belong instead of throwing the
+    sentence away."""
+    inserts: list[tuple[int, int]] = []
+    for n, node in enumerate(path, start=1):
+        answer = _tidy(node.answer or "")
+        if not answer or not _resolvable(path, n):
+            continue
+        found = re.search(r"(?<!\w)" + re.escape(answer) + r"(?!\w)", text, re.IGNORECASE)
+        if found and all(end != found.end() for end, _ in inserts):
+            inserts.append((found.end(), n))
+    for end, n in sorted(inserts, reverse=True):
+        text = f"{text[:end]} [{n}]{text[end:]}"
+    return text
+
+
 def finalize(model_text: str | None, path: Sequence[Node]) -> tuple[str, list[Reference]]:
     """Final content (every mark resolvable) and its references, from the model's tracing output."""
     content = extract_final_content(model_text or "")
     text, cited = resolve_marks(content, path)
     has_evidence = any(node.supported for node in path)
+    if states_an_answer(text) and has_evidence and not cited and len(strip_marks(text).split()) > SHORT_ANSWER_WORDS:
+        # A sentence of the model's own, unmarked: cite it. A bare answer ("Toronto") is better
+        # shown as the path composed, each step with its mark, closed by that answer.
+        text, cited = resolve_marks(cite_by_answers(text, path), path)
     usable = states_an_answer(text) and (cited or not has_evidence)
     if not usable:
         hint = short_answer(content) if strip_marks(content) else ""

@@ -63,3 +63,16 @@ def test_the_tracing_prompt_shows_each_steps_evidence_around_its_answer():
                                   ["Spirit If...: by Kevin Drew.", ""])
     assert "[Answer 1]: Kevin Drew\n[Evidence 1]: Spirit If...: by Kevin Drew.\n[Query 2]: Where?" in prompt
     assert "[Evidence 2]" not in prompt and prompt.rstrip().endswith("[Answer 2]: Toronto")
+
+
+def test_a_closing_sentence_without_marks_is_kept_and_cited_where_the_path_answers_appear():
+    """Qwen2.5-1.5B's tracing output on HotpotQA: a right sentence with no mark. The verified
+    answers it contains get their marks; the model's words stay."""
+    nodes = path()
+    text, refs = finalize("[Final Content]: So the final answer is Kevin Drew, who was born in Toronto, Ontario.",
+                          nodes)
+    assert text == "So the final answer is Kevin Drew [1], who was born in Toronto [2], Ontario."
+    assert [r.mark for r in refs] == [1, 2]
+    # Ottawa (node 3) has no passage: never cited; a text naming no verified answer is composed.
+    text, refs = finalize("[Final Content]: So the final answer is Ottawa.", nodes)
+    assert "Kevin Drew [1]" in text and "[3]" not in text and [r.mark for r in refs] == [1, 2]
