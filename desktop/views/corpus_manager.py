@@ -18,16 +18,13 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QDialog,
     QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QInputDialog,
     QLabel,
     QMessageBox,
     QPushButton,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -41,6 +38,7 @@ from ..workers import Job, JobRunner
 from .corpus_build_plan import PlannedIndexBuilds, plan_index_build
 from .corpus_transfer import CorpusTransfer
 from .progress import ProgressRow
+from .tables import read_only_table
 
 HEADERS = ("Name", "Passages", "Indexed", "Embedder", "Index", "State", "Size", "Active")
 INDEX_STATE_TEXT = {"missing": "not built", "partial": "build stopped", "ready": "ready",
@@ -67,16 +65,8 @@ class CorpusManagerDialog(PlannedIndexBuilds, QDialog):
         self.confirm_destructive = True
         self.job: Job | None = None
         self.transfer = CorpusTransfer(self)  # Import… and Export… (corpus files)
-        self.table = QTableWidget(0, len(HEADERS), self)
-        self.table.setObjectName("corpusTable")
-        self.table.setHorizontalHeaderLabels(list(HEADERS))
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(HEADERS.index("Embedder"), QHeaderView.ResizeMode.Stretch)
-        self.table.verticalHeader().setVisible(False)
+        self.table = read_only_table(self, "corpusTable", HEADERS, stretch=HEADERS.index("Embedder"))
+        self.table.setWordWrap(True)  # as before: its cells may wrap
         self.status = QLabel(self)
         self.status.setObjectName("corpusStatus")
         self.status.setTextFormat(Qt.TextFormat.PlainText)

@@ -13,15 +13,12 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QDialog,
     QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QMessageBox,
     QPushButton,
-    QTableWidget,
     QTableWidgetItem,
     QTabWidget,
     QVBoxLayout,
@@ -35,25 +32,10 @@ from ..render import describe_error, format_bytes
 from ..workers import Job, JobRunner
 from .progress import ProgressRow
 from .pypi_models_panel import PypiModelsPanel
+from .tables import read_only_table
 
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
 GIB = 1024 ** 3
-
-
-def _table(parent: QWidget, name: str, headers: tuple[str, ...], stretch: int) -> QTableWidget:
-    """A read-only, row-selecting table whose column ``stretch`` takes the spare width."""
-    table = QTableWidget(0, len(headers), parent)
-    table.setObjectName(name)
-    table.setHorizontalHeaderLabels(list(headers))
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.verticalHeader().setVisible(False)
-    header = table.horizontalHeader()
-    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
-    table.setWordWrap(False)
-    return table
 
 
 def parameters_label(count: int) -> str:
@@ -74,10 +56,10 @@ class ModelDialog(QDialog):
         self.runner = runner
         self.job: Job | None = None
         self._installing_from_pypi = False
-        self.local = _table(self, "localModels", ("File", "Architecture", "Parameters", "Quantisation", "Size"),
+        self.local = read_only_table(self, "localModels", ("File", "Architecture", "Parameters", "Quantisation", "Size"),
                             stretch=0)
         self.local.itemDoubleClicked.connect(lambda _item: self.use_selected())
-        self.catalogue = _table(self, "catalogueModels",
+        self.catalogue = read_only_table(self, "catalogueModels",
                                 ("Name", "Size", "Needs (RAM / GPU)", "Suits", "Licence"), stretch=3)
         self.recommendation = QLabel(self)
         self.recommendation.setObjectName("modelRecommendation")

