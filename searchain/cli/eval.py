@@ -65,7 +65,7 @@ def handle(ctx, args) -> int:
     if args.reader:
         settings.reasoning.reader = args.reader
     modes = args.mode or [settings.reasoning.mode]
-    progress = None if args.quiet else _progress
+    progress = None if args.quiet else ProgressLines()
     dataset = load_dataset(args.dataset, limit=None if args.yes_no else args.limit)
     if args.yes_no:
         dataset = only_yes_no(dataset, args.limit)
@@ -107,17 +107,43 @@ def _path(text: str):
     return Path(text).expanduser()
 
 
-def _progress(event: Any) -> None:
-    from ..eval.runner import QuestionEvaluated
-    from ..events import Progress
+class ProgressLines:
+    """One stderr line per scored question and mode, with the time left: the median seconds a
+    question has taken so far (all modes together) times the questions still to answer."""
 
-    if isinstance(event, QuestionEvaluated):
-        o = event.outcome
-        status = f"error: {o.error.splitlines()[0]}" if o.error else (
-            f"EM {o.cover_em:.0f} F1 {o.f1:.2f} rounds {o.rounds} {o.seconds:.1f}s")
-        print(f"[{event.index + 1}/{event.total}] {o.mode} {o.id}: {status}", file=sys.stderr)
-    elif isinstance(event, Progress) and event.stage != "eval" and event.total:
-        print(f"{event.stage}: {event.done}/{event.total} {event.message}", file=sys.stderr)
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stderr
+        self.per_question: dict[int, float] = {}
+
+    def __call__(self, event: Any) -> None:
+        from ..eval.runner import QuestionEvaluated
+        from ..events import Progress
+
+        if isinstance(event, QuestionEvaluated):
+            o = event.outcome
+            self.per_question[event.index] = self.per_question.get(event.index, 0.0) + o.seconds
+            status = f"error: {o.error.splitlines()[0]}" if o.error else (
+                f"EM {o.cover_em:.0f} F1 {o.f1:.2f} rounds {o.rounds} {o.seconds:.1f}s")
+            print(f"[{event.index + 1}/{event.total}] {o.mode} {o.id}: {status}{self._left(event)}",
+                  file=self.stream)
+        elif isinstance(event, Progress) and event.stage != "eval" and event.total:
+            print(f"{event.stage}: {event.done}/{event.total} {event.message}", file=self.stream)
+
+    def _left(self, event) -> str:
+        import statistics
+
+        remaining = event.total - event.index - 1
+        timed = [s for s in self.per_question.values() if s > 0]
+        if not remaining or not timed:
+            return ""
+        return f" (about {_duration(statistics.median(timed) * remaining)} left)"
+
+
+def _duration(seconds: float) -> str:
+    minutes = round(seconds / 60)
+    if minutes < 1:
+        return "under a minute"
+    return f"{minutes} min" if minutes < 90 else f"{minutes // 60} h {minutes % 60:02d} min"
 
 
 def render_text(report: dict) -> str:

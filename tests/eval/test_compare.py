@@ -148,3 +148,26 @@ def test_yes_no_questions_are_counted_and_can_be_selected(tmp_path, shared_eval)
     assert chosen.corpus_name == hotpot.corpus_name  # the same pooled corpus
     with pytest.raises(Exception, match="no question whose gold answer is yes or no"):
         only_yes_no(load_dataset(shared_eval / "musique" / "dev_200.jsonl"))
+
+
+def test_progress_lines_say_how_long_is_left():
+    import io
+
+    from searchain.cli.eval import ProgressLines
+    from searchain.eval.runner import QuestionEvaluated, QuestionOutcome
+
+    out = io.StringIO()
+    lines = ProgressLines(out)
+    for index, (mode, seconds) in enumerate([("rag", 30.0), ("searchain", 90.0)]):
+        lines(QuestionEvaluated(0, 41, QuestionOutcome("q1", "Q?", ["a"], "a", 1.0, 1.0, seconds=seconds, mode=mode)))
+    lines(QuestionEvaluated(40, 41, QuestionOutcome("q41", "Q?", ["a"], "b", 0.0, 0.0, seconds=5.0, mode="rag")))
+    first, second, last = out.getvalue().splitlines()
+    assert first == "[1/41] rag q1: EM 1 F1 1.00 rounds 0 30.0s (about 20 min left)"  # 40 x 30 s so far
+    assert second.endswith("(about 80 min left)")  # 40 x (30 + 90) s
+    assert last == "[41/41] rag q41: EM 0 F1 0.00 rounds 0 5.0s"
+
+
+def test_durations_read_in_hours_from_ninety_minutes():
+    from searchain.cli.eval import _duration
+
+    assert (_duration(20), _duration(80 * 60), _duration(3 * 3600 + 5 * 60)) == ("under a minute", "80 min", "3 h 05 min")
