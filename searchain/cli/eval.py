@@ -197,6 +197,9 @@ def render_comparison(data: dict) -> str:
             yn = r["yes_no"]
             lines.append(f"{mode} on yes/no questions: {yn['right']} of {yn['questions']} right, "
                          f"{yn['answered_yes_or_no']} answered with a plain yes or no")
+    for mode, kinds in data.get("diagnosis", {}).items():
+        lines.append(f"{mode}, where wrong answers went wrong: " + ", ".join(
+            f"{kind.replace('_', ' ')} {count}" for kind, count in kinds.items() if kind != "right"))
     for p in data["paired"]:
         lines.append(f"{p['b']} vs {p['a']}: both right {p['both_right']}, only {p['b']} {p['only_b_right']}, "
                      f"only {p['a']} {p['only_a_right']} (McNemar p = {p['p_value']:.3f})")

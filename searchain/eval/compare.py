@@ -9,7 +9,8 @@ log back and answers only what is missing, so a killed run continues where it st
 
 The report holds one ``EvalReport`` per mode plus a paired count for every mode against the
 first: on how many questions both were right, only one was, and the exact McNemar p-value of
-that split (two modes that differ on few questions are not shown apart by a gap in averages).
+that split (two modes that differ on few questions are not shown apart by a gap in averages);
+and, for modes with a reasoning path, where their wrong answers went wrong (``diagnose``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, Callable
 from ..errors import ConfigError
 from ..events import CancelToken, EventCallback, Progress, check, emit
 from .datasets import EvalDataset, load_dataset
+from .diagnose import diagnose
 from .runner import EvalReport, QuestionEvaluated, QuestionOutcome, answer_kwargs, answer_question, summarize
 from .stats import mcnemar_exact
 
@@ -50,13 +52,15 @@ class ComparisonReport:
     reports: dict[str, EvalReport]
     paired: list[PairedCount] = field(default_factory=list)
     resumed: int = 0  # outcomes read back from the details log instead of answered again
+    # For modes with a reasoning path: where their wrong answers went wrong (``diagnose``).
+    diagnosis: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def to_dict(self, *, with_questions: bool = False) -> dict[str, Any]:
         return {
             "dataset": self.dataset, "dataset_kind": self.dataset_kind, "corpus": self.corpus,
             "modes": list(self.modes), "resumed": self.resumed,
             "reports": {m: r.to_dict(with_questions=with_questions) for m, r in self.reports.items()},
-            "paired": [asdict(p) for p in self.paired],
+            "paired": [asdict(p) for p in self.paired], "diagnosis": self.diagnosis,
         }
 
 
@@ -168,8 +172,10 @@ def run_comparison(
     reports = {m: summarize(outcomes[m], dataset=str(dataset.path), dataset_kind=dataset.kind, mode=m,
                             corpus=corpus) for m in modes}
     resumed = sum(1 for m in modes for q in questions if (m, q.id) in done)
+    diagnosis = {m: diagnose(outcomes[m], dataset) for m in modes
+                 if any(o.trace.get("path") for o in outcomes[m])}
     return ComparisonReport(str(dataset.path), dataset.kind, corpus, list(modes), reports,
-                            paired_counts(modes[0], reports), resumed)
+                            paired_counts(modes[0], reports), resumed, diagnosis)
 
 
 def _append(log: Path, outcome: QuestionOutcome) -> None:

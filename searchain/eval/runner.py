@@ -147,7 +147,7 @@ TRACE_CHARS = 600
 def compact_trace(result: AnswerResult) -> dict[str, Any]:
     """The run in brief: chains as written, the path's nodes and the final content."""
     def node(n) -> dict[str, Any]:
-        return {"query": n.query, "llm": n.llm_answer, "reader": n.reader_answer,
+        return {"query": n.query, "llm": n.llm_answer, "reader": n.reader_answer, "answer": n.answer,
                 "decision": n.decision, "source": honest_source(n),
                 "passage": n.passage.title if n.passage is not None else None}
 
