@@ -42,6 +42,9 @@ def register(sub) -> None:
                    help="also write one JSON line per question and mode to PATH, as each is scored")
     p.add_argument("--resume", action="store_true",
                    help="keep the outcomes already in --details and answer only the missing ones")
+    p.add_argument("--report-only", action="store_true",
+                   help="answer nothing: report on the questions --details holds in every mode "
+                        "(a stopped or running run)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=handle)
@@ -57,8 +60,8 @@ def handle(ctx, args) -> int:
 
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit must be at least 1, got {args.limit}.")
-    if args.resume and not args.details:
-        raise ConfigError("--resume needs --details: the log it continues from.")
+    if (args.resume or args.report_only) and not args.details:
+        raise ConfigError(f"{'--resume' if args.resume else '--report-only'} needs --details: the log it reads.")
     settings = ctx.settings  # changed for this run only; never saved
     if args.model:
         settings.llm.model_path = args.model
@@ -70,6 +73,9 @@ def handle(ctx, args) -> int:
     if args.yes_no:
         dataset = only_yes_no(dataset, args.limit)
     corpus = None
+    if args.report_only:
+        comparison = run_comparison(None, dataset, modes=modes, details=_path(args.details), report_only=True)
+        return _print(comparison, modes, args.json)
     if any(needs_ir(mode) for mode in modes):
         corpus = args.corpus or ensure_eval_corpus(ctx.paths, settings, dataset, on_event=progress)
     workspace = Workspace(ctx.paths, settings)  # one model, shared by every mode's engine
@@ -82,12 +88,16 @@ def handle(ctx, args) -> int:
                                     resume=args.resume, on_event=progress)
     finally:
         workspace.close()
+    return _print(comparison, modes, args.json)
+
+
+def _print(comparison, modes: list[str], as_json: bool) -> int:
     if len(modes) == 1:
         report = comparison.reports[modes[0]].to_dict()
-        print(json.dumps(report, ensure_ascii=False, indent=2) if args.json else render_text(report))
+        print(json.dumps(report, ensure_ascii=False, indent=2) if as_json else render_text(report))
     else:
         data = comparison.to_dict()
-        print(json.dumps(data, ensure_ascii=False, indent=2) if args.json else render_comparison(data))
+        print(json.dumps(data, ensure_ascii=False, indent=2) if as_json else render_comparison(data))
     return 0
 
 

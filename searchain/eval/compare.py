@@ -127,6 +127,7 @@ def run_comparison(
     corpus: str | None = None,
     details: str | Path | None = None,
     resume: bool = False,
+    report_only: bool = False,
     on_event: EventCallback | None = None,
     cancel: CancelToken | None = None,
 ) -> ComparisonReport:
@@ -134,7 +135,8 @@ def run_comparison(
 
     ``answer_for(mode)`` returns the ``answer`` callable for a mode (an engine's, built once).
     Without ``resume`` an existing details log is replaced; with it, its outcomes are kept and
-    only the missing (mode, question) pairs are answered.
+    only the missing (mode, question) pairs are answered. ``report_only`` answers nothing: the
+    report covers the questions the log has in every mode (a stopped run, read while it waits).
     """
     if not modes:
         raise ConfigError("No answering mode to evaluate.", hint="Pass --mode, e.g. --mode rag,searchain.")
@@ -143,10 +145,17 @@ def run_comparison(
     dataset = dataset_path if isinstance(dataset_path, EvalDataset) else load_dataset(dataset_path, limit=limit)
     questions = list(dataset.questions[:limit] if limit else dataset.questions)
     log = Path(details).expanduser() if details else None
-    done = read_details(log, dataset, modes) if (log and resume) else {}
+    if report_only and not log:
+        raise ConfigError("A report from the log needs the log: pass --details.")
+    done = read_details(log, dataset, modes) if (log and (resume or report_only)) else {}
+    if report_only:
+        questions = [q for q in questions if all((m, q.id) in done for m in modes)]
+        if not questions:
+            raise ConfigError(f"The details log {log} has no question answered in every mode of "
+                              f"{','.join(modes)}.")
     if log:
         log.parent.mkdir(parents=True, exist_ok=True)
-        if not resume:
+        if not (resume or report_only):
             log.write_text("", encoding="utf-8")
     answers = {}
     outcomes: dict[str, list[QuestionOutcome]] = {m: [] for m in modes}

@@ -171,3 +171,15 @@ def test_durations_read_in_hours_from_ninety_minutes():
     from searchain.cli.eval import _duration
 
     assert (_duration(20), _duration(80 * 60), _duration(3 * 3600 + 5 * 60)) == ("under a minute", "80 min", "3 h 05 min")
+
+
+def test_a_report_from_the_log_alone_answers_nothing_and_keeps_complete_questions(dataset, tmp_path):
+    log = tmp_path / "run.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        run_comparison(Answerers(fail_after=5), dataset, modes=["rag", "searchain"], details=log)
+    before = log.read_text()
+    report = run_comparison(None, dataset, modes=["rag", "searchain"], details=log, report_only=True)
+    assert [o.id for o in report.reports["searchain"].outcomes] == ["q1", "q2"]  # q3 has rag only
+    assert report.resumed == 4 and report.paired[0].questions == 2 and log.read_text() == before
+    with pytest.raises(ConfigError, match="no question answered in every mode"):
+        run_comparison(None, dataset, modes=["direct"], details=log, report_only=True)
