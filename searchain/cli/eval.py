@@ -85,10 +85,28 @@ def handle(ctx, args) -> int:
 
         comparison = run_comparison(answer_for, dataset, modes=modes, corpus=corpus,
                                     details=_path(args.details) if args.details else None,
-                                    resume=args.resume, on_event=progress)
+                                    resume=args.resume, setup=run_setup(settings, dataset),
+                                    on_event=progress)
     finally:
         workspace.close()
     return _print(comparison, modes, args.json)
+
+
+def run_setup(settings, dataset) -> dict[str, Any]:
+    """What a comparison's figures depend on besides the code: the model file, the settings that
+    steer answering and retrieval, the dataset; kept beside the log and checked on --resume."""
+    from dataclasses import asdict
+    from pathlib import Path
+
+    from .. import __version__
+
+    model = Path(settings.llm.model_path).expanduser() if settings.llm.model_path else None
+    llm = {k: v for k, v in asdict(settings.llm).items() if k not in ("n_threads", "isolation", "model_path")}
+    return {
+        "model": f"{model.name} ({model.stat().st_size} bytes)" if model and model.is_file() else str(model),
+        "llm": llm, "reasoning": asdict(settings.reasoning), "retrieval": asdict(settings.retrieval),
+        "dataset": f"{dataset.kind} {dataset.fingerprint}", "searchain": __version__,
+    }
 
 
 def _print(comparison, modes: list[str], as_json: bool) -> int:

@@ -128,6 +128,7 @@ def run_comparison(
     details: str | Path | None = None,
     resume: bool = False,
     report_only: bool = False,
+    setup: dict[str, Any] | None = None,
     on_event: EventCallback | None = None,
     cancel: CancelToken | None = None,
 ) -> ComparisonReport:
@@ -135,7 +136,9 @@ def run_comparison(
 
     ``answer_for(mode)`` returns the ``answer`` callable for a mode (an engine's, built once).
     Without ``resume`` an existing details log is replaced; with it, its outcomes are kept and
-    only the missing (mode, question) pairs are answered. ``report_only`` answers nothing: the
+    only the missing (mode, question) pairs are answered. ``setup`` (model, settings, dataset) is
+    kept beside the log (``<log>.setup.json``), and a resume under another setup is refused: one
+    comparison must not mix two models or two settings. ``report_only`` answers nothing: the
     report covers the questions the log has in every mode (a stopped run, read while it waits).
     """
     if not modes:
@@ -155,8 +158,12 @@ def run_comparison(
                               f"{','.join(modes)}.")
     if log:
         log.parent.mkdir(parents=True, exist_ok=True)
+        if resume and setup is not None:
+            check_setup(log, setup)
         if not (resume or report_only):
             log.write_text("", encoding="utf-8")
+        if setup is not None and not report_only:
+            setup_path(log).write_text(json.dumps(setup, indent=1, sort_keys=True), encoding="utf-8")
     answers = {}
     outcomes: dict[str, list[QuestionOutcome]] = {m: [] for m in modes}
     total = len(questions) * len(modes)
@@ -185,6 +192,28 @@ def run_comparison(
                  if any(o.trace.get("path") for o in outcomes[m])}
     return ComparisonReport(str(dataset.path), dataset.kind, corpus, list(modes), reports,
                             paired_counts(modes[0], reports), resumed, diagnosis)
+
+
+def setup_path(log: Path) -> Path:
+    return log.with_name(log.name + ".setup.json")
+
+
+def check_setup(log: Path, setup: dict[str, Any]) -> None:
+    """Refuse to resume ``log`` under a setup other than the one it was written with."""
+    path = setup_path(log)
+    if not path.exists():
+        return  # a log from before setups were kept: nothing to compare against
+    try:
+        written = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return
+    current = json.loads(json.dumps(setup))  # the same types the file has (tuples -> lists)
+    changed = sorted(k for k in set(written) | set(current) if written.get(k) != current.get(k))
+    if changed:
+        raise ConfigError(
+            f"The details log {log} was written with another {', '.join(changed)} than this run's; "
+            "resuming would mix the two in one comparison.",
+            hint="Resume with the same model and settings, or pass a new --details file.")
 
 
 def _append(log: Path, outcome: QuestionOutcome) -> None:

@@ -183,3 +183,17 @@ def test_a_report_from_the_log_alone_answers_nothing_and_keeps_complete_question
     assert report.resumed == 4 and report.paired[0].questions == 2 and log.read_text() == before
     with pytest.raises(ConfigError, match="no question answered in every mode"):
         run_comparison(None, dataset, modes=["direct"], details=log, report_only=True)
+
+
+def test_a_resume_under_another_model_or_settings_is_refused(dataset, tmp_path):
+    log = tmp_path / "run.jsonl"
+    setup = {"model": "a.gguf (10 bytes)", "reasoning": {"r_max": 5}}
+    with pytest.raises(KeyboardInterrupt):
+        run_comparison(Answerers(fail_after=3), dataset, modes=["rag", "searchain"], details=log, setup=setup)
+    assert json.loads((tmp_path / "run.jsonl.setup.json").read_text()) == setup
+    other = {"model": "b.gguf (12 bytes)", "reasoning": {"r_max": 5}}
+    with pytest.raises(ConfigError, match="another model than this run's"):
+        run_comparison(Answerers(), dataset, modes=["rag", "searchain"], details=log, resume=True, setup=other)
+    again = Answerers()
+    report = run_comparison(again, dataset, modes=["rag", "searchain"], details=log, resume=True, setup=dict(setup))
+    assert report.resumed == 3 and len(again.calls) == 5

@@ -125,10 +125,14 @@ def test_eval_cli_compares_modes_and_resumes(home, mini_musique, tiny_gguf, caps
     assert again["resumed"] == 2 and again["reports"]["coq"]["questions"] == 2
     assert "[1/2]" in err and "[2/2] direct" in err
     assert [json.loads(line)["mode"] for line in details.read_text().splitlines()] == ["direct", "coq"] * 2
-    text_code = main(["--home", str(home.data_dir.parent), "eval", "--dataset", str(mini_musique),
-                      "--mode", "direct,coq", "--details", str(details), "--resume"])
+    text_code = main(["--home", str(home.data_dir.parent), "eval", "--dataset", str(mini_musique), "--model",
+                      str(tiny_gguf), "--mode", "direct,coq", "--details", str(details), "--resume"])
     out = capsys.readouterr().out
     assert text_code == 0 and "coq vs direct" in out and "(4 outcomes resumed from the log)" in out
+    # Resuming with another model (the configured one, here none) would mix two models: refused.
+    code = main(["--home", str(home.data_dir.parent), "eval", "--dataset", str(mini_musique),
+                 "--mode", "direct,coq", "--details", str(details), "--resume"])
+    assert code == 1 and "written with another model" in capsys.readouterr().err
 
 
 def test_eval_cli_rejects_unknown_modes_and_resume_without_log(home, mini_musique, capsys):
