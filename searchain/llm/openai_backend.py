@@ -31,6 +31,11 @@ from .chat_prompt import validate_messages
 from .model_kind import strip_special_tokens  # a server's template can leak them too
 
 API_KEY_ENV = "SEARCHAIN_LLM_API_KEY"
+# Model families whose chat template thinks aloud unless told not to (``enable_thinking``). The
+# request asks the server's template to switch it off, as the local backend does; servers that
+# render templates (llama.cpp's, vLLM) take ``chat_template_kwargs``. Only sent to these models:
+# a hosted API may refuse a field it does not know.
+THINKING_FAMILIES = ("qwen3",)
 
 
 class OpenAICompatibleLLM:
@@ -68,6 +73,8 @@ class OpenAICompatibleLLM:
              cancel: CancelToken | None = None) -> Completion:
         validate_messages(messages)
         body = self._body(params, messages=[dict(m) for m in messages])
+        if any(family in self.model.lower() for family in THINKING_FAMILIES):
+            body["chat_template_kwargs"] = {"enable_thinking": False}
         if params.logprobs:
             body["logprobs"] = True
         return self._run("/chat/completions", body, params, on_token, cancel, chat=True)
