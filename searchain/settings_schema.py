@@ -55,6 +55,7 @@ RANGES: dict[str, tuple[float | None, float | None]] = {
     "reasoning.alpha": (0, 1),
     "reasoning.r_max": (1, None),
     "reasoning.top_k": (1, None),
+    "reasoning.question_passages": (0, 10),
     "reasoning.duplicate_threshold": (0, 1),
     "reasoning.followup_turns": (0, None),
 }

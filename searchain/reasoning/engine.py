@@ -188,13 +188,26 @@ class SearChainEngine:
             pairs = [(n.query, n.answer or "") for n in outcome.path]
             evidence = [evidence_excerpt(n.passage.title, n.passage.text, n.span) if n.passage is not None else ""
                         for n in outcome.path]
-            messages = [{"role": "user", "content": self.prompts.tracing(question, pairs, evidence)}]
-            grammar = final_content_grammar(min(9, len(pairs)))
+            extra = self._question_passages(question, outcome.path)
+            messages = [{"role": "user", "content": self.prompts.tracing(
+                question, pairs, evidence, [evidence_excerpt(p.title, p.text, None) for p in extra])}]
+            grammar = final_content_grammar(min(9, len(pairs) + len(extra)))
             model_text = gen.chat(messages, "final", grammar).text
         else:
             # Nothing verified: fall back on what the model itself concluded last.
+            extra = []
             model_text = extract_final_content(outcome.branches[-1].raw_text) if outcome.branches else ""
-        result.final_content, result.references = finalize(model_text, outcome.path)
+        result.final_content, result.references = finalize(model_text, outcome.path, extra, question)
+
+    def _question_passages(self, question: str, path) -> list:
+        """The top passages for the question itself not already on the path (``question_passages``
+        of them): the final answer reads what plain RAG would, besides the verified chain."""
+        wanted = int(getattr(self.settings, "question_passages", 0) or 0)
+        if wanted <= 0 or self.retriever is None:
+            return []
+        on_path = {n.passage.pid for n in path if n.passage is not None}
+        hits = self.retriever.search(question, k=wanted + len(on_path))
+        return [h.passage for h in hits if h.passage.pid not in on_path][:wanted]
 
 
 class _LinkedToken(CancelToken):

@@ -109,18 +109,23 @@ class PromptBook:
         return fill(self.templates["format_reminder"], question=question.strip())
 
     def tracing(self, question: str, pairs: Sequence[tuple[str, str]],
-                evidence: Sequence[str] = ()) -> str:
+                evidence: Sequence[str] = (), passages: Sequence[str] = ()) -> str:
         """The tracing prompt over the correct path's (query, answer) pairs, numbered from 1, each
         followed by its passage excerpt (``evidence``, same order; "" for a node without one).
 
         With the excerpts the model writing the final answer reads what RAG's reader reads, not
-        only the pairs: a small model's step answer may be a name the passage says more about."""
+        only the pairs: a small model's step answer may be a name the passage says more about.
+        ``passages`` (excerpts retrieved for the question itself) follow, numbered after the pairs,
+        so that the final answer can cite them too."""
         lines = []
         for n, (query, answer) in enumerate(pairs, start=1):
             lines.append(f"[Query {n}]: {query}\n[Answer {n}]: {answer}")
             excerpt = evidence[n - 1] if n - 1 < len(evidence) else ""
             if excerpt:
                 lines.append(f"[Evidence {n}]: {excerpt}")
+        if passages:
+            lines.append("Passages found for the [Question] itself (cite them by their number too):")
+            lines += [f"[Passage {n}]: {text}" for n, text in enumerate(passages, start=len(pairs) + 1)]
         return fill(self.templates["tracing"], question=question.strip(), pairs="\n".join(lines))
 
     def followup(self, question: str, turns: str) -> str:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from ..types import Passage
+from .loop import locate
 from .parser import _ANSWER_IS, marks_in, parse_chain, short_answer, strip_marks
 from .result import Node, Reference
 
@@ -34,13 +36,14 @@ def extract_final_content(text: str) -> str:
     return " ".join(body.split()).strip()
 
 
-def _resolvable(path: Sequence[Node], n: int) -> bool:
+def _resolvable(path: Sequence[Node], n: int, extra: int = 0) -> bool:
     # Only a node its passage backs may cite it: a mark on an unconfirmed answer would show a
-    # passage that does not say it as if it did.
-    return 1 <= n <= len(path) and path[n - 1].supported
+    # passage that does not say it as if it did. Marks after the path name the passages
+    # retrieved for the question itself (``extra`` of them), cited as passages, as RAG does.
+    return (1 <= n <= len(path) and path[n - 1].supported) or len(path) < n <= len(path) + extra
 
 
-def resolve_marks(final_content: str, path: Sequence[Node]) -> tuple[str, list[int]]:
+def resolve_marks(final_content: str, path: Sequence[Node], extra: int = 0) -> tuple[str, list[int]]:
     """Rewrite marks so each names one resolvable node ("[3,4]" -> "[3][4]", bad ones dropped).
 
     Returns the new text and the node numbers cited, in order of first appearance.
@@ -50,7 +53,7 @@ def resolve_marks(final_content: str, path: Sequence[Node]) -> tuple[str, list[i
     last = 0
     for m, numbers in marks_in(final_content):
         pieces.append(final_content[last : m.start()])
-        good = [n for n in numbers if _resolvable(path, n)]
+        good = [n for n in numbers if _resolvable(path, n, extra)]
         pieces.append("".join(f"[{n}]" for n in dict.fromkeys(good)))
         for n in good:
             if n not in cited:
@@ -111,9 +114,15 @@ def compose_from_path(path: Sequence[Node], answer_hint: str = "") -> str:
     return " ".join(sentences)
 
 
-def build_references(path: Sequence[Node], cited: Sequence[int]) -> list[Reference]:
+def build_references(path: Sequence[Node], cited: Sequence[int], passages: Sequence[Passage] = (),
+                     question: str = "", answer: str = "") -> list[Reference]:
     refs = []
     for n in cited:
+        if n > len(path):  # a passage retrieved for the question: its span is where the answer is
+            passage = passages[n - len(path) - 1]
+            refs.append(Reference(mark=n, passage=passage, span=locate(answer, passage.text) if answer else None,
+                                  query=question, answer=answer))
+            continue
         node = path[n - 1]
         refs.append(Reference(mark=n, passage=node.passage, span=node.span, query=node.query,
                               answer=node.answer or ""))
@@ -151,17 +160,20 @@ def cite_by_answers(text: str, path: Sequence[Node]) -> str:
     return text
 
 
-def finalize(model_text: str | None, path: Sequence[Node]) -> tuple[str, list[Reference]]:
-    """Final content (every mark resolvable) and its references, from the model's tracing output."""
+def finalize(model_text: str | None, path: Sequence[Node], passages: Sequence[Passage] = (),
+             question: str = "") -> tuple[str, list[Reference]]:
+    """Final content (every mark resolvable) and its references, from the model's tracing output.
+    ``passages``: those retrieved for the question itself, numbered after the path's nodes."""
     content = extract_final_content(model_text or "")
-    text, cited = resolve_marks(content, path)
-    has_evidence = any(node.supported for node in path)
+    extra = len(passages)
+    text, cited = resolve_marks(content, path, extra)
+    has_evidence = any(node.supported for node in path) or extra > 0
     if states_an_answer(text) and has_evidence and not cited and len(strip_marks(text).split()) > SHORT_ANSWER_WORDS:
         # A sentence of the model's own, unmarked: cite it. A bare answer ("Toronto") is better
         # shown as the path composed, each step with its mark, closed by that answer.
-        text, cited = resolve_marks(cite_by_answers(text, path), path)
+        text, cited = resolve_marks(cite_by_answers(text, path), path, extra)
     usable = states_an_answer(text) and (cited or not has_evidence)
     if not usable:
         hint = short_answer(content) if strip_marks(content) else ""
         text, cited = resolve_marks(compose_from_path(path, hint), path)
-    return text, build_references(path, cited)
+    return text, build_references(path, cited, passages, question, short_answer(text) if extra else "")

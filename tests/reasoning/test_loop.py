@@ -236,3 +236,26 @@ def test_bad_inputs_raise_clear_errors(retriever, reader):
     with pytest.raises(SearchainError, match="ran out of outputs"):
         eng.answer(QUESTION, on_event=events.append)
     assert isinstance(events[-1], Failed) and "ran out" in events[-1].message
+
+
+def test_passages_for_the_question_itself_can_be_read_and_cited_by_the_final_answer(retriever, reader):
+    """reasoning.question_passages: the final answer also reads the question's own top passages
+    (not already on the path), numbered after the path, and a mark on one resolves to it."""
+    trace = ("[Final Content]: Spirit If... is by Kevin Drew [1], born in Toronto [2]. The Toronto Coach Terminal "
+             "serves Greyhound [3]. So the final answer is Toronto Coach Terminal [9].")
+    steps = chain((Q1, "Kevin Drew"), (Q2, "Toronto"), final="So the final answer is Toronto.")
+    llm = ScriptedLLM([steps, trace])
+    result = engine(llm, retriever, reader, question_passages=2).answer(QUESTION)
+    assert [n.passage.pid for n in result.path] == ["p1", "p2"]
+    prompt = llm.calls[-1][0]["content"]
+    assert "Passages found for the [Question] itself" in prompt and "[Passage 3]: Toronto Coach Terminal:" in prompt
+    assert "Spirit If...: Spirit" not in prompt.split("Passages found")[1]  # the path's own are left out
+    assert [r.mark for r in result.references] == [1, 2, 3] and "[9]" not in result.final_content
+    third = result.references[-1]
+    assert third.passage.pid == "p3" and third.query == QUESTION and third.span_text == "Toronto Coach Terminal"
+    assert result.answer == "Toronto Coach Terminal"
+    # The default (0): the paper's prompt, no passages for the question, and a mark past the path is dropped.
+    llm = ScriptedLLM([steps, trace])
+    plain = engine(llm, retriever, reader).answer(QUESTION)
+    assert "Passages found" not in llm.calls[-1][0]["content"]
+    assert [r.mark for r in plain.references] == [1, 2] and "[3]" not in plain.final_content
