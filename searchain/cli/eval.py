@@ -38,6 +38,9 @@ def register(sub) -> None:
     p.add_argument("--corpus", metavar="NAME",
                    help="search this corpus instead of the pooled corpus built from the dataset")
     p.add_argument("--reader", choices=("auto", "dpr", "llm"), default=None, help="reader for IR verification")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
+                   help="a setting for this run only, e.g. --set reasoning.question_passages=2 "
+                        "(checked like `searchain config set`; never saved); may be repeated")
     p.add_argument("--details", metavar="PATH",
                    help="also write one JSON line per question and mode to PATH, as each is scored")
     p.add_argument("--resume", action="store_true",
@@ -62,7 +65,7 @@ def handle(ctx, args) -> int:
         raise ConfigError(f"--limit must be at least 1, got {args.limit}.")
     if (args.resume or args.report_only) and not args.details:
         raise ConfigError(f"{'--resume' if args.resume else '--report-only'} needs --details: the log it reads.")
-    settings = ctx.settings  # changed for this run only; never saved
+    settings = with_overrides(ctx.settings, args.overrides)  # changed for this run only; never saved
     if args.model:
         settings.llm.model_path = args.model
     if args.reader:
@@ -117,6 +120,21 @@ def _print(comparison, modes: list[str], as_json: bool) -> int:
         data = comparison.to_dict()
         print(json.dumps(data, ensure_ascii=False, indent=2) if as_json else render_comparison(data))
     return 0
+
+
+def with_overrides(settings, overrides: list[str]):
+    """``settings`` with each ``KEY=VALUE`` applied, each checked as `config set` checks it."""
+    from ..errors import ConfigError
+    from ..settings_schema import get_value, parse_value, with_value
+
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--set takes KEY=VALUE, got {item!r}.",
+                              hint="For example: --set reasoning.question_passages=2")
+        key = key.strip()
+        settings = with_value(settings, key, parse_value(text.strip(), get_value(settings, key)))
+    return settings
 
 
 def _modes(text: str) -> list[str]:

@@ -197,3 +197,19 @@ def test_a_resume_under_another_model_or_settings_is_refused(dataset, tmp_path):
     again = Answerers()
     report = run_comparison(again, dataset, modes=["rag", "searchain"], details=log, resume=True, setup=dict(setup))
     assert report.resumed == 3 and len(again.calls) == 5
+
+
+def test_settings_for_one_run_are_checked_and_never_saved():
+    from searchain.cli.eval import with_overrides
+    from searchain.config import Settings
+
+    base = Settings()
+    changed = with_overrides(base, ["reasoning.question_passages=2", "llm.use_grammar=false"])
+    assert (changed.reasoning.question_passages, changed.llm.use_grammar) == (2, False)
+    assert base.reasoning.question_passages == 0  # the loaded settings are untouched
+    with pytest.raises(ConfigError, match="question_passages"):
+        with_overrides(base, ["reasoning.question_passages=99"])
+    with pytest.raises(ConfigError, match="There is no setting"):
+        with_overrides(base, ["reasoning.question_pasages=2"])
+    with pytest.raises(ConfigError, match="KEY=VALUE"):
+        with_overrides(base, ["reasoning.top_k"])
