@@ -143,8 +143,9 @@ class ReasoningSettings:
     r_max: int = 5
     top_k: int = 1  # passages retrieved per node (1 = the paper's setting)
     # Passages retrieved for the whole question that the final answer may also read and cite,
-    # besides the path's (0 = the path's only, the paper's setting).
-    question_passages: int = 0
+    # besides the path's (0 = the path's only, the paper's setting; 2 measured better with a 1.5B
+    # model: BENCHMARKS.md, "Qwen2.5-Coder-1.5B on HotpotQA").
+    question_passages: int = 2
     rerank: bool = False
     duplicate_threshold: float = 0.9  # cosine above which two queries are the same
     followup_turns: int = 3  # earlier turns a follow-up is rewritten with (0: take questions as typed)

@@ -55,7 +55,9 @@ def test_follow_up_is_rewritten_then_chained_retrieved_and_traced(retriever, rea
     # The chain prompt and the tracing prompt see the standalone question, not the pronoun.
     assert STANDALONE in llm.calls[1][0]["content"] and FOLLOW_UP not in llm.calls[1][0]["content"]
     assert STANDALONE in llm.calls[2][0]["content"]
-    assert spy.queries == [STANDALONE]
+    # The node's search, then the question's own (reasoning.question_passages): both with the
+    # standalone question, never the follow-up as typed.
+    assert spy.queries == [STANDALONE, STANDALONE]
     rewritten = [e for e in events if isinstance(e, QuestionRewritten)]
     assert rewritten == [QuestionRewritten(FOLLOW_UP, STANDALONE)]
     assert events.index(rewritten[0]) < min(i for i, e in enumerate(events) if type(e).__name__ == "RoundStarted")

@@ -254,8 +254,8 @@ def test_passages_for_the_question_itself_can_be_read_and_cited_by_the_final_ans
     third = result.references[-1]
     assert third.passage.pid == "p3" and third.query == QUESTION and third.span_text == "Toronto Coach Terminal"
     assert result.answer == "Toronto Coach Terminal"
-    # The default (0): the paper's prompt, no passages for the question, and a mark past the path is dropped.
+    # 0, the paper's setting: no passages for the question, and a mark past the path is dropped.
     llm = ScriptedLLM([steps, trace])
-    plain = engine(llm, retriever, reader).answer(QUESTION)
+    plain = engine(llm, retriever, reader, question_passages=0).answer(QUESTION)
     assert "Passages found" not in llm.calls[-1][0]["content"]
     assert [r.mark for r in plain.references] == [1, 2] and "[3]" not in plain.final_content
