@@ -20,8 +20,6 @@ Messages are pickled tuples (``multiprocessing.connection`` framing):
 
 from __future__ import annotations
 
-import llama_cpp  # noqa: F401 - first, before numpy: see the module docstring
-
 import faulthandler
 import os
 import pickle
@@ -39,6 +37,11 @@ FAULT_KINDS = {"segv": signal.SIGSEGV, "abort": signal.SIGABRT, "kill": signal.S
 
 
 def main(argv: list[str] | None = None) -> int:
+    # llama.cpp before numpy (see the module docstring). Nothing this module imports at its top
+    # loads numpy, so importing here, first thing, keeps that order without the import's cost
+    # falling on whoever merely imports this module.
+    import llama_cpp  # noqa: F401
+
     argv = sys.argv[1:] if argv is None else argv
     faulthandler.enable()  # a native crash prints the Python stack to stderr (the app logs it)
     conn = Connection(int(argv[0]))
@@ -178,6 +181,8 @@ class Worker:
 
 def _probe() -> dict:
     """What ``searchain doctor`` asks a fresh worker: which llama.cpp it runs."""
+    import llama_cpp
+
     return {"llama_cpp": llama_cpp.__version__, "pid": os.getpid(),
             "gpu_offload": bool(llama_cpp.llama_supports_gpu_offload())}
 

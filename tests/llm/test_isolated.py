@@ -201,3 +201,15 @@ def test_doctor_checks_the_worker_and_test_loads_the_model(tiny_llm_settings, mo
     (inside,) = isolation_checks(settings, thorough=True)
     assert inside.status == OK and "ends the app" in inside.summary
     assert "llm.isolation process" in inside.fix
+
+
+def test_the_worker_module_loads_neither_llama_cpp_nor_numpy_until_it_runs():
+    """`main` imports llama.cpp first thing (issue #21: before numpy); importing the module
+    alone must not have loaded numpy already, or that order could not hold."""
+    import subprocess
+    import sys
+
+    code = ("import sys, searchain.llm.worker; "
+            "print('numpy' in sys.modules, 'llama_cpp' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
