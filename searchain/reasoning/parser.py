@@ -296,19 +296,24 @@ def strip_marks(text: str) -> str:
     return re.sub(r" ([.,;:!?])", r"\1", text)
 
 
+def answer_tail(final_content: str) -> str | None:
+    """What follows the last "answer is" of a final content, marks removed; None when it has none."""
+    plain = strip_marks(final_content)
+    found = list(_ANSWER_IS.finditer(plain))
+    return plain[found[-1].end():] if found else None
+
+
 def short_answer(final_content: str) -> str:
     """The short answer in a final content: the sentence after the last "answer is", else all.
 
     "... So the final answer is Toronto Coach Terminal." gives "Toronto Coach Terminal" (the
     authors' evaluation also reads what follows the last marker).
     """
-    plain = strip_marks(final_content)
-    found = list(_ANSWER_IS.finditer(plain))
-    if found:
-        tail = plain[found[-1].end() :]
+    tail = answer_tail(final_content)
+    if tail is not None:
         # The answer ends at the sentence's end: a period before a capitalised word, or a newline.
         tail = re.split(r"\.\s*(?=[A-Z][a-z])|\.\s*$|\n", tail, maxsplit=1)[0]
         answer = tail.strip().rstrip(".").strip()
         if answer:
             return answer
-    return plain
+    return strip_marks(final_content)

@@ -15,7 +15,7 @@ from typing import Sequence
 
 from ..types import Passage
 from .loop import locate
-from .parser import _ANSWER_IS, marks_in, parse_chain, short_answer, strip_marks
+from .parser import answer_tail, marks_in, parse_chain, short_answer, strip_marks
 from .result import Node, Reference
 
 _FINAL_MARKER = re.compile(r"\[\s*final\s+content\s*\]\s*:?", re.IGNORECASE)
@@ -133,11 +133,8 @@ def states_an_answer(text: str) -> bool:
     """Whether a final content says something: not empty, and not a closing "So the final answer
     is [2]." whose answer is only a mark (a 1.5B model wrote that on HotpotQA, which left the
     user, and the eval, with "So the final answer is." as the answer)."""
-    plain = strip_marks(text)
-    found = list(_ANSWER_IS.finditer(plain))
-    if found:
-        return bool(plain[found[-1].end():].strip(_TRAILING))
-    return bool(plain.strip(_TRAILING))
+    tail = answer_tail(text)
+    return bool((strip_marks(text) if tail is None else tail).strip(_TRAILING))
 
 
 def cite_by_answers(text: str, path: Sequence[Node]) -> str:
