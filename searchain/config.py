@@ -142,10 +142,13 @@ class ReasoningSettings:
     alpha: float = 0.35  # ROUGE-L consistency threshold for long-form answers
     r_max: int = 5
     top_k: int = 1  # passages retrieved per node (1 = the paper's setting)
-    # Passages retrieved for the whole question that the final answer may also read and cite,
-    # besides the path's (0 = the path's only, the paper's setting; 2 measured better with a 1.5B
-    # model: BENCHMARKS.md, "Qwen2.5-Coder-1.5B on HotpotQA").
-    question_passages: int = 2
+    # How the final answer is written from the verified path (BENCHMARKS.md, "The final answer"):
+    # passages: read like RAG reads, over the question's own top passages and the path's passages;
+    # tracing: the paper's, over the path's [Query]-[Answer] pairs with their evidence.
+    final_answer: str = "passages"
+    # Passages retrieved for the whole question that the final answer also reads and may cite
+    # (0 = the path's only, the paper's setting; 3 = what plain RAG reads).
+    question_passages: int = 3
     rerank: bool = False
     duplicate_threshold: float = 0.9  # cosine above which two queries are the same
     followup_turns: int = 3  # earlier turns a follow-up is rewritten with (0: take questions as typed)

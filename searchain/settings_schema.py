@@ -28,6 +28,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "reasoning.mode": ("searchain", "coq", "direct", "rag", "genground", "geek"),
     "reasoning.reader": ("auto", "dpr", "llm"),
     "reasoning.task": ("auto", "multihop", "yesno", "longform"),
+    "reasoning.final_answer": ("passages", "tracing"),
 }
 # Old spellings still read (settings files write every field, so old values stay around).
 LEGACY_CHOICES: dict[str, tuple[str, ...]] = {"retrieval.hybrid_method": ("score",)}

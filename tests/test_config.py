@@ -104,11 +104,13 @@ def test_schema_choices_match_what_the_engine_accepts():
     from searchain.reader.loader import READER_CHOICES
     from searchain.reasoning.modes import MODES
     from searchain.reasoning.prompts import TASKS
+    from searchain.reasoning.tracing import FINAL_ANSWERS
     from searchain.settings_schema import CHOICES, RANGES, flatten
 
     assert CHOICES == {
         "retrieval.retriever": KINDS, "retrieval.hybrid_method": METHODS, "llm.backend": BACKENDS,
         "reasoning.mode": MODES, "reasoning.reader": READER_CHOICES, "reasoning.task": ("auto",) + TASKS,
+        "reasoning.final_answer": FINAL_ANSWERS,
         "retrieval.embed_precision": PRECISIONS, "retrieval.embed_device": DEVICES, "llm.isolation": ISOLATIONS,
     }
     keys = flatten(Settings())

@@ -32,8 +32,8 @@ from .loop import Generator, ReasoningRun
 from .modes import MODE_DIRECT, MODE_GEEK, MODE_GENGROUND, MODE_RAG, MODE_SEARCHAIN, check_mode, needs_ir
 from .parser import short_answer, strip_marks
 from .prompts import TASKS, PromptBook, detect_task, evidence_excerpt
-from .result import AnswerResult
-from .tracing import compose_from_path, extract_final_content, finalize
+from .result import AnswerResult, Node
+from .tracing import FINAL_ANSWERS, compose_from_path, extract_final_content, finalize, passage_sources, renumber_marks
 
 # Without a grammar, stop the model when it starts inventing a new few-shot example.
 _CHAIN_STOPS = ("\n[Question]",)
@@ -160,6 +160,9 @@ class SearChainEngine:
         if needs_ir(mode) and self.retriever is None:
             raise ConfigError(f"Mode {mode!r} needs a corpus to search, but no retriever was given.",
                               hint="Build a corpus index (`searchain corpus ...`) or use --mode coq/direct.")
+        style = getattr(self.settings, "final_answer", "passages")
+        if mode == MODE_SEARCHAIN and style not in FINAL_ANSWERS:
+            raise ConfigError(f"Unknown final-answer style {style!r}.", hint=f"Use one of: {', '.join(FINAL_ANSWERS)}.")
         if mode == MODE_SEARCHAIN and self.reader is None:
             raise ConfigError("Mode 'searchain' needs a reader to verify answers, but none was given.",
                               hint="Set reasoning.reader to auto, dpr or llm.")
@@ -183,12 +186,41 @@ class SearChainEngine:
             result.final_content = content or strip_marks(compose_from_path(result.path))
             return
         result.path = outcome.path
-        model_text = None
-        if outcome.path:
-            pairs = [(n.query, n.answer or "") for n in outcome.path]
+        result.final_content, result.references = self._write_final(question, outcome.path, outcome.branches, gen)
+
+    def rewrite_final(self, question: str, path: Sequence[Node]) -> AnswerResult:
+        """Only the final step, over a given verified path (``searchain eval --replay-final``:
+        final-answer prompts compared on the same chains at a fraction of a whole run's cost)."""
+        gen = Generator(self.llm, self.generation, self.use_grammar, None, None, stop=_CHAIN_STOPS)
+        result = AnswerResult(question=question, mode=MODE_SEARCHAIN, final_content="", answer="")
+        result.path = list(path)
+        result.final_content, result.references = self._write_final(question, result.path, [], gen)
+        result.answer = short_answer(result.final_content)
+        result.prompt_tokens, result.completion_tokens = gen.prompt_tokens, gen.completion_tokens
+        return result
+
+    def _write_final(self, question: str, path: Sequence[Node], branches, gen: Generator) -> tuple[str, list]:
+        """The final content over the verified path, each mark resolved to a stored passage.
+
+        ``passages`` (the default): the model answers as in plain RAG, from the question's own
+        top passages followed by the passages the path verified that are not among them, so the
+        final answer reads everything RAG reads and what the chain found. Free text, no grammar:
+        a 1.5B model reasons over several lines before "So the final answer is ...", and a
+        one-line grammar cut it after "let's analyze step by step:" (BENCHMARKS.md).
+        ``tracing``: the paper's prompt over the path's pairs and their evidence.
+        """
+        if path and getattr(self.settings, "final_answer", "passages") == "passages":
+            wanted = int(getattr(self.settings, "question_passages", 0) or 0)
+            extra = [h.passage for h in self.retriever.search(question, k=wanted)] if wanted > 0 else []
+            sources, marks = passage_sources(path, extra)
+            messages = [{"role": "user", "content": self.prompts.rag(question, sources)}]
+            model_text = gen.chat(messages, "final", None).text
+            return finalize(renumber_marks(model_text, marks), path, extra, question)
+        if path:
+            pairs = [(n.query, n.answer or "") for n in path]
             evidence = [evidence_excerpt(n.passage.title, n.passage.text, n.span) if n.passage is not None else ""
-                        for n in outcome.path]
-            extra = self._question_passages(question, outcome.path)
+                        for n in path]
+            extra = self._question_passages(question, path)
             messages = [{"role": "user", "content": self.prompts.tracing(
                 question, pairs, evidence, [evidence_excerpt(p.title, p.text, None) for p in extra])}]
             grammar = final_content_grammar(min(9, len(pairs) + len(extra)))
@@ -196,8 +228,8 @@ class SearChainEngine:
         else:
             # Nothing verified: fall back on what the model itself concluded last.
             extra = []
-            model_text = extract_final_content(outcome.branches[-1].raw_text) if outcome.branches else ""
-        result.final_content, result.references = finalize(model_text, outcome.path, extra, question)
+            model_text = extract_final_content(branches[-1].raw_text) if branches else ""
+        return finalize(model_text, path, extra, question)
 
     def _question_passages(self, question: str, path) -> list:
         """The top passages for the question itself not already on the path (``question_passages``

@@ -18,6 +18,9 @@ from .loop import locate
 from .parser import answer_tail, marks_in, parse_chain, short_answer, strip_marks
 from .result import Node, Reference
 
+# How the final answer is written (``reasoning.final_answer``): see ``SearChainEngine._write_final``.
+FINAL_ANSWERS = ("passages", "tracing")
+
 _FINAL_MARKER = re.compile(r"\[\s*final\s+content\s*\]\s*:?", re.IGNORECASE)
 
 
@@ -174,3 +177,30 @@ def finalize(model_text: str | None, path: Sequence[Node], passages: Sequence[Pa
         hint = short_answer(content) if strip_marks(content) else ""
         text, cited = resolve_marks(compose_from_path(path, hint), path)
     return text, build_references(path, cited, passages, question, short_answer(text) if extra else "")
+
+
+def renumber_marks(text: str, marks: Sequence[int]) -> str:
+    """``text`` with each ``[k]`` naming source k rewritten to the mark it stands for; marks
+    naming no source are dropped."""
+    pieces: list[str] = []
+    last = 0
+    for m, numbers in marks_in(text or ""):
+        pieces.append(text[last : m.start()])
+        pieces.append("".join(f"[{marks[k - 1]}]" for k in numbers if 1 <= k <= len(marks)))
+        last = m.end()
+    pieces.append((text or "")[last:])
+    return "".join(pieces)
+
+
+def passage_sources(path: Sequence[Node], passages: Sequence[Passage]) -> tuple[list[Passage], list[int]]:
+    """The question's own passages first (as RAG reads them), then each supported node's passage
+    not among them; with the mark each number stands for (question passage j -> len(path) + j)."""
+    sources = list(passages)
+    marks = [len(path) + j for j in range(1, len(passages) + 1)]
+    seen = {p.pid for p in passages}
+    for n, node in enumerate(path, start=1):
+        if node.supported and node.passage.pid not in seen:
+            seen.add(node.passage.pid)
+            sources.append(node.passage)
+            marks.append(n)
+    return sources, marks

@@ -206,7 +206,7 @@ def test_settings_for_one_run_are_checked_and_never_saved():
     base = Settings()
     changed = with_overrides(base, ["reasoning.question_passages=0", "llm.use_grammar=false"])
     assert (changed.reasoning.question_passages, changed.llm.use_grammar) == (0, False)
-    assert base.reasoning.question_passages == 2 and base.llm.use_grammar  # the loaded settings are untouched
+    assert base.reasoning.question_passages == 3 and base.llm.use_grammar  # the loaded settings are untouched
     with pytest.raises(ConfigError, match="question_passages"):
         with_overrides(base, ["reasoning.question_passages=99"])
     with pytest.raises(ConfigError, match="There is no setting"):

@@ -81,11 +81,11 @@ def test_text_rendering_highlights_spans_and_draws_the_tree(retriever, reader):
     from searchain.config import ReasoningSettings
     from searchain.llm.scripted import ScriptedLLM
     from searchain.reasoning.engine import SearChainEngine
-    from tests.fixtures.reasoning import Q1, Q2, QUESTION, chain
+    from tests.fixtures.reasoning import PAPER_TRACING, Q1, Q2, QUESTION, chain
 
     llm = ScriptedLLM([chain((Q1, "Kevin Drew"), (Q2, "Vancouver")), chain((Q2, "Toronto")),
                        "[Final Content]: Kevin Drew [1] was born in Toronto [2]."])
-    result = SearChainEngine(llm, retriever, reader, settings=ReasoningSettings()).answer(QUESTION)
+    result = SearChainEngine(llm, retriever, reader, settings=ReasoningSettings(**PAPER_TRACING)).answer(QUESTION)
     text = render_text(result)
     assert "[2] Kevin Drew (test:p2)" in text and "born in **Toronto**, Ontario" in text
     assert "round 2 (from node 1.2)" in text and "1.2 [corrected] Where was Kevin Drew born? -> Toronto" in text

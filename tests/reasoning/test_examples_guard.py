@@ -10,14 +10,15 @@ from searchain.llm.scripted import ScriptedLLM
 from searchain.reasoning.engine import SearChainEngine
 from searchain.reasoning.prompts import TASKS, PromptBook
 from searchain.reasoning.result import DECISION_COMPLETED, DECISION_NOT_CONFIRMED, SOURCE_IR_COMPLETED
-from tests.fixtures.reasoning import Q1, Q2, QUESTION, chain
+from tests.fixtures.reasoning import PAPER_TRACING, Q1, Q2, QUESTION, chain
 from tests.reasoning.test_honest_badges import FixedReader
 
 EXAMPLE_QUERY = "What is the largest moon in the Solar System?"  # from the multi-hop examples
 
 
 def _engine(llm, retriever, reader):
-    return SearChainEngine(llm, retriever, reader, settings=replace(ReasoningSettings(), duplicate_threshold=2.0))
+    return SearChainEngine(llm, retriever, reader, settings=replace(ReasoningSettings(), duplicate_threshold=2.0,
+                                                                    **PAPER_TRACING))
 
 
 @pytest.mark.parametrize("task", TASKS)

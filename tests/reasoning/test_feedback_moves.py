@@ -10,11 +10,12 @@ from searchain.reasoning.events import FeedbackGiven
 from searchain.reasoning.result import (
     DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_PASS, SOURCE_IR_CORRECTED,
 )
-from tests.fixtures.reasoning import Q1, Q2, Q3, QUESTION, HashingEmbedder, chain
+from tests.fixtures.reasoning import PAPER_TRACING, Q1, Q2, Q3, QUESTION, HashingEmbedder, chain
 
 
 def _engine(llm, retriever, reader):
-    return SearChainEngine(llm, retriever, reader, settings=ReasoningSettings(), embedder=HashingEmbedder())
+    return SearChainEngine(llm, retriever, reader, settings=ReasoningSettings(**PAPER_TRACING),
+                           embedder=HashingEmbedder())
 
 
 def test_repeating_the_chain_after_a_correction_is_stalled(retriever, reader):

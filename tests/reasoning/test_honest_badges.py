@@ -15,7 +15,7 @@ from searchain.reasoning.result import (
     DECISION_NO_ANSWER, DECISION_NOT_CONFIRMED, DECISION_PASS, SOURCE_LLM, SOURCE_LLM_UNVERIFIED,
     SOURCE_LLM_VERIFIED, Node, honest_decision, honest_source,
 )
-from tests.fixtures.reasoning import PASSAGES, Q1, Q2, QUESTION, chain
+from tests.fixtures.reasoning import PAPER_TRACING, PASSAGES, Q1, Q2, QUESTION, chain
 
 
 class FixedReader:
@@ -37,7 +37,8 @@ class FixedReader:
 
 
 def _engine(llm, retriever, reader):
-    return SearChainEngine(llm, retriever, reader, settings=replace(ReasoningSettings(), duplicate_threshold=2.0))
+    return SearChainEngine(llm, retriever, reader, settings=replace(ReasoningSettings(), duplicate_threshold=2.0,
+                                                                    **PAPER_TRACING))
 
 
 def test_reader_with_no_answer_never_badges_verified(retriever):

@@ -1,5 +1,6 @@
 """Algorithm 1 branch by branch, with a scripted LLM, the BM25 retriever and the lexical reader."""
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -16,7 +17,7 @@ from searchain.reasoning.result import (
     DECISION_COMPLETED, DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_NOT_CONFIRMED, DECISION_PASS,
     DECISION_UNCHECKED, SOURCE_IR_COMPLETED, SOURCE_IR_CORRECTED, SOURCE_LLM_VERIFIED,
 )
-from tests.fixtures.reasoning import Q1, Q2, Q3, QUESTION, HashingEmbedder, chain
+from tests.fixtures.reasoning import PASSAGES, Q1, Q2, Q3, QUESTION, HashingEmbedder, chain
 
 TRACE = ("[Final Content]: Spirit If... is by Kevin Drew [1]. He was born in Toronto [2]. "
          "Greyhound buses leave from the Toronto Coach Terminal [3]. So the final answer is Toronto Coach Terminal.")
@@ -165,8 +166,12 @@ def test_direct_and_rag_baselines(retriever):
 def test_grammar_is_sent_only_when_enabled_and_supported(retriever, reader):
     outputs = [chain((Q1, "Kevin Drew")), "[Final Content]: Kevin Drew [1]."]
     llm = ScriptedLLM(outputs)
-    engine(llm, retriever, reader).answer(QUESTION)
+    engine(llm, retriever, reader, final_answer="tracing").answer(QUESTION)
     assert all(p.grammar and "[Final Content]: " in p.grammar for p in llm.params)
+    # The passage-style final answer is free text (a one-line grammar cut a 1.5B model's reasoning).
+    llm = ScriptedLLM(outputs)
+    engine(llm, retriever, reader).answer(QUESTION)
+    assert "[Final Content]: " in llm.params[0].grammar and llm.params[-1].grammar is None
     llm = ScriptedLLM(outputs)
     SearChainEngine(llm, retriever, reader, settings=ReasoningSettings(), use_grammar=False).answer(QUESTION)
     assert all(p.grammar is None for p in llm.params) and "\n[Question]" in llm.params[0].stop
@@ -239,13 +244,13 @@ def test_bad_inputs_raise_clear_errors(retriever, reader):
 
 
 def test_passages_for_the_question_itself_can_be_read_and_cited_by_the_final_answer(retriever, reader):
-    """reasoning.question_passages: the final answer also reads the question's own top passages
+    """final_answer=tracing, question_passages: the tracing prompt also shows the question's own top passages
     (not already on the path), numbered after the path, and a mark on one resolves to it."""
     trace = ("[Final Content]: Spirit If... is by Kevin Drew [1], born in Toronto [2]. The Toronto Coach Terminal "
              "serves Greyhound [3]. So the final answer is Toronto Coach Terminal [9].")
     steps = chain((Q1, "Kevin Drew"), (Q2, "Toronto"), final="So the final answer is Toronto.")
     llm = ScriptedLLM([steps, trace])
-    result = engine(llm, retriever, reader, question_passages=2).answer(QUESTION)
+    result = engine(llm, retriever, reader, final_answer="tracing", question_passages=2).answer(QUESTION)
     assert [n.passage.pid for n in result.path] == ["p1", "p2"]
     prompt = llm.calls[-1][0]["content"]
     assert "Passages found for the [Question] itself" in prompt and "[Passage 3]: Toronto Coach Terminal:" in prompt
@@ -256,6 +261,29 @@ def test_passages_for_the_question_itself_can_be_read_and_cited_by_the_final_ans
     assert result.answer == "Toronto Coach Terminal"
     # 0, the paper's setting: no passages for the question, and a mark past the path is dropped.
     llm = ScriptedLLM([steps, trace])
-    plain = engine(llm, retriever, reader, question_passages=0).answer(QUESTION)
+    plain = engine(llm, retriever, reader, final_answer="tracing", question_passages=0).answer(QUESTION)
     assert "Passages found" not in llm.calls[-1][0]["content"]
     assert [r.mark for r in plain.references] == [1, 2] and "[3]" not in plain.final_content
+
+
+def test_the_default_final_answer_reads_rags_passages_and_the_paths(retriever, reader):
+    """final_answer=passages: RAG's prompt over the question's top passages, then the path's
+    passages not among them; the model's marks name those sources and resolve to them."""
+    steps = chain((Q1, "Kevin Drew"), (Q2, "Toronto"), final="So the final answer is Toronto.")
+    top = [h.passage.pid for h in retriever.search(QUESTION, k=1)]
+    model = ("Let's read the passages step by step:\n1. Spirit If... is by Kevin Drew [2].\n"
+             "2. Greyhound buses leave from the Toronto Coach Terminal [1].\nSo the final answer is Toronto Coach Terminal.")
+    llm = ScriptedLLM([steps, model])
+    result = engine(llm, retriever, reader, question_passages=1).answer(QUESTION)
+    prompt = llm.calls[-1][0]["content"]
+    assert prompt.startswith("Answer the question using the numbered passages below.")
+    shown = re.findall(r"^\[(\d)\] ([^:]+):", prompt, re.MULTILINE)
+    on_path = [n.passage for n in result.path]
+    assert shown[0][1] == next(p.title for p in PASSAGES if p.pid == top[0])  # the question's first
+    assert [t for _, t in shown[1:]] == [p.title for p in on_path if p.pid not in top]
+    assert llm.params[-1].grammar is None and result.answer == "Toronto Coach Terminal"
+    cited = {r.mark: r.passage.title for r in result.references}
+    assert cited == {len(result.path) + 1: shown[0][1], 1 + [p.title for p in on_path].index(shown[1][1]): shown[1][1]}
+    assert "\n" not in result.final_content
+    with pytest.raises(ConfigError, match="final-answer style"):
+        engine(ScriptedLLM([]), retriever, reader, final_answer="essay").answer(QUESTION)  # before any call

@@ -1,7 +1,8 @@
 """Tracing: marks resolve to path nodes with passages; bad marks vanish; a fallback is composed."""
 
 from searchain.reasoning.result import DECISION_CORRECTED, DECISION_PASS, SOURCE_LLM_VERIFIED, Node
-from searchain.reasoning.tracing import compose_from_path, extract_final_content, finalize
+from searchain.reasoning.tracing import (compose_from_path, extract_final_content, finalize, passage_sources,
+                                         renumber_marks)
 from tests.fixtures.reasoning import PASSAGES
 
 
@@ -76,3 +77,25 @@ def test_a_closing_sentence_without_marks_is_kept_and_cited_where_the_path_answe
     # Ottawa (node 3) has no passage: never cited; a text naming no verified answer is composed.
     text, refs = finalize("[Final Content]: So the final answer is Ottawa.", nodes)
     assert "Kevin Drew [1]" in text and "[3]" not in text and [r.mark for r in refs] == [1, 2]
+
+
+def test_passage_sources_put_the_questions_passages_first_then_the_paths_others():
+    """The passage-style final answer reads RAG's passages, then what the path verified besides:
+    a node's passage among the question's is not shown twice, an unbacked node has none."""
+    nodes = path()  # p1 and p2 back nodes 1 and 2; node 3 has no passage
+    sources, marks = passage_sources(nodes, [PASSAGES[2], PASSAGES[1]])
+    assert [p.pid for p in sources] == ["p3", "p2", "p1"]
+    assert marks == [4, 5, 1]  # question passages after the path's 3 nodes, then node 1
+    assert passage_sources(nodes, []) == ([PASSAGES[0], PASSAGES[1]], [1, 2])
+
+
+def test_marks_on_sources_become_marks_on_nodes_and_passages():
+    assert renumber_marks("A [1], B [2][3] and C [3,1]. D [9].", [4, 5, 1]) == "A [4], B [5][1] and C [1][4]. D ."
+    nodes = path()
+    sources, marks = passage_sources(nodes, [PASSAGES[2]])
+    model = ("Kevin Drew made Spirit If... [2].\nHe was born in Toronto, whose terminal is the Toronto Coach "
+             "Terminal [1].\nSo the final answer is Toronto Coach Terminal.")
+    text, refs = finalize(renumber_marks(model, marks), nodes, [PASSAGES[2]], "Q?")
+    assert "\n" not in text and text.endswith("So the final answer is Toronto Coach Terminal.")
+    assert [(r.mark, r.passage.pid) for r in refs] == [(1, "p1"), (4, "p3")]
+    assert refs[1].query == "Q?" and refs[1].span_text == "Toronto Coach Terminal"
