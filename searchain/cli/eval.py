@@ -48,6 +48,10 @@ def register(sub) -> None:
     p.add_argument("--report-only", action="store_true",
                    help="answer nothing: report on the questions --details holds in every mode "
                         "(a stopped or running run)")
+    p.add_argument("--replay-final", metavar="LOG",
+                   help="answer nothing but the final step: re-write each searchain answer in the "
+                        "details log LOG over its logged path, under this run's settings, and "
+                        "compare with the logged answers (prints JSON; --details gets the rows)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=handle)
@@ -76,6 +80,8 @@ def handle(ctx, args) -> int:
     if args.yes_no:
         dataset = only_yes_no(dataset, args.limit)
     corpus = None
+    if args.replay_final:
+        return _replay(ctx, args, settings, dataset)
     if args.report_only:
         comparison = run_comparison(None, dataset, modes=modes, details=_path(args.details), report_only=True)
         return _print(comparison, modes, args.json)
@@ -93,6 +99,42 @@ def handle(ctx, args) -> int:
     finally:
         workspace.close()
     return _print(comparison, modes, args.json)
+
+
+def _replay(ctx, args, settings, dataset) -> int:
+    """``--replay-final``: the final step again over each logged path (see ``eval/replay.py``)."""
+    from pathlib import Path
+
+    from ..eval.corpus import ensure_eval_corpus
+    from ..eval.replay import logged_paths, replay_final, store_lookup
+    from ..eval.runner import prediction_text
+    from ..workspace import Workspace
+
+    records = logged_paths(Path(args.replay_final).expanduser())
+    wanted = {q.id for q in dataset.questions}
+    records = [r for r in records if r.get("id") in wanted]
+    corpus = args.corpus or ensure_eval_corpus(ctx.paths, settings, dataset)
+    workspace = Workspace(ctx.paths, settings)
+    store = workspace.corpora.open_store(corpus)
+    try:
+        engine = workspace.engine(mode="searchain", corpus=corpus)
+
+        def progress(done: int, row: dict) -> None:
+            if not args.quiet:
+                print(f"[{done}/{len(records)}] {row['id']}: EM {row['logged_cover_em']:.0f} -> {row['cover_em']:.0f}",
+                      file=sys.stderr, flush=True)
+
+        report = replay_final(records, lambda q, path: prediction_text(engine.rewrite_final(q, path)),
+                              lookup=store_lookup(store), on_progress=progress)
+    finally:
+        store.close()
+        workspace.close()
+    rows = report.pop("outcomes")
+    if args.details:
+        with open(_path(args.details), "w", encoding="utf-8") as out:
+            out.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    print(json.dumps({"replayed_from": str(args.replay_final), **report}, ensure_ascii=False, indent=2))
+    return 0
 
 
 def run_setup(settings, dataset) -> dict[str, Any]:

@@ -149,7 +149,8 @@ def compact_trace(result: AnswerResult) -> dict[str, Any]:
     def node(n) -> dict[str, Any]:
         return {"query": n.query, "llm": n.llm_answer, "reader": n.reader_answer, "answer": n.answer,
                 "decision": n.decision, "source": honest_source(n),
-                "passage": n.passage.title if n.passage is not None else None}
+                "passage": n.passage.title if n.passage is not None else None,
+                "pid": n.passage.pid if n.passage is not None else None}
 
     return {
         "chains": [b.raw_text[:TRACE_CHARS] for b in result.branches],
