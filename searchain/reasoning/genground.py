@@ -35,6 +35,7 @@ from .strategy_events import (
 )
 from .strategy_grammar import deduce_grammar, final_answer_grammar, ground_grammar
 from .strategy_parse import field, parse_deduction, parse_grounding
+from .strategy_parse import yes_no as as_yes_no
 from .strategy_prompts import StrategyPrompts
 
 GROUND_TOP_K = 10  # the paper grounds in the top 10 passages ...
@@ -52,7 +53,7 @@ class GenGroundRun:
     def __init__(self, question: str, *, generator: Generator, prompts: StrategyPrompts,
                  settings: ReasoningSettings, retriever: Retriever, detector: DuplicateDetector,
                  top_k: int = GROUND_TOP_K, batch_size: int = GROUND_BATCH, field_chars: int | None = None,
-                 deduce_gbnf: str | None = None):
+                 deduce_gbnf: str | None = None, yes_no: bool = False):
         if not 1 <= batch_size <= 9:
             raise ValueError(f"batch_size must be 1..9, got {batch_size}")
         self.question = question
@@ -67,6 +68,8 @@ class GenGroundRun:
         self.caps = {} if field_chars is None else {"chars": field_chars}
         # A user-supplied GBNF for the deduction (same format, e.g. tuned to one model or corpus).
         self.deduce_gbnf = deduce_gbnf
+        # A yes/no question (HotpotQA's comparisons, StrategyQA): the final answer is yes or no.
+        self.yes_no = yes_no
 
     def run(self) -> StrategyOutcome:
         branches: list[Branch] = []
@@ -76,8 +79,9 @@ class GenGroundRun:
         stop_reason = "r_max"
         for hop in range(1, max(1, int(self.settings.r_max)) + 1):
             emit(self.gen.on_event, RoundStarted(hop, "deducing the next sub-question"))
-            messages = [{"role": "user", "content": self.prompts.deduce(self.question, steps)}]
-            completion = self.gen.chat(messages, PHASE_DEDUCE, self.deduce_gbnf or deduce_grammar(**self.caps))
+            messages = [{"role": "user", "content": self.prompts.deduce(self.question, steps, yes_no=self.yes_no)}]
+            completion = self.gen.chat(messages, PHASE_DEDUCE,
+                                       self.deduce_gbnf or deduce_grammar(yes_no=self.yes_no, **self.caps))
             deduction = parse_deduction(completion.text)
             if deduction.sub_question is None:
                 final, stop_reason = deduction.final_answer or "", "finish"
@@ -97,13 +101,15 @@ class GenGroundRun:
             emit(self.gen.on_event, ChainGenerated(hop, branch))
         if final is None:
             final = self._conclude(steps)
+        if self.yes_no:
+            final = as_yes_no(final) or final
         emit(self.gen.on_event, StrategyStep(len(branches), ACTION_FINAL, final or "(no answer)"))
         return StrategyOutcome(branches, path, stop_reason, len(branches), final_answer=final)
 
     def _conclude(self, steps: list[tuple[str, str]]) -> str:
         """Out of hops (or walking in circles): ask for the final answer outright."""
-        messages = [{"role": "user", "content": self.prompts.deduce(self.question, steps)}]
-        text = self.gen.chat(messages, PHASE_DEDUCE, final_answer_grammar(**self.caps)).text
+        messages = [{"role": "user", "content": self.prompts.deduce(self.question, steps, yes_no=self.yes_no)}]
+        text = self.gen.chat(messages, PHASE_DEDUCE, final_answer_grammar(yes_no=self.yes_no, **self.caps)).text
         answer = field(text, r"final\s+answer")
         if answer:
             return answer

@@ -39,7 +39,7 @@ def run_strategy(mode: str, question: str, task: str, *, generator: Generator, s
         from .genground import GenGroundRun
 
         outcome = GenGroundRun(question, generator=generator, prompts=prompts, settings=settings,
-                               retriever=retriever, detector=detector, **options).run()
+                               retriever=retriever, detector=detector, yes_no=task == TASK_YESNO, **options).run()
     elif mode == MODE_GEEK:
         from .geek import GeekRun
 

@@ -22,11 +22,13 @@ def _finish(lines: list[str]) -> str:
     return "\n".join(lines + [_LEAD, _QCHAR]) + "\n"
 
 
-def deduce_grammar(chars: int = FIELD_CHARS) -> str:
-    """GenGround's answer deduction: a sub-question and its answer, or the final answer."""
+def deduce_grammar(chars: int = FIELD_CHARS, *, yes_no: bool = False) -> str:
+    """GenGround's answer deduction: a sub-question and its answer, or the final answer
+    (``yes_no``: a final answer is yes or no)."""
     _check("chars", chars, 8, 2000)
+    final = '( "yes" | "no" )' if yes_no else "text"
     return _finish([
-        'root ::= ( "[Sub-question]: " text "\\n[Answer]: " text | "[Final Answer]: " text ) "\\n"?',
+        f'root ::= ( "[Sub-question]: " text "\\n[Answer]: " text | "[Final Answer]: " {final} ) "\\n"?',
         _field("text", chars),
     ])
 

@@ -50,8 +50,9 @@ class StrategyPrompts:
         return fill(self.templates[name], **values).strip()
 
     # -- GenGround ----------------------------------------------------------------------------
-    def deduce(self, question: str, steps: Sequence[tuple[str, str]]) -> str:
-        return self._fill("genground_deduce", question=question.strip(), steps=format_steps(steps))
+    def deduce(self, question: str, steps: Sequence[tuple[str, str]], *, yes_no: bool = False) -> str:
+        return self._fill("genground_deduce", question=question.strip(), steps=format_steps(steps),
+                          yes_no=", yes or no" if yes_no else "")
 
     def ground(self, sub_question: str, answer: str, passages: Sequence[Passage]) -> str:
         return self._fill("genground_ground", sub_question=sub_question, answer=answer,

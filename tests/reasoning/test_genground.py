@@ -135,3 +135,22 @@ def test_grammars_offer_exactly_the_format():
     assert '"[Evidence]: Empty"' in g and '"[Evidence " [1-3] "]: "' in g and "[Revised Answer]" in g
     d = deduce_grammar()
     assert '"[Sub-question]: "' in d and '"[Final Answer]: "' in d
+
+
+def test_a_yes_no_question_gets_a_yes_or_no_final_answer():
+    """HotpotQA's comparison questions have yes/no golds: the deduction's final answer (and the
+    outright one after r_max) is constrained to yes or no, and a sloppy one is cut to it."""
+    question = "Were Scott Derrickson and Ed Wood of the same nationality?"
+    retriever = FixedRetriever([P1])
+    llm = ScriptedLLM([step(Q1, "American"), EMPTY, "[Final Answer]: Yes, both were American."])
+    result = engine(llm, retriever, r_max=3).answer(question, mode="genground")
+    deduce = llm.params[-1].grammar
+    assert '"[Final Answer]: " ( "yes" | "no" )' in deduce and "yes or no" in llm.calls[-1][0]["content"]
+    assert result.answer == "yes" and result.stop_reason == "finish"
+    llm = ScriptedLLM([step(Q1, "American"), EMPTY, "[Final Answer]: no"])
+    engine(llm, retriever, r_max=1).answer(question, mode="genground")
+    assert llm.params[-1].grammar.startswith('root ::= "[Final Answer]: " ( "yes" | "no" )')
+    # Not a yes/no question: the final answer stays free text.
+    llm = ScriptedLLM([step(Q1, "Kevin Drew"), EMPTY, "[Final Answer]: Kevin Drew"])
+    engine(llm, retriever, r_max=3).answer(QUESTION, mode="genground")
+    assert '( "yes" | "no" )' not in llm.params[-1].grammar and "yes or no" not in llm.calls[-1][0]["content"]
