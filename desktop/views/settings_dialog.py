@@ -38,6 +38,8 @@ MODE_LABELS = {
     "geek": "GEEK (actions, extraction, branch vote; yes/no questions)",
 }
 READER_LABELS = {"auto": "Automatic", "dpr": "DPR reader", "llm": "The LLM as reader"}
+FINAL_ANSWER_LABELS = {"passages": "Read like RAG: the question's passages, then the chain's (best measured)",
+                       "tracing": "The paper's tracing: the chain's query-answer pairs"}
 RETRIEVER_LABELS = {"hybrid": "Hybrid: embeddings + keywords (best measured)",
                     "dense": "Embeddings only (dense)", "bm25": "Keywords only (BM25)"}
 PRECISION_LABELS = {"auto": "Automatic",
@@ -79,6 +81,11 @@ class SettingsDialog(QDialog):
         self.alpha = self._double(0.0, 1.0, reasoning.alpha, "alpha")
         self.r_max = self._spin(1, 20, reasoning.r_max, "rMax")
         self.top_k = self._spin(1, 20, reasoning.top_k, "topK")
+        self.final_answer = self._combo(FINAL_ANSWER_LABELS, reasoning.final_answer, "finalAnswer")
+        self.question_passages = self._spin(0, 10, reasoning.question_passages, "questionPassages",
+                                            special="none: the chain's passages only")
+        self.question_passages.setToolTip("Passages retrieved for the whole question that the final answer "
+                                          "also reads and may cite, besides those the chain verified.")
         self.followup_turns = self._spin(0, 10, reasoning.followup_turns, "followupTurns",
                                          special="off: take every question as typed")
         self.followup_turns.setToolTip("A question asked after earlier ones is first rewritten to stand "
@@ -91,6 +98,8 @@ class SettingsDialog(QDialog):
         form.addRow("α (ROUGE-L consistency):", self.alpha)
         form.addRow("r_max (rounds):", self.r_max)
         form.addRow("Passages per query (top-k):", self.top_k)
+        form.addRow("Final answer:", self.final_answer)
+        form.addRow("Passages for the whole question:", self.question_passages)
         form.addRow("Follow-ups read with (earlier turns):", self.followup_turns)
 
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Apply
@@ -299,6 +308,8 @@ class SettingsDialog(QDialog):
         reasoning.alpha = self.alpha.value()
         reasoning.r_max = self.r_max.value()
         reasoning.top_k = self.top_k.value()
+        reasoning.final_answer = self.final_answer.currentData()
+        reasoning.question_passages = self.question_passages.value()
         reasoning.followup_turns = self.followup_turns.value()
         retrieval = self.ctx.settings.retrieval
         retrieval.retriever = self.retriever.currentData()
@@ -321,9 +332,11 @@ class SettingsDialog(QDialog):
                            (self.n_threads, llm.n_threads), (self.theta, reasoning.theta),
                            (self.alpha, reasoning.alpha), (self.r_max, reasoning.r_max),
                            (self.top_k, reasoning.top_k), (self.followup_turns, reasoning.followup_turns),
+                           (self.question_passages, reasoning.question_passages),
                            (self.rerank_depth, retrieval.rerank_depth)):
             box.setValue(value)
         for combo, value in ((self.mode, reasoning.mode), (self.reader, reasoning.reader),
+                             (self.final_answer, reasoning.final_answer),
                              (self.retriever, retrieval.retriever), (self.reranker, retrieval.reranker),
                              (self.second_embedder, retrieval.second_embedder),
                              (self.embed_precision, retrieval.embed_precision),

@@ -28,12 +28,17 @@ def test_settings_dialog_saves_reasoning_and_model_values(qtbot, home):
     assert dialog.followup_turns.text().startswith("off")
     dialog.mode.setCurrentIndex(dialog.mode.findData("coq"))
     dialog.reader.setCurrentIndex(dialog.reader.findData("llm"))
+    assert dialog.final_answer.currentData() == "passages" and dialog.question_passages.value() == 3
+    dialog.final_answer.setCurrentIndex(dialog.final_answer.findData("tracing"))
+    dialog.question_passages.setValue(0)
+    assert dialog.question_passages.text().startswith("none")
     dialog.n_ctx.setValue(8192)
     dialog.gpu_layers.setValue(0)
     dialog.accept()
     saved = json.loads(home.settings_file.read_text())
     assert saved["reasoning"] == {**saved["reasoning"], "theta": 2.25, "alpha": 0.5, "r_max": 3, "top_k": 2,
-                                  "mode": "coq", "reader": "llm", "followup_turns": 0}
+                                  "mode": "coq", "reader": "llm", "followup_turns": 0,
+                                  "final_answer": "tracing", "question_passages": 0}
     assert saved["llm"]["n_ctx"] == 8192 and saved["llm"]["n_gpu_layers"] == 0
     assert Settings.load(home).reasoning.theta == 2.25
 
@@ -264,13 +269,16 @@ def test_restore_defaults_resets_the_fields_but_keeps_the_model_and_saves_only_o
     settings.llm.model_path = "/models/mine.gguf"
     settings.llm.n_ctx, settings.reasoning.top_k, settings.reasoning.mode = 8192, 4, "rag"
     settings.retrieval.retriever = "bm25"
+    settings.reasoning.final_answer, settings.reasoning.question_passages = "tracing", 0
     settings.save(home)
     dialog = _settings_dialog(qtbot, home)
+    assert (dialog.final_answer.currentData(), dialog.question_passages.value()) == ("tracing", 0)
     assert (dialog.n_ctx.value(), dialog.top_k.value(), dialog.mode.currentData()) == (8192, 4, "rag")
     qtbot.mouseClick(dialog.restore_button, Qt.MouseButton.LeftButton)
     defaults = Settings()
     assert (dialog.n_ctx.value(), dialog.top_k.value(), dialog.mode.currentData(), dialog.retriever.currentData()) \
         == (defaults.llm.n_ctx, defaults.reasoning.top_k, defaults.reasoning.mode, defaults.retrieval.retriever)
+    assert (dialog.final_answer.currentData(), dialog.question_passages.value()) == ("passages", 3)
     assert dialog.model_path.text() == "/models/mine.gguf"
     assert Settings.load(home).reasoning.top_k == 4  # nothing saved yet
     dialog.accept()
