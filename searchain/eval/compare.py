@@ -67,18 +67,18 @@ class ComparisonReport:
 def paired_counts(first: str, reports: dict[str, EvalReport]) -> list[PairedCount]:
     """Every other mode against ``first``, question by question (matched by id)."""
     base = {o.id: bool(o.cover_em) for o in reports[first].outcomes}
-    pairs = []
-    for mode, report in reports.items():
-        if mode == first:
-            continue
-        other = {o.id: bool(o.cover_em) for o in report.outcomes}
-        ids = [i for i in base if i in other]
-        both = sum(1 for i in ids if base[i] and other[i])
-        only_a = sum(1 for i in ids if base[i] and not other[i])
-        only_b = sum(1 for i in ids if other[i] and not base[i])
-        pairs.append(PairedCount(first, mode, len(ids), both, only_a, only_b,
-                                 len(ids) - both - only_a - only_b, mcnemar_exact(only_a, only_b)))
-    return pairs
+    return [pair(first, mode, base, {o.id: bool(o.cover_em) for o in report.outcomes})
+            for mode, report in reports.items() if mode != first]
+
+
+def pair(a: str, b: str, right_a: dict, right_b: dict) -> PairedCount:
+    """``a`` against ``b`` on the questions (keys) both have: who was right (True) where."""
+    ids = [i for i in right_a if i in right_b]
+    both = sum(1 for i in ids if right_a[i] and right_b[i])
+    only_a = sum(1 for i in ids if right_a[i] and not right_b[i])
+    only_b = sum(1 for i in ids if right_b[i] and not right_a[i])
+    return PairedCount(a, b, len(ids), both, only_a, only_b, len(ids) - both - only_a - only_b,
+                       mcnemar_exact(only_a, only_b))
 
 
 def read_details(path: Path, dataset: EvalDataset, modes: list[str]) -> dict[tuple[str, str], QuestionOutcome]:

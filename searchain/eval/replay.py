@@ -15,12 +15,12 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from ..errors import ConfigError
+from ..errors import ConfigError, CorpusError
 from ..reasoning.loop import locate
 from ..reasoning.result import Node
 from ..types import Passage
+from .compare import pair
 from .metrics import cover_em, token_f1
-from .stats import mcnemar_exact
 
 PassageLookup = Callable[[dict], "Passage | None"]
 
@@ -31,7 +31,7 @@ def logged_paths(log: Path, mode: str = "searchain") -> list[dict[str, Any]]:
     if not log.is_file():
         raise ConfigError(f"No details log at {log}.", hint="Give the --details file of an earlier `searchain eval`.")
     records = []
-    for number, line in enumerate(log.read_text(encoding="utf-8").splitlines(), start=1):
+    for line in log.read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
         try:
@@ -53,7 +53,7 @@ def store_lookup(store) -> PassageLookup:
         if node.get("pid"):
             try:
                 return store.get(node["pid"])
-            except Exception:  # noqa: BLE001 - a passage deleted since: replay as unbacked
+            except CorpusError:  # a passage deleted since: replayed as unbacked
                 return None
         title = node.get("passage")
         if not title:
@@ -70,7 +70,7 @@ def rebuild_path(trace: dict, lookup: PassageLookup) -> list[Node]:
     """The verified path of a compact trace, as ``Node``s the final step can read."""
     nodes = []
     for position, item in enumerate(trace.get("path") or []):
-        passage = lookup(item) if item.get("passage") or item.get("pid") else None
+        passage = lookup(item)
         answer = item.get("answer") or ""
         nodes.append(Node(
             round=1, position=position, query=item.get("query") or "", llm_answer=item.get("llm"),
@@ -97,17 +97,15 @@ def replay_final(records: Iterable[dict], rewrite: Callable[[str, list[Node]], s
         if on_progress is not None:
             on_progress(done, rows[-1])
     n = len(rows)
-    old = [r["logged_cover_em"] >= 1.0 for r in rows]
-    new = [r["cover_em"] >= 1.0 for r in rows]
-    only_logged = sum(o and not w for o, w in zip(old, new))
-    only_replayed = sum(w and not o for o, w in zip(old, new))
+    paired = pair("logged", "replayed", {i: r["logged_cover_em"] >= 1.0 for i, r in enumerate(rows)},
+                  {i: r["cover_em"] >= 1.0 for i, r in enumerate(rows)})
     return {
         "questions": n,
-        "logged_cover_em": sum(old) / n if n else 0.0,
-        "replayed_cover_em": sum(new) / n if n else 0.0,
+        "logged_cover_em": (paired.both_right + paired.only_a_right) / n if n else 0.0,
+        "replayed_cover_em": (paired.both_right + paired.only_b_right) / n if n else 0.0,
         "replayed_f1": sum(r["f1"] for r in rows) / n if n else 0.0,
-        "both_right": sum(o and w for o, w in zip(old, new)), "only_logged_right": only_logged,
-        "only_replayed_right": only_replayed, "neither_right": sum(not o and not w for o, w in zip(old, new)),
-        "p_value": mcnemar_exact(only_logged, only_replayed),
+        "both_right": paired.both_right, "only_logged_right": paired.only_a_right,
+        "only_replayed_right": paired.only_b_right, "neither_right": paired.neither_right,
+        "p_value": paired.p_value,
         "outcomes": rows,
     }
