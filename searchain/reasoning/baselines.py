@@ -12,7 +12,7 @@ from typing import Any
 from ..events import check
 from ..types import Passage
 from .loop import Generator, locate
-from .parser import marks_in, short_answer, strip_marks
+from .parser import rewrite_marks, short_answer, strip_marks
 from .prompts import PromptBook
 from .result import Reference
 
@@ -36,16 +36,8 @@ def answer_rag(question: str, *, generator: Generator, prompts: PromptBook, retr
 def resolve_passage_marks(text: str, passages: list[Passage], question: str) -> tuple[str, list[Reference]]:
     """Keep marks that name a passage given to the model; drop the rest; build references."""
     answer = short_answer(text)
-    cited: list[int] = []
-    pieces, last = [], 0
-    for m, numbers in marks_in(text):
-        pieces.append(text[last : m.start()])
-        good = [n for n in dict.fromkeys(numbers) if 1 <= n <= len(passages)]
-        pieces.append("".join(f"[{n}]" for n in good))
-        cited += [n for n in good if n not in cited]
-        last = m.end()
-    pieces.append(text[last:])
-    content = " ".join("".join(pieces).split())
+    text, cited = rewrite_marks(text, lambda n: n if 1 <= n <= len(passages) else None)
+    content = " ".join(text.split())
     refs = [
         Reference(mark=n, passage=passages[n - 1], span=locate(answer, passages[n - 1].text),
                   query=question, answer=answer)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 from ..eval.metrics import normalize_answer
 from ..llm.model_kind import strip_special_tokens
@@ -287,6 +288,25 @@ def marks_in(text: str) -> list[tuple[re.Match, list[int]]]:
         numbers = [int(n) for n in re.findall(r"\d+", m.group(1))]
         out.append((m, numbers))
     return out
+
+
+def rewrite_marks(text: str, target: Callable[[int], int | None]) -> tuple[str, list[int]]:
+    """``text`` with every mark rewritten through ``target`` ("[3,4]" -> "[a][b]"), numbers it maps
+    to None dropped, each number once per mark; with the targets cited, in order of first
+    appearance. The one place marks are rewritten: resolving, renumbering and RAG's marks."""
+    text = text or ""
+    cited: list[int] = []
+    pieces: list[str] = []
+    last = 0
+    for m, numbers in marks_in(text):
+        pieces.append(text[last : m.start()])
+        mapped = [t for t in (target(n) for n in numbers) if t is not None]
+        good = list(dict.fromkeys(mapped))
+        pieces.append("".join(f"[{t}]" for t in good))
+        cited += [t for t in good if t not in cited]
+        last = m.end()
+    pieces.append(text[last:])
+    return "".join(pieces), cited
 
 
 def strip_marks(text: str) -> str:

@@ -15,7 +15,7 @@ from typing import Sequence
 
 from ..types import Passage
 from .loop import locate
-from .parser import answer_tail, marks_in, parse_chain, short_answer, strip_marks
+from .parser import answer_tail, parse_chain, rewrite_marks, short_answer, strip_marks
 from .result import Node, Reference
 
 # How the final answer is written (``reasoning.final_answer``): see ``SearChainEngine._write_final``.
@@ -51,19 +51,7 @@ def resolve_marks(final_content: str, path: Sequence[Node], extra: int = 0) -> t
 
     Returns the new text and the node numbers cited, in order of first appearance.
     """
-    cited: list[int] = []
-    pieces: list[str] = []
-    last = 0
-    for m, numbers in marks_in(final_content):
-        pieces.append(final_content[last : m.start()])
-        good = [n for n in numbers if _resolvable(path, n, extra)]
-        pieces.append("".join(f"[{n}]" for n in dict.fromkeys(good)))
-        for n in good:
-            if n not in cited:
-                cited.append(n)
-        last = m.end()
-    pieces.append(final_content[last:])
-    text = "".join(pieces)
+    text, cited = rewrite_marks(final_content, lambda n: n if _resolvable(path, n, extra) else None)
     text = re.sub(r"[ \t]+([.,;:!?])", r"\1", text)
     return " ".join(text.split()), cited
 
@@ -182,14 +170,7 @@ def finalize(model_text: str | None, path: Sequence[Node], passages: Sequence[Pa
 def renumber_marks(text: str, marks: Sequence[int]) -> str:
     """``text`` with each ``[k]`` naming source k rewritten to the mark it stands for; marks
     naming no source are dropped."""
-    pieces: list[str] = []
-    last = 0
-    for m, numbers in marks_in(text or ""):
-        pieces.append(text[last : m.start()])
-        pieces.append("".join(f"[{marks[k - 1]}]" for k in numbers if 1 <= k <= len(marks)))
-        last = m.end()
-    pieces.append((text or "")[last:])
-    return "".join(pieces)
+    return rewrite_marks(text, lambda k: marks[k - 1] if 1 <= k <= len(marks) else None)[0]
 
 
 def passage_sources(path: Sequence[Node], passages: Sequence[Passage]) -> tuple[list[Passage], list[int]]:

@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 from searchain.eval.metrics import normalize_answer
 from searchain.reasoning.chain_text import cut_repetition
-from searchain.reasoning.parser import is_unknown_answer, marks_in, parse_chain, short_answer, strip_marks
+from searchain.reasoning.parser import is_unknown_answer, marks_in, parse_chain, rewrite_marks, short_answer, strip_marks
 
 # SearChain w/o IR, paper Figure 6 (Groovy Little Summer Song), verbatim apart from line breaks.
 PAPER_GROOVY = """[Query 1]: What is the name of the performer of Groovy Little Summer Song?
@@ -138,3 +138,15 @@ def test_well_formed_chains_round_trip(steps):
               for (q, _), a in zip(steps, answers)]
     assert [(s.query, s.answer) for s in chain.steps] == expect
     assert chain.final_content == "The end [1]."
+
+
+def test_rewrite_marks_maps_splits_dedupes_and_drops():
+    text = "A [3,4] then B [9] and C [4][3, 3]."
+    out, cited = rewrite_marks(text, lambda n: {3: 1, 4: 2}.get(n))
+    assert out == "A [1][2] then B  and C [2][1]."
+    assert cited == [1, 2]
+
+
+def test_rewrite_marks_leaves_text_without_marks_alone():
+    assert rewrite_marks("no marks [here]", lambda n: n) == ("no marks [here]", [])
+    assert rewrite_marks("", lambda n: n) == ("", [])
