@@ -210,8 +210,9 @@ class SearChainEngine:
         ``tracing``: the paper's prompt over the path's pairs and their evidence.
         """
         if path and getattr(self.settings, "final_answer", "passages") == "passages":
-            wanted = int(getattr(self.settings, "question_passages", 0) or 0)
-            extra = [h.passage for h in self.retriever.search(question, k=wanted)] if wanted > 0 else []
+            # RAG's own view first, path passages among them included: passage_sources skips
+            # them when it appends the path's.
+            extra = self._question_passages(question)
             sources, marks = passage_sources(path, extra)
             messages = [{"role": "user", "content": self.prompts.rag(question, sources)}]
             model_text = gen.chat(messages, "final", None).text
@@ -231,9 +232,9 @@ class SearChainEngine:
             model_text = extract_final_content(branches[-1].raw_text) if branches else ""
         return finalize(model_text, path, extra, question)
 
-    def _question_passages(self, question: str, path) -> list:
-        """The top passages for the question itself not already on the path (``question_passages``
-        of them): the final answer reads what plain RAG would, besides the verified chain."""
+    def _question_passages(self, question: str, path: Sequence[Node] = ()) -> list:
+        """The top ``question_passages`` passages for the question itself, skipping any on ``path``:
+        the final answer reads what plain RAG would, besides the verified chain."""
         wanted = int(getattr(self.settings, "question_passages", 0) or 0)
         if wanted <= 0 or self.retriever is None:
             return []
