@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 
 BENCH_MODULES = ("retrieval", "index", "ingest", "llm", "grammar", "engine", "store", "embed", "cluster",
-                 "bundle", "scale")
+                 "bundle", "scale", "strategies")
 
 
 def register(sub) -> None:
