@@ -278,6 +278,7 @@ def parse_chain(text: str) -> ParsedChain:
 
 
 _MARK = re.compile(r"\[[ \t]*(\d+(?:[ \t]*[,;][ \t]*\d+)*)[ \t]*\]")
+_SENTENCE_END = re.compile(r"(?<!\b[A-Z])(?<!\b(?:Mr|Dr|St|Jr|Sr|Mt|Ft|Lt|vs))(?<!\bMrs)\.\s*(?=[A-Z][a-z])|\.\s*$|\n")
 _ANSWER_IS = re.compile(r"\banswer\s+(?:is|would be)\s*:?\s*", re.IGNORECASE)
 
 
@@ -331,8 +332,9 @@ def short_answer(final_content: str) -> str:
     """
     tail = answer_tail(final_content)
     if tail is not None:
-        # The answer ends at the sentence's end: a period before a capitalised word, or a newline.
-        tail = re.split(r"\.\s*(?=[A-Z][a-z])|\.\s*$|\n", tail, maxsplit=1)[0]
+        # The answer ends at the sentence's end: a period before a capitalised word, or a newline;
+        # not the period of an initial or a title ("F. Hugh Herbert", "Dr. Who").
+        tail = _SENTENCE_END.split(tail, maxsplit=1)[0]
         answer = tail.strip().rstrip(".").strip()
         if answer:
             return answer

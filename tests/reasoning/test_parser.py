@@ -1,5 +1,6 @@
 """The CoQ parser on outputs printed in the papers, on small-model quirks, and on anything at all."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -150,3 +151,14 @@ def test_rewrite_marks_maps_splits_dedupes_and_drops():
 def test_rewrite_marks_leaves_text_without_marks_alone():
     assert rewrite_marks("no marks [here]", lambda n: n) == ("no marks [here]", [])
     assert rewrite_marks("", lambda n: n) == ("", [])
+
+
+@pytest.mark.parametrize("text, answer", [
+    ("Who was it? F. Hugh Herbert [1]. So the final answer is F. Hugh Herbert.", "F. Hugh Herbert"),
+    ("So the final answer is John F. Kennedy. He was president.", "John F. Kennedy"),
+    ("The answer is St. Louis Cardinals.", "St. Louis Cardinals"),
+    ("The answer is USA. It is a country.", "USA"),
+    ("So the final answer is Toronto Coach Terminal. Greyhound leaves there.", "Toronto Coach Terminal"),
+])
+def test_short_answer_keeps_initials_and_titles(text, answer):
+    assert short_answer(text) == answer
