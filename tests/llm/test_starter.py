@@ -82,6 +82,7 @@ def test_the_notice_names_the_upgrade_plainly():
     message, hint = starter_notice()
     assert "tiny starter model" in message and starter.STARTER_LABEL in message
     assert f"searchain models pull {starter.UPGRADE_NAME}" in hint and "<" not in message + hint
+    assert "(mode rag)" in hint  # measured: the tiny model answers more often without the chain
 
 
 def test_doctor_says_the_starter_answers(fake_starter, home):
