@@ -33,6 +33,8 @@ from .base import ChatMessage, Completion, GenerationParams, TokenCallback, Usag
 
 _TOKEN = re.compile(r'\s*(?:(::=)|("(?:\\.|[^"\\])*")|(\[(?:\\.|[^\]\\])*\])|([A-Za-z][\w-]*)'
                     r'|(\{\d+(?:,\d*)?\})|([()|?*+]))')
+# What each of _TOKEN's groups is, by index.
+_RULE_SEP, _LITERAL, _CLASS, _NAME, _COUNT, _SYMBOL = range(6)
 _ESCAPES = {"n": "\n", "r": "\r", "t": "\t"}
 _CANDIDATES = "x1a .-"  # what a character class is asked to accept, in this order
 
@@ -78,6 +80,18 @@ def _bounds(suffix: str) -> tuple[int, int | None]:
     return int(low), (int(low) if not _ else int(high) if high else None)
 
 
+def _refs(node) -> list[str]:
+    """The rule names an expression tree refers to."""
+    kind = node[0]
+    if kind == "ref":
+        return [node[1]]
+    if kind == "rep":
+        return _refs(node[1])
+    if kind in ("seq", "alt"):
+        return [name for child in node[1] for name in _refs(child)]
+    return []
+
+
 class Grammar:
     """A parsed GBNF grammar: ``rules`` maps a name to its expression tree."""
 
@@ -88,6 +102,9 @@ class Grammar:
                 self._rule(line)
         if "root" not in self.rules:
             raise ValueError("grammar has no root rule")
+        undefined = {name for expr in self.rules.values() for name in _refs(expr)} - set(self.rules)
+        if undefined:
+            raise ValueError(f"grammar uses rules it never defines: {', '.join(sorted(undefined))}")
 
     def _rule(self, line: str) -> None:
         tokens, pos = [], 0
@@ -99,7 +116,7 @@ class Grammar:
                 break
             tokens.append(next((i, g) for i, g in enumerate(m.groups()) if g is not None))
             pos = m.end()
-        if len(tokens) < 2 or tokens[0][0] != 3 or tokens[1][0] != 0:
+        if len(tokens) < 2 or tokens[0][0] != _NAME or tokens[1][0] != _RULE_SEP:
             raise ValueError(f"not a rule line: {line!r}")
         expr, rest = self._alternatives(tokens[2:])
         if rest:
@@ -110,29 +127,29 @@ class Grammar:
         options = []
         seq, tokens = self._sequence(tokens)
         options.append(seq)
-        while tokens and tokens[0] == (5, "|"):
+        while tokens and tokens[0] == (_SYMBOL, "|"):
             seq, tokens = self._sequence(tokens[1:])
             options.append(seq)
         return ("alt", options), tokens
 
     def _sequence(self, tokens):
         items = []
-        while tokens and tokens[0] not in ((5, "|"), (5, ")")):
+        while tokens and tokens[0] not in ((_SYMBOL, "|"), (_SYMBOL, ")")):
             kind, text = tokens[0]
             if text == "(":
                 item, tokens = self._alternatives(tokens[1:])
-                if not tokens or tokens[0] != (5, ")"):
+                if not tokens or tokens[0] != (_SYMBOL, ")"):
                     raise ValueError("unclosed group")
                 tokens = tokens[1:]
-            elif kind == 1:
+            elif kind == _LITERAL:
                 item, tokens = ("lit", _unescape(text[1:-1])), tokens[1:]
-            elif kind == 2:
+            elif kind == _CLASS:
                 item, tokens = ("cls", _Class.parse(text)), tokens[1:]
-            elif kind == 3:
+            elif kind == _NAME:
                 item, tokens = ("ref", text), tokens[1:]
             else:
                 raise ValueError(f"unexpected {text!r}")
-            if tokens and (tokens[0][0] == 4 or tokens[0][1] in ("?", "*", "+")):
+            if tokens and (tokens[0][0] == _COUNT or tokens[0][1] in ("?", "*", "+")):
                 item, tokens = ("rep", item, *_bounds(tokens[0][1])), tokens[1:]
             items.append(item)
         return ("seq", items), tokens

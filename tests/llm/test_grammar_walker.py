@@ -52,7 +52,7 @@ def test_calls_without_grammar_get_free_text_and_reset_starts_over():
     assert walker.total_calls == 3
 
 
-@pytest.mark.parametrize("text", ["root ::= foo ~ bar\n", "nothing here\n", 'other ::= "x"\n', 'root ::= ( "x"\n'])
+@pytest.mark.parametrize("text", ["root ::= foo ~ bar\n", "nothing here\n", 'other ::= "x"\n', 'root ::= ( "x"\n', 'root ::= missing\n'])
 def test_unreadable_grammar_is_refused(text):
     with pytest.raises(ValueError):
         Grammar(text)

@@ -2,21 +2,18 @@
 walker, and reports each against SearChain measured in the same run."""
 
 import json
-from pathlib import Path
 
 import pytest
 
 from searchain.cli.main import main
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "eval"
-HOTPOT = SHARED / "hotpotqa" / "dev_500.jsonl"
-MUSIQUE = SHARED / "musique" / "dev_200.jsonl"
+HOTPOT = "hotpotqa/dev_500.jsonl"
+MUSIQUE = "musique/dev_200.jsonl"
 
 
-@pytest.mark.skipif(not HOTPOT.exists(), reason="../shared/eval is not beside the project")
 @pytest.mark.parametrize("dataset", [HOTPOT, MUSIQUE], ids=["hotpotqa", "musique"])
-def test_every_mode_answers_and_is_compared_with_searchain(home, capsys, dataset):
-    code = main(["--home", str(home.config_dir.parent), "bench", "strategies", "--dataset", str(dataset),
+def test_every_mode_answers_and_is_compared_with_searchain(home, capsys, shared_eval, dataset):
+    code = main(["--home", str(home.config_dir.parent), "bench", "strategies", "--dataset", str(shared_eval / dataset),
                  "--limit", "3", "--modes", "genground,geek,rag,direct,coq"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["benchmark"] == "strategies" and out["questions"] == 3
@@ -32,7 +29,7 @@ def test_every_mode_answers_and_is_compared_with_searchain(home, capsys, dataset
     assert out["modes"]["geek"]["llm_calls_per_question"] > out["modes"]["genground"]["llm_calls_per_question"]
 
 
-def test_unknown_mode_is_refused(home, capsys):
-    code = main(["--home", str(home.config_dir.parent), "bench", "strategies", "--dataset", str(HOTPOT),
+def test_unknown_mode_is_refused(home, capsys, shared_eval):
+    code = main(["--home", str(home.config_dir.parent), "bench", "strategies", "--dataset", str(shared_eval / HOTPOT),
                  "--modes", "nonsense"])
     assert code != 0 and "nonsense" in capsys.readouterr().err
