@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import IndexError_
-from .compact import DEFAULT_DEPTH, DEFAULT_NPROBE, CompactIndex
+from .compact import DEFAULT_NPROBE, CompactIndex
 from .layout import IndexLayout, IndexMeta, build_hint, repair_hint
 from .rowvectors import RowVectors
 
@@ -40,12 +40,12 @@ class VectorIndex:
     """Search over one embedder's index of a corpus (see the module docstring)."""
 
     def __init__(self, codes: CompactIndex, row_ids: np.ndarray, vectors: RowVectors, *,
-                 nprobe: int = DEFAULT_NPROBE, depth: int = DEFAULT_DEPTH):
+                 nprobe: int = DEFAULT_NPROBE, depth: int | None = None):
         self.codes = codes
         self.row_ids = row_ids  # passage id of each row, ascending
         self.vectors = vectors
         self.nprobe = nprobe
-        self.depth = depth
+        self.depth = codes.rescore_depth if depth is None else depth
 
     @property
     def count(self) -> int:

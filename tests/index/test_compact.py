@@ -47,15 +47,18 @@ def small_ivf(monkeypatch):
 
 def test_plan_picks_exact_codes_for_small_corpora_and_ivf_pq_for_large_ones():
     assert plan_spec(1000, 384) == "Flat"
-    assert plan_spec(1_000_000, 384) == "IVF2048,PQ96x4fs"
-    assert plan_spec(21_000_000, 384) == "IVF8192,PQ96x4fs"
-    assert plan_spec(5_000_000, 768) == "IVF4096,PQ192x4fs"
+    assert plan_spec(1_000_000, 384) == "IVF2048,PQ96x4fs,Refine(SQ6)"
+    assert plan_spec(21_000_000, 384) == "IVF8192,PQ96x4fs,Refine(SQ6)"
+    assert plan_spec(5_000_000, 768) == "IVF4096,PQ192x4fs,Refine(SQ6)"
+    assert not needs_retraining("IVF2048,PQ96x4fs", 1_000_000, 384)  # an older index is kept
     assert not needs_retraining("IVF2048,PQ96x4fs", 1_500_000, 384)  # room to grow
     assert needs_retraining("IVF2048,PQ96x4fs", 20_000_000, 384)
     assert needs_retraining("Flat", 1_000_000, 384)
     assert needs_retraining("IVF2048,PQ96x4fs", 1_000_000, 384, deleted=1_200_000)
     ram = estimated_index_bytes(21_000_000, 384)
-    assert 1e9 < ram["ram_serve"] < 2.5e9 and ram["disk"] < 2.5e9  # vs ~41 GB for float32 HNSW
+    # 4-bit codes, 6-bit refining codes and row ids: within the 8 GB stretch goal of issue #18,
+    # against ~41 GB for a float32 HNSW graph.
+    assert 6e9 < ram["ram_serve"] < 8e9 and ram["disk"] == ram["ram_serve"]
 
 
 def test_shard_vectors_are_memory_mapped_in_place(tmp_path):
@@ -85,6 +88,44 @@ def test_search_agrees_with_exact_float32_search(tmp_path, small_ivf, n):
     ids, sims = index.search(queries[0], 5)
     assert np.allclose(sims, vectors[ids - 1] @ queries[0], atol=1e-5)  # exact cosines
     assert index.similarities(queries[0], [3, 10**9]) == pytest.approx({3: float(vectors[2] @ queries[0])})
+
+
+def test_an_index_built_before_the_refining_codes_keeps_working_and_growing(tmp_path, small_ivf,
+                                                                            monkeypatch):
+    layout = IndexLayout(tmp_path / "index")
+    vectors = write_shards(layout, 3000)
+    with monkeypatch.context() as m:  # the previous version's plan: 4-bit codes alone
+        m.setattr(compact_build, "plan_spec", lambda n, d: plan_spec(n, d).split(",Refine")[0])
+        assert build_compact(layout, "c", MODEL, DIM, np.arange(1, 3001)).spec == "IVF256,PQ8x4fs"
+    index = open_vector_index(layout, "c", IndexMeta.read(layout.meta_file, "c"))
+    assert not index.codes.refined and index.depth == compact.UNREFINED_DEPTH
+    assert index.search(vectors[41], 1)[0][0] == 42
+    # Today's plan keeps it (same cells) and adds new shards to it; it is not rebuilt.
+    write_shards(layout, 500, first_id=3001, seed=1)
+    report = build_compact(layout, "c", MODEL, DIM, np.arange(1, 3501))
+    assert (report.rebuilt, report.added, report.spec) == (False, 500, "IVF256,PQ8x4fs")
+
+
+def test_refined_codes_order_candidates_so_fewer_are_rescored(tmp_path, small_ivf):
+    layout = IndexLayout(tmp_path / "index")
+    vectors = write_shards(layout, 3000)
+    build_compact(layout, "c", MODEL, DIM, np.arange(1, 3001))
+    index = open_vector_index(layout, "c", IndexMeta.read(layout.meta_file, "c"))
+    assert index.codes.refined and index.depth == compact.DEFAULT_DEPTH < compact.UNREFINED_DEPTH
+    queries, _ = clustered_vectors(50, DIM, np.random.default_rng(9), topics=8, subtopics=8)
+    exact = np.argsort(-(queries @ vectors.T), axis=1)[:, :10]
+    import faiss
+
+    def within_50(search) -> float:  # share of the true top 10 among the 50 best candidates
+        return float(np.mean([len(set(search(q)) & set(e)) / 10 for q, e in zip(queries, exact)]))
+
+    every_cell = faiss.SearchParametersIVF(nprobe=256)  # isolates the codes from the cells
+    four_bit = within_50(lambda q: faiss.downcast_index(index.codes.index.base_index).search(
+        q[None], 50, params=every_cell)[1][0])
+    refined = within_50(lambda q: index.codes.search(q, 50, nprobe=256))
+    assert refined >= 0.99 and refined > four_bit
+    with pytest.raises(ValueError, match="continue from 3000"):
+        index.codes.add(vectors[:2], np.array([0, 1]))
 
 
 def test_new_shards_are_added_without_retraining_and_deleted_passages_are_hidden(tmp_path, small_ivf):
