@@ -274,7 +274,8 @@ def embed_here(job: EmbedJob) -> tuple[int, int]:
 def _check_memory(corpus_name: str, count: int, dims: list[int]) -> None:
     """Refuse before embedding anything when building the indexes (one per embedder) could not
     fit in memory: better than days of embedding and then an out-of-memory kill at the index
-    stage. With compact codes this only bites far beyond Wikipedia size (~1.5 GB at 21M)."""
+    stage. With compact codes a full Wikipedia needs ~8 GB
+    (21M × 384; BENCHMARKS.md *Scale*)."""
     need = sum(estimated_index_bytes(count, dim)["ram_build"] for dim in dims)
     total = physical_memory()
     if total and need > MAX_RAM_SHARE * total:

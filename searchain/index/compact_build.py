@@ -12,7 +12,8 @@
    checkpoint goes only after ``meta.json`` is written. A kill or a full disk at any point
    leaves the previous finished index usable and the work done so far resumable.
 
-Memory stays bounded: the codes (~60 bytes a row), the training sample and one shard at a time.
+Memory stays bounded: the codes (~350 bytes a row: 4-bit and 6-bit codes, row id), the
+training sample and one shard at a time.
 """
 
 from __future__ import annotations
@@ -85,6 +86,7 @@ def build_compact(layout: IndexLayout, corpus_name: str, embedder_id: str, dim: 
     pending = len(row_ids) - done_rows
     emit(on_event, Progress(stage, 0, pending, f"indexing {pending:,} vectors ({codes.spec})"))
     added, since_checkpoint = 0, 0
+    codes.reserve(len(row_ids))
     for k in range(len(table)):
         start, end = int(vectors.starts[k]), int(vectors.starts[k + 1])
         if end <= done_rows:

@@ -128,6 +128,23 @@ def test_refined_codes_order_candidates_so_fewer_are_rescored(tmp_path, small_iv
         index.codes.add(vectors[:2], np.array([0, 1]))
 
 
+def test_reserved_refining_codes_do_not_move_while_rows_are_added():
+    # Grown batch by batch, the codes' buffer would be re-allocated and copied (twice the
+    # memory at the moment of the copy); the build reserves it once for every row it will add.
+    import faiss
+
+    vectors, _ = clustered_vectors(3000, DIM, np.random.default_rng(0), topics=8, subtopics=8)
+    codes = CompactIndex.create("IVF16,PQ8x4fs,Refine(SQ6)", DIM)
+    codes.train(vectors)
+    codes.reserve(3000)
+    refine = faiss.downcast_index(codes.index.refine_index)
+    where = int(refine.codes.data())
+    for start in range(0, 3000, 500):
+        codes.add(vectors[start:start + 500], np.arange(start, start + 500))
+    assert int(refine.codes.data()) == where and codes.index.ntotal == 3000
+    assert codes.search(vectors[1234], 5, nprobe=16)[0] == 1234
+
+
 def test_new_shards_are_added_without_retraining_and_deleted_passages_are_hidden(tmp_path, small_ivf):
     layout = IndexLayout(tmp_path / "index")
     old = write_shards(layout, 3000)
