@@ -7,7 +7,7 @@ array is a plain run of float32 bytes at a fixed offset: it is memory-mapped, ne
 search touches one page per candidate (``MADV_RANDOM``: no read-ahead of pages nobody asked for),
 so a 21M-passage corpus (32 GB of vectors) costs no second copy on disk and only the pages its
 queries touched in memory: clean page cache the OS may drop at any time (~4 KB per candidate,
-so at most ~0.8 GB after 1,000 queries of 200 candidates; BENCHMARKS.md reports both the peak
+so at most ~0.2 GB after 1,000 queries of 50 candidates; BENCHMARKS.md reports both the peak
 RSS and its anonymous part). A build, which reads every shard, releases each page as soon as its
 rows are copied out (``release_pages``: ``MADV_DONTNEED``, the pages stay in the page cache);
 serving keeps them, since re-faulting them measured 3 times slower (14 vs 5 ms a query at 1M).
