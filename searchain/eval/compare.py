@@ -203,6 +203,8 @@ def check_setup(log: Path, setup: dict[str, Any]) -> None:
     path = setup_path(log)
     if not path.exists():
         return  # a log from before setups were kept: nothing to compare against
+    if not log.exists() or log.stat().st_size == 0:
+        return  # that run answered nothing (say its model was missing): nothing would be mixed
     try:
         written = json.loads(path.read_text(encoding="utf-8"))
     except ValueError:

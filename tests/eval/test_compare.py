@@ -199,6 +199,23 @@ def test_a_resume_under_another_model_or_settings_is_refused(dataset, tmp_path):
     assert report.resumed == 3 and len(again.calls) == 5
 
 
+def test_a_run_that_answered_nothing_does_not_block_the_next_one(dataset, tmp_path):
+    # A mistyped --model fails when the first mode's engine is built, after the setup was
+    # written; retrying with the right model must not be refused as "mixing two models".
+    log = tmp_path / "run.jsonl"
+
+    def missing_model(mode):
+        raise ConfigError("Model file x.gguf does not exist.")
+
+    with pytest.raises(ConfigError, match="does not exist"):
+        run_comparison(missing_model, dataset, modes=["rag"], details=log, resume=True,
+                       setup={"model": "x.gguf"})
+    fixed = {"model": "a.gguf (10 bytes)"}
+    report = run_comparison(Answerers(), dataset, modes=["rag"], details=log, resume=True, setup=fixed)
+    assert len(report.reports["rag"].outcomes) == 4  # every question of the set, none refused
+    assert json.loads((tmp_path / "run.jsonl.setup.json").read_text()) == fixed
+
+
 def test_settings_for_one_run_are_checked_and_never_saved():
     from searchain.cli.eval import with_overrides
     from searchain.config import Settings
