@@ -1,7 +1,7 @@
 """The compact vector index: short codes in RAM, exact rescoring from vectors on disk.
 
 A float32 HNSW graph needs ~1.95 KB of RAM per 384-d passage (41 GB for the 21M passages of the
-English Wikipedia). This index keeps ~350 bytes per passage in RAM instead (7.5 GB at 21M):
+English Wikipedia). This index keeps ~350 bytes per passage in RAM instead (7.4 GB at 21M):
 
 - **Codes** (faiss): an inverted file (``IVF<nlist>``: k-means cells; a query visits the
   ``nprobe`` closest cells) over 4-bit product-quantised vectors (``PQ<m>x4fs``: ``m`` half
@@ -45,7 +45,8 @@ PQ_DIMS_PER_CODE = 4  # 4-bit PQ over 4-dimension sub-vectors: dim/8 bytes (48 f
 DEFAULT_NPROBE = 32
 DEFAULT_DEPTH = 50  # candidates rescored exactly per query (k is at most this, or more if asked)
 UNREFINED_DEPTH = 200  # the same for indexes built before the refining codes (4-bit codes alone)
-REFINE = "SQ6"  # the refining codes: faiss scalar quantiser, 6 bits a dimension
+REFINE_BITS = 6  # the refining codes: faiss scalar quantiser, this many bits a dimension
+REFINE = f"SQ{REFINE_BITS}"
 REFINE_CANDIDATES = 3000  # rows the 4-bit codes propose to the refining codes per query
 TRAIN_POINTS_PER_LIST = 40  # k-means sample per IVF cell (faiss warns below 39)
 _SPEC = re.compile(r"^(?:Flat|IVF(\d+),PQ(\d+)x4fs(,Refine\(SQ[68]\))?)$")
@@ -71,8 +72,8 @@ def is_refined(spec: str) -> bool:
 
 
 def refine_bytes(dim: int) -> int:
-    """Bytes of one vector's refining code (6 bits a dimension)."""
-    return -(-dim * int(REFINE[2:]) // 8)
+    """Bytes of one vector's refining code."""
+    return -(-dim * REFINE_BITS // 8)
 
 
 def pq_codes(dim: int) -> int:
