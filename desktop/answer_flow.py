@@ -14,6 +14,8 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from searchain.errors import Cancelled, ModelError
+from searchain.events import Progress
+from searchain.index.layout import OPEN_STAGE
 from searchain.llm.events import LLMWarning
 from searchain.reasoning import events as ev
 from searchain.reasoning.strategy_view import describe_event
@@ -142,6 +144,8 @@ class AnswerFlow(QObject):
         if isinstance(event, AnswerSaved):
             self.message_id = event.message_id
             self.conversations.adopt(event.conversation_id)
+        elif isinstance(event, Progress) and event.stage == OPEN_STAGE:  # a large index: seconds
+            self.chat.set_phase(event.message[:1].upper() + event.message[1:] + "…")
         elif isinstance(event, ev.TokenGenerated):
             if event.phase == ev.PHASE_REWRITE:  # the rewrite is shown once parsed, not raw
                 self.chat.set_phase("Reading the question with the conversation…")

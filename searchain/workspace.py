@@ -55,7 +55,8 @@ class Workspace:
         """The retriever for ``corpus`` (default: the active corpus), opened once and cached.
 
         The demo corpus is built on first use (``on_event``/``cancel`` follow that build), so a
-        fresh install can answer questions at once.
+        fresh install can answer questions at once. Opening a vector index is announced on
+        ``on_event`` (``dense.OPEN_STAGE``): a Wikipedia-sized one takes ~20 s.
         """
         name = corpus or self.settings.active_corpus
         with self._retriever_lock:
@@ -72,6 +73,12 @@ class Workspace:
 
                 embedder = None if lexical_only else self.embedder()
                 second = None if lexical_only else self.second_embedder()
+                if not lexical_only:
+                    from .events import Progress
+                    from .index.layout import OPEN_STAGE, opening_note
+
+                    emit(on_event, Progress(OPEN_STAGE, 0, 0,
+                                            opening_note(self.corpora.corpus_dir(name), name)))
                 self._retrievers[name] = open_retriever(self.paths, self.settings, name, embedder=embedder,
                                                         second_embedder=second)
             return self._retrievers[name]
@@ -182,10 +189,12 @@ class Workspace:
 
     # -- answering ---------------------------------------------------------------------------
 
-    def engine(self, *, mode: str | None = None, corpus: str | None = None):
+    def engine(self, *, mode: str | None = None, corpus: str | None = None,
+               on_event: EventCallback | None = None):
         """A ``SearChainEngine`` wired to this workspace's parts.
 
-        Modes without IR ("direct", "coq") do not open a retriever or load a reader.
+        Modes without IR ("direct", "coq") do not open a retriever or load a reader. ``on_event``
+        hears of slow first steps (opening a large index).
         """
         from .llm.base import GenerationParams
         from .reasoning.engine import SearChainEngine
@@ -196,7 +205,7 @@ class Workspace:
         with_ir = needs_ir(mode)
         return SearChainEngine(
             self.llm(),
-            self.retriever(corpus) if with_ir else None,
+            self.retriever(corpus, on_event=on_event) if with_ir else None,
             self.reader() if mode == "searchain" else None,
             settings=reasoning,
             embedder=_LazyEmbedder(self.embedder) if with_ir else None,
@@ -219,7 +228,7 @@ class Workspace:
 
         ``history``: earlier ``PriorTurn``s of the conversation, oldest first (follow-ups).
         """
-        engine = self.engine(mode=mode, corpus=corpus)
+        engine = self.engine(mode=mode, corpus=corpus, on_event=on_event)
         self._report_model_warnings(on_event)
         return engine.answer(question, mode=mode, task=task, history=history, on_event=on_event,
                              cancel=cancel)

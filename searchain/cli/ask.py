@@ -49,7 +49,7 @@ def handle(ctx, args) -> int:
     _note_starter(workspace)
     try:
         progress = None if args.quiet else _progress
-        engine = workspace.engine(mode=args.mode, corpus=args.corpus)
+        engine = workspace.engine(mode=args.mode, corpus=args.corpus, on_event=progress)
         engine.chain_grammar = grammar
         if args.chat is None:
             result = engine.answer(args.question, mode=args.mode, task=args.task, on_event=progress)
@@ -113,11 +113,15 @@ def _read_grammar(path: str) -> str:
 
 
 def _progress(event: Any) -> None:
+    from ..events import Progress
+    from ..index.layout import OPEN_STAGE
     from ..reasoning.events import ChainUnreadable, FeedbackGiven, NodeChecked, QuestionRewritten, RoundStarted
     from ..reasoning.strategy_view import describe_event
 
     line = describe_event(event)  # GenGround / GEEK steps
-    if line is not None:
+    if isinstance(event, Progress) and event.stage == OPEN_STAGE:
+        print(f"{event.message}...", file=sys.stderr)
+    elif line is not None:
         print(f"  {line}", file=sys.stderr)
     elif isinstance(event, QuestionRewritten):
         print(f"read with the conversation as: {event.standalone}", file=sys.stderr)

@@ -20,8 +20,8 @@ Small corpora (below ``FLAT_LIMIT`` vectors) use ``Flat`` codes, the float32 vec
 search is then exact brute force, which at that size is as fast as a graph and needs no
 training. It is the same class, files and search path; only the faiss factory string differs,
 chosen by ``plan_spec`` from the vector count. When a corpus grows past what its codes were
-trained for, the builder trains new ones from the shards (``needs_retraining``): nothing is
-re-embedded.
+trained for, or its codes predate the refining tier, the builder trains new ones from the
+shards (``needs_retraining``): nothing is re-embedded.
 
 The choice of faiss IVF-PQ over usearch (i8/b1 HNSW), faiss HNSW-SQ8 and hnswlib is measured in
 ``docs/retrieval.md`` (*Scale*).
@@ -71,6 +71,12 @@ def is_refined(spec: str) -> bool:
     return ",Refine(" in spec
 
 
+def unrefined(spec: str) -> bool:
+    """IVF codes made by a version before the refining tier (searchable, but at 200 rows rescored
+    and lower recall on large corpora; the next build retrains them from the shards)."""
+    return spec.startswith("IVF") and not is_refined(spec)
+
+
 def refine_bytes(dim: int) -> int:
     """Bytes of one vector's refining code."""
     return -(-dim * REFINE_BITS // 8)
@@ -93,9 +99,13 @@ def nlist_of(spec: str) -> int:
 def needs_retraining(spec: str, count: int, dim: int, deleted: int = 0) -> bool:
     """True when codes trained as ``spec`` no longer suit ``count`` live vectors: a Flat index
     past ``FLAT_LIMIT``, cells that would hold 4 times (or a quarter of) what they were sized
-    for, or more hidden (deleted) rows than live ones. The factor leaves room to grow, so adding
-    a few passages never retrains 21M codes."""
+    for, more hidden (deleted) rows than live ones, or IVF codes made before the refining tier
+    (their recall falls with N: 0.99 at 1M, 0.76 at 21M; the build plan says what retraining
+    costs before it starts). The factor leaves room to grow, so adding a few passages never
+    retrains 21M codes."""
     if deleted > max(count, 1000):
+        return True
+    if unrefined(spec):
         return True
     wanted = plan_spec(count, dim)
     if (spec == "Flat") != (wanted == "Flat"):

@@ -154,3 +154,23 @@ class IndexMeta:
 
     def write(self, path: Path) -> None:
         atomic_write_text(path, self.to_json())
+
+
+OPEN_STAGE = "open-index"  # the Progress stage of opening a corpus's vector index
+# faiss reads the codes into RAM when an index opens: 7.4 GB took ~23 s at 21M (BENCHMARKS.md Scale).
+INDEX_READ_BYTES_PER_S = 320e6
+
+
+def opening_note(corpus_dir, corpus_name: str) -> str:
+    """What opening ``corpus_name``'s vector indexes costs, for a progress line: a large one (its
+    codes are read into memory) takes seconds, which a user should not spend wondering."""
+    from .plan import duration, gb
+
+    first = IndexLayout(Path(corpus_dir) / "index")
+    size = sum(layout.compact_file.stat().st_size for layout in (first, first.second)
+               if layout.compact_file.is_file())
+    note = f"opening the search index of '{corpus_name}'"
+    if size < 100e6:
+        return note
+    seconds = size / INDEX_READ_BYTES_PER_S
+    return note + f" ({gb(size)}" + (f", about {duration(seconds)})" if seconds >= 3 else ")")

@@ -152,7 +152,7 @@ def plan_build(paths, settings, corpus_name: str, *, rebuild: bool = False, embe
             plans.append(ModelPlan(emb.model_id, role, emb.effective_device, emb.effective_precision,
                                    todo, pps, todo / pps if pps > 0 else 0.0, source))
             dim = emb.dim
-            new_vectors = total if rebuild or not where.meta_file.exists() else todo
+            new_vectors = total if rebuild or _codes_retrained(where, corpus_name, total, emb.dim) else todo
             index = _index_bytes(total, dim)
             disk += todo * (4 * dim + 8) + index["disk"]
             graph_ram = max(graph_ram, index["ram_build"])
@@ -163,6 +163,22 @@ def plan_build(paths, settings, corpus_name: str, *, rebuild: bool = False, embe
                      tuple(_advice(plans, r)), tuple(notes))
     emit(on_event, Progress(PLAN_STAGE, 1, 1, plan.summary().splitlines()[0]))
     return plan
+
+
+def _codes_retrained(layout: IndexLayout, corpus_name: str, total: int, dim: int) -> bool:
+    """Whether the index step makes codes for every vector (no finished index, or codes that
+    ``compact.needs_retraining`` replaces) rather than for the new ones only."""
+    from ..errors import IndexError_
+    from .compact import needs_retraining
+    from .layout import IndexMeta
+
+    if not layout.meta_file.exists():
+        return True
+    try:
+        meta = IndexMeta.read(layout.meta_file, corpus_name)
+    except IndexError_:
+        return True
+    return meta.outdated or needs_retraining(meta.spec, total, dim, max(0, meta.rows - meta.count))
 
 
 def _embedded_up_to(shards, embedder) -> int:

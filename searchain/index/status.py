@@ -2,7 +2,8 @@
 
 States: ``missing`` (never built), ``partial`` (a build stopped before finishing; running
 it again continues), ``ready``, ``stale`` (the corpus has passages the index lacks, or lost
-some it has), ``mismatch`` (built with another embedder or passage format), ``outdated``
+some it has, or the codes predate the refining tier: search works, building again brings it up
+to date), ``mismatch`` (built with another embedder or passage format), ``outdated``
 (made by an earlier version in a format search no longer reads: building again converts it
 from the saved embeddings, re-embedding nothing) and ``damaged`` (metadata unreadable, an
 index file missing, or its checksum does not match).
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from ..config import AppPaths, Settings
 from ..errors import IndexError_
+from .compact import unrefined
 from .embedder import model_id_for
 from .hnsw import file_sha256
 from .layout import DOC_FORMAT, IndexLayout, IndexMeta, build_hint, rebuild_hint, repair_hint
@@ -102,6 +104,8 @@ def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None =
     if problem:
         return IndexStatus(DAMAGED, f"The index of '{corpus_name}' is damaged: {problem}.", **base,
                            hint=repair_hint(corpus_name))
+    if unrefined(meta.spec):
+        return IndexStatus(STALE, older_codes_message(corpus_name), **base, hint=to_build)
     if corpus_max > meta.max_id or corpus_count != meta.count:
         return IndexStatus(STALE, f"The index of '{corpus_name}' holds {meta.count} passages, the "
                            f"corpus {corpus_count}; building again adds only the new ones.",
@@ -137,6 +141,9 @@ def _second_index_problem(layout: IndexLayout, corpus_name: str, wanted: str, co
         return "the second embedding model's index is in an older format" + without
     if graph_problem(layout, meta, verify_checksum):
         return "the second embedding model's index is damaged" + without
+    if unrefined(meta.spec):
+        return ("the second embedding model's codes were made without the refining tier; building "
+                "again retrains them from its saved embeddings")
     if corpus_max > meta.max_id or corpus_count != meta.count:
         return (f"the second embedding model has indexed {meta.count} of its {corpus_count} "
                 "passages; building again adds only the new ones")
@@ -158,6 +165,13 @@ def corpus_passages(paths: AppPaths, corpus_name: str) -> int:
 
     with CorpusManager(paths, Settings()).open_store(corpus_name) as store:
         return store.count()
+
+
+def older_codes_message(corpus_name: str) -> str:
+    return (f"The index of '{corpus_name}' is usable, but its codes were made by an earlier version "
+            "without the refining tier, which misses neighbours in large corpora (recall@10 0.76 "
+            "instead of 0.999 at 21M passages); building again retrains them from the saved "
+            "embeddings, re-embedding nothing.")
 
 
 def mismatch_message(corpus_name: str, built_with: str, wanted: str) -> str:

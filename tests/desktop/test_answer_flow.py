@@ -22,6 +22,7 @@ def test_answer_streams_draws_tree_and_is_saved(qtbot, window):
     qtbot.waitUntil(lambda: not window.answers.busy, timeout=300_000)
     seen = window.answers.events_seen
     assert "RoundStarted" in seen and "ChainGenerated" in seen and "TokenGenerated" in seen
+    assert "Progress" in seen  # the first answer opened the corpus's index, and said so
     assert all(thread == main for thread in tokens)  # widgets touched only on the UI thread
     assert window.reasoning.round_count() >= 1
     assert window.reasoning.node_item(1, 0) is not None
@@ -75,3 +76,11 @@ def test_stop_cancels_and_keeps_the_partial_answer(qtbot, window):
     assert window.answers.ask("Where is Lisk?")
     qtbot.waitUntil(lambda: not window.answers.busy, timeout=300_000)
     assert window.chat.entries[-1].status == "done"
+
+
+def test_opening_a_large_index_is_shown_while_the_answer_waits(window):
+    from searchain.events import Progress
+    from searchain.index.layout import OPEN_STAGE
+
+    window.answers._on_event(Progress(OPEN_STAGE, 0, 0, "opening the search index of 'wiki' (7.4 GB, about 23 s)"))
+    assert window.chat.phase.text() == "Opening the search index of 'wiki' (7.4 GB, about 23 s)…"

@@ -50,11 +50,13 @@ def test_plan_picks_exact_codes_for_small_corpora_and_ivf_pq_for_large_ones():
     assert plan_spec(1_000_000, 384) == "IVF2048,PQ96x4fs,Refine(SQ6)"
     assert plan_spec(21_000_000, 384) == "IVF8192,PQ96x4fs,Refine(SQ6)"
     assert plan_spec(5_000_000, 768) == "IVF4096,PQ192x4fs,Refine(SQ6)"
-    assert not needs_retraining("IVF2048,PQ96x4fs", 1_000_000, 384)  # an older index is kept
-    assert not needs_retraining("IVF2048,PQ96x4fs", 1_500_000, 384)  # room to grow
-    assert needs_retraining("IVF2048,PQ96x4fs", 20_000_000, 384)
+    assert not needs_retraining("IVF2048,PQ96x4fs,Refine(SQ6)", 1_000_000, 384)
+    assert not needs_retraining("IVF2048,PQ96x4fs,Refine(SQ6)", 1_500_000, 384)  # room to grow
+    assert needs_retraining("IVF2048,PQ96x4fs,Refine(SQ6)", 20_000_000, 384)
     assert needs_retraining("Flat", 1_000_000, 384)
-    assert needs_retraining("IVF2048,PQ96x4fs", 1_000_000, 384, deleted=1_200_000)
+    assert not needs_retraining("Flat", 60_000, 384)
+    assert needs_retraining("IVF2048,PQ96x4fs,Refine(SQ6)", 1_000_000, 384, deleted=1_200_000)
+    assert needs_retraining("IVF2048,PQ96x4fs", 1_000_000, 384)  # made before the refining tier
     ram = estimated_index_bytes(21_000_000, 384)
     # 4-bit codes, 6-bit refining codes and row ids: within the 8 GB stretch goal of issue #18,
     # against ~41 GB for a float32 HNSW graph.
@@ -90,8 +92,8 @@ def test_search_agrees_with_exact_float32_search(tmp_path, small_ivf, n):
     assert index.similarities(queries[0], [3, 10**9]) == pytest.approx({3: float(vectors[2] @ queries[0])})
 
 
-def test_an_index_built_before_the_refining_codes_keeps_working_and_growing(tmp_path, small_ivf,
-                                                                            monkeypatch):
+def test_an_index_built_before_the_refining_codes_works_until_the_next_build_retrains_it(
+        tmp_path, small_ivf, monkeypatch):
     layout = IndexLayout(tmp_path / "index")
     vectors = write_shards(layout, 3000)
     with monkeypatch.context() as m:  # the previous version's plan: 4-bit codes alone
@@ -100,10 +102,13 @@ def test_an_index_built_before_the_refining_codes_keeps_working_and_growing(tmp_
     index = open_vector_index(layout, "c", IndexMeta.read(layout.meta_file, "c"))
     assert not index.codes.refined and index.depth == compact.UNREFINED_DEPTH
     assert index.search(vectors[41], 1)[0][0] == 42
-    # Today's plan keeps it (same cells) and adds new shards to it; it is not rebuilt.
+    # The next build (here: new shards) retrains the codes from every shard, with the tier.
     write_shards(layout, 500, first_id=3001, seed=1)
     report = build_compact(layout, "c", MODEL, DIM, np.arange(1, 3501))
-    assert (report.rebuilt, report.added, report.spec) == (False, 500, "IVF256,PQ8x4fs")
+    assert (report.rebuilt, report.added, report.spec) == (True, 3500, "IVF256,PQ8x4fs,Refine(SQ6)")
+    index = open_vector_index(layout, "c", IndexMeta.read(layout.meta_file, "c"))
+    assert index.codes.refined and index.depth == compact.DEFAULT_DEPTH
+    assert index.search(vectors[41], 1)[0][0] == 42
 
 
 def test_refined_codes_order_candidates_so_fewer_are_rescored(tmp_path, small_ivf):

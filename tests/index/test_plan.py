@@ -119,3 +119,24 @@ def test_cli_plan_prints_json_and_a_long_build_needs_yes(indexed_copy, embedder,
     err = capsys.readouterr().err
     assert "Refusing without confirmation" in err and "--yes" in err
     assert (indexed_copy.corpora_dir / MINI / "index" / "meta.json").read_text() == before
+
+
+def test_codes_made_before_the_refining_tier_are_reported_and_planned_as_retrained(
+        indexed_copy, embedder, monkeypatch):
+    from searchain.corpus.manager import CorpusManager
+    from searchain.index.status import READY, STALE, index_status
+
+    monkeypatch.setattr(plan_mod, "GRAPH_INSERTS_PER_CORE_S", 1.0)  # visible after rounding
+    meta_file = CorpusManager(indexed_copy, Settings()).corpus_dir(MINI) / "index" / "meta.json"
+    assert index_status(indexed_copy, MINI, embedder_id=embedder.model_id).state == READY
+    assert plan_build(indexed_copy, no_second(), MINI, embedder=embedder).graph_seconds == 0
+    # The same index as an earlier version wrote it: IVF codes without the refining tier.
+    meta = json.loads(meta_file.read_text())
+    meta_file.write_text(json.dumps({**meta, "spec": "IVF256,PQ8x4fs"}))
+    status = index_status(indexed_copy, MINI, embedder_id=embedder.model_id)
+    assert status.state == STALE and status.usable
+    assert "refining tier" in status.message and "re-embedding nothing" in status.message
+    assert f"corpus index {MINI}" in status.hint
+    plan = plan_build(indexed_copy, no_second(), MINI, embedder=embedder)
+    assert plan.models[0].passages == 0  # nothing to embed ...
+    assert plan.graph_seconds == pytest.approx(20 / plan_mod.os.cpu_count(), abs=0.1)  # ... all recoded

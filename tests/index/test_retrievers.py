@@ -116,3 +116,22 @@ def test_hybrid_title_boost_prefers_the_named_article(retrievers):
     base = dict((i, s) for i, s, _ in plain.fused_scores(query, 3))
     eiffel = [(i, s) for i, s, p in top if p.title == "Eiffel Tower"][0]
     assert eiffel[1] == pytest.approx(base[eiffel[0]] + 1.0)
+
+
+def test_the_workspace_says_when_it_opens_an_index_and_what_a_large_one_costs(indexed_copy):
+    from searchain.events import Progress
+    from searchain.index.layout import OPEN_STAGE, IndexLayout, opening_note
+    from searchain.workspace import Workspace
+
+    events = []
+    workspace = Workspace(indexed_copy, Settings())
+    workspace.retriever(MINI_CORPUS, on_event=events.append)
+    assert events == [Progress(OPEN_STAGE, 0, 0, f"opening the search index of '{MINI_CORPUS}'",
+                               started_at=events[0].started_at)]
+    workspace.retriever(MINI_CORPUS, on_event=events.append)  # open already: nothing to say
+    assert len(events) == 1
+    # A Wikipedia-sized index (a sparse file of the 21M codes' size) is read for seconds: say how long.
+    corpus_dir = CorpusManager(indexed_copy, Settings()).corpus_dir(MINI_CORPUS)
+    with open(IndexLayout(corpus_dir / "index").compact_file, "r+b") as codes:
+        codes.truncate(7_410_000_000)
+    assert opening_note(corpus_dir, "wiki") == "opening the search index of 'wiki' (7.4 GB, about 23 s)"
