@@ -221,7 +221,8 @@ def _build_layout(store, corpus_name: str, layout: IndexLayout, embedder: Embedd
         # -- 2. and 3. index and save (compact_build.py) ---------------------------------
         t1 = time.perf_counter()
         stage = build_compact(layout, corpus_name, embedder.model_id, embedder.dim, live_ids,
-                              stage=graph_stage, on_event=on_event, cancel=cancel)
+                              stage=graph_stage, on_event=on_event, cancel=cancel,
+                              memory_limit=index_memory_limit())
         graph_s = time.perf_counter() - t1
         added, removed, total, rebuilt = stage.added, stage.removed, stage.total, stage.rebuilt
     return _LayoutBuild(embedded=embedded, reused=before.vectors, added=added, chars=chars, removed=removed,
@@ -269,6 +270,12 @@ def embed_here(job: EmbedJob) -> tuple[int, int]:
         seq += 1
         embedded += len(batch)
     return embedded, chars
+
+
+def index_memory_limit() -> int | None:
+    """Bytes an index build may use here (None where the OS does not say)."""
+    total = physical_memory()
+    return int(MAX_RAM_SHARE * total) if total else None
 
 
 def _check_memory(corpus_name: str, count: int, dims: list[int]) -> None:

@@ -121,6 +121,9 @@ def estimated_index_bytes(count: int, dim: int) -> dict[str, int]:
       (the shards are memory-mapped: their pages are cache, not process memory).
     - ``ram_build``: peak memory of building it (the codes, plus the k-means training sample
       and one shard batch).
+    - ``ram_extend``: peak memory of adding rows to codes loaded from disk (a finished index
+      growing, or a stopped build resuming): faiss copies the refining (or Flat) codes once
+      to their new size, so for a moment they are held twice (~14 GB at 21M × 384).
     - ``disk``: the index files (``vectors.faiss``, ``rows.npy``, ``shard-table.npy``),
       *on top of* the float32 shards (4·dim bytes per vector), which the embedding stage writes
       anyway and rescoring reads in place.
@@ -130,18 +133,30 @@ def estimated_index_bytes(count: int, dim: int) -> dict[str, int]:
     per_row_ids = 8  # faiss's int64 ids, and rows.npy
     if spec == "Flat":
         codes = count * (4 * dim + per_row_ids)
+        copied = count * 4 * dim
         centroids = train = 0
     else:
         nlist = nlist_of(spec)
         # Fast scan stores codes in blocks of 32 per cell: up to 31 padding slots per cell.
         codes = (count + 32 * nlist) * (pq_codes(dim) // 2) + count * per_row_ids + 64 * nlist
-        codes += count * refine_bytes(dim)
+        copied = count * refine_bytes(dim)
+        codes += copied
         centroids = nlist * dim * 4 + pq_codes(dim) * 16 * PQ_DIMS_PER_CODE * 4
         train = min(count, TRAIN_POINTS_PER_LIST * nlist) * dim * 4
     rows = count * 8
     batch = 65_536 * dim * 4 * 2
-    return {"ram_serve": codes + centroids + rows, "ram_build": codes + centroids + rows + train + batch,
-            "disk": codes + centroids + rows}
+    serve = codes + centroids + rows
+    return {"ram_serve": serve, "ram_build": serve + train + batch, "ram_extend": serve + copied + batch,
+            "disk": serve}
+
+
+def extension_fits(count: int, dim: int, memory_limit: int | None) -> bool:
+    """Whether codes loaded from disk can grow to ``count`` rows within ``memory_limit`` bytes
+    (None: no limit known). When they cannot but a fresh build can (its codes are reserved
+    once, never copied), the builder trains new codes from the shards instead."""
+    need = estimated_index_bytes(count, dim)
+    return memory_limit is None or need["ram_extend"] <= memory_limit or \
+        need["ram_build"] > memory_limit  # nothing fits: extending is no worse (the check refuses first)
 
 
 class CompactIndex:

@@ -27,7 +27,7 @@ import numpy as np
 from ..config import atomic_write, atomic_write_text
 from ..errors import IndexError_
 from ..events import CancelToken, EventCallback, Progress, check, emit
-from .compact import CompactIndex, needs_retraining, plan_spec
+from .compact import CompactIndex, extension_fits, needs_retraining, plan_spec
 from .hnsw import file_sha256
 from .layout import BACKEND, DOC_FORMAT, FORMAT_VERSION, IndexLayout, IndexMeta, rebuild_hint
 from .rowvectors import RowVectors
@@ -59,8 +59,11 @@ def shard_table(layout: IndexLayout, shards: ShardStore) -> tuple[np.ndarray, li
 def build_compact(layout: IndexLayout, corpus_name: str, embedder_id: str, dim: int,
                   live_ids: np.ndarray, *, stage: str = "index", on_event: EventCallback | None = None,
                   cancel: CancelToken | None = None,
-                  checkpoint_rows: int = CHECKPOINT_ROWS) -> StageReport:
-    """Bring ``layout``'s compact index up to date with its shards (see the module docstring)."""
+                  checkpoint_rows: int = CHECKPOINT_ROWS, memory_limit: int | None = None) -> StageReport:
+    """Bring ``layout``'s compact index up to date with its shards (see the module docstring).
+
+    ``memory_limit`` (bytes): codes loaded from disk that could not grow within it (they are
+    copied once, ``compact.extension_fits``) are trained afresh instead, which needs less."""
     shards = ShardStore(layout, corpus_name)
     table, shard_ids = shard_table(layout, shards)
     row_ids = np.concatenate(shard_ids) if shard_ids else np.zeros(0, dtype=np.int64)
@@ -70,10 +73,20 @@ def build_compact(layout: IndexLayout, corpus_name: str, embedder_id: str, dim: 
     live = np.isin(row_ids, live_ids)
     n_live = int(live.sum())
 
+    def too_big_to_grow(rows_held: int) -> bool:
+        if rows_held >= len(row_ids) or extension_fits(len(row_ids), dim, memory_limit):
+            return False
+        emit(on_event, Progress(stage, 0, 0, "adding to the saved codes would copy them once, more "
+                                "than the memory here allows; training new ones from the saved vectors"))
+        return True
+
     codes, done_rows, meta = _finished(layout, corpus_name, embedder_id, dim, table)
-    rebuilt = codes is None or needs_retraining(codes.spec, n_live, dim, len(codes.deleted))
+    rebuilt = codes is None or needs_retraining(codes.spec, n_live, dim, len(codes.deleted)) or \
+        too_big_to_grow(done_rows)
     if rebuilt:
         codes, done_rows = _resume_partial(layout, corpus_name, embedder_id, dim, table, n_live)
+        if codes is not None and too_big_to_grow(done_rows):
+            codes, done_rows = None, 0
     if codes is None:
         codes = CompactIndex.create(plan_spec(n_live, dim), dim)
         done_rows = 0

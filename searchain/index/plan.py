@@ -152,10 +152,11 @@ def plan_build(paths, settings, corpus_name: str, *, rebuild: bool = False, embe
             plans.append(ModelPlan(emb.model_id, role, emb.effective_device, emb.effective_precision,
                                    todo, pps, todo / pps if pps > 0 else 0.0, source))
             dim = emb.dim
-            new_vectors = total if rebuild or _codes_retrained(where, corpus_name, total, emb.dim) else todo
+            fresh = rebuild or _codes_retrained(where, corpus_name, total, dim, todo)
+            new_vectors = total if fresh else todo
             index = _index_bytes(total, dim)
             disk += todo * (4 * dim + 8) + index["disk"]
-            graph_ram = max(graph_ram, index["ram_build"])
+            graph_ram = max(graph_ram, index["ram_build" if fresh or not todo else "ram_extend"])
             model_ram = max(model_ram, MODEL_BYTES_PER_DIM * dim)
             graph_s += new_vectors / (GRAPH_INSERTS_PER_CORE_S * max(1, os.cpu_count() or 1))
     plan = BuildPlan(corpus_name, total, tuple(plans), round(graph_s, 1), int(disk),
@@ -165,11 +166,13 @@ def plan_build(paths, settings, corpus_name: str, *, rebuild: bool = False, embe
     return plan
 
 
-def _codes_retrained(layout: IndexLayout, corpus_name: str, total: int, dim: int) -> bool:
-    """Whether the index step makes codes for every vector (no finished index, or codes that
-    ``compact.needs_retraining`` replaces) rather than for the new ones only."""
+def _codes_retrained(layout: IndexLayout, corpus_name: str, total: int, dim: int, todo: int) -> bool:
+    """Whether the index step makes codes for every vector (no finished index, codes that
+    ``compact.needs_retraining`` replaces, or codes too big to grow here) rather than for the
+    ``todo`` new ones only."""
     from ..errors import IndexError_
-    from .compact import needs_retraining
+    from .builder import index_memory_limit
+    from .compact import extension_fits, needs_retraining
     from .layout import IndexMeta
 
     if not layout.meta_file.exists():
@@ -178,7 +181,8 @@ def _codes_retrained(layout: IndexLayout, corpus_name: str, total: int, dim: int
         meta = IndexMeta.read(layout.meta_file, corpus_name)
     except IndexError_:
         return True
-    return meta.outdated or needs_retraining(meta.spec, total, dim, max(0, meta.rows - meta.count))
+    return meta.outdated or needs_retraining(meta.spec, total, dim, max(0, meta.rows - meta.count)) or \
+        (todo > 0 and not extension_fits(meta.rows + todo, dim, index_memory_limit()))
 
 
 def _embedded_up_to(shards, embedder) -> int:

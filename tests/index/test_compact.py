@@ -168,6 +168,30 @@ def test_new_shards_are_added_without_retraining_and_deleted_passages_are_hidden
     assert (again.added, again.removed) == (0, 0) and IndexMeta.read(layout.meta_file, "c") == meta
 
 
+def test_codes_too_big_to_grow_in_memory_are_trained_afresh_instead(tmp_path, small_ivf, monkeypatch):
+    # At 21M x 384 growing loaded codes holds the 6-bit ones twice for a moment (~13.7 GB); a
+    # fresh build reserves them once (~8.1 GB). A 16 GB machine (12 GB for the index) can do
+    # only the second; with nothing fitting, extending is no worse (the builder refuses first).
+    assert not compact.extension_fits(21_000_000, 384, 12_000_000_000)
+    assert compact.extension_fits(21_000_000, 384, 14_000_000_000)
+    assert compact.extension_fits(21_000_000, 384, 7_000_000_000) and compact.extension_fits(21_000_000, 384, None)
+    layout = IndexLayout(tmp_path / "index")
+    write_shards(layout, 3000)
+    build_compact(layout, "c", MODEL, DIM, np.arange(1, 3001))
+    new = write_shards(layout, 500, first_id=3001, seed=1)
+    monkeypatch.setattr(compact_build, "extension_fits", lambda count, dim, limit: limit is None)
+    events = []
+    report = build_compact(layout, "c", MODEL, DIM, np.arange(1, 3501), memory_limit=10**9,
+                           on_event=events.append)
+    assert (report.rebuilt, report.added, report.total) == (True, 3500, 3500)
+    assert any("training new ones" in e.message for e in events)
+    assert search_ids(layout, new[7:8], k=1)[0][0] == 3008
+    # Without a limit (or with room) the same growth extends the codes in place.
+    write_shards(layout, 500, first_id=3501, seed=2)
+    report = build_compact(layout, "c", MODEL, DIM, np.arange(1, 4001))
+    assert (report.rebuilt, report.added) == (False, 500)
+
+
 def test_a_killed_build_resumes_from_its_checkpoint_and_matches_a_whole_one(tmp_path, small_ivf,
                                                                              monkeypatch):
     layout = IndexLayout(tmp_path / "index")

@@ -140,3 +140,20 @@ def test_codes_made_before_the_refining_tier_are_reported_and_planned_as_retrain
     plan = plan_build(indexed_copy, no_second(), MINI, embedder=embedder)
     assert plan.models[0].passages == 0  # nothing to embed ...
     assert plan.graph_seconds == pytest.approx(20 / plan_mod.os.cpu_count(), abs=0.1)  # ... all recoded
+
+
+def test_new_passages_plan_growing_the_codes_unless_they_cannot_grow_in_memory_here(
+        indexed_copy, embedder, tmp_path, monkeypatch):
+    from searchain.corpus.manager import CorpusManager
+    from searchain.index import compact
+    from tests.fixtures.index import write_mini_corpus
+
+    monkeypatch.setattr(plan_mod, "GRAPH_INSERTS_PER_CORE_S", 1.0)  # visible after rounding
+    source = write_mini_corpus(tmp_path / "more.jsonl", [("Kyoto", "Kyoto was the imperial capital.")], "new")
+    CorpusManager(indexed_copy, Settings()).add(MINI, source, "jsonl")
+    per_core = 1 / plan_mod.os.cpu_count()
+    grow = plan_build(indexed_copy, no_second(), MINI, embedder=embedder)
+    assert grow.models[0].passages == 1 and grow.graph_seconds == pytest.approx(per_core, abs=0.1)
+    monkeypatch.setattr(compact, "extension_fits", lambda count, dim, limit: False)
+    fresh = plan_build(indexed_copy, no_second(), MINI, embedder=embedder)
+    assert fresh.graph_seconds == pytest.approx(21 * per_core, abs=0.1)  # every vector, trained afresh
