@@ -5,7 +5,8 @@ The local chat model plays the paper's fine-tuned core model and extractor. Each
 - with no open sub-question, the core model picks *FinalAnswer* or *AddDecomp* (a branch with no
   facts yet always starts with AddDecomp; one with ``r_max`` sub-questions must conclude);
 - *AddDecomp* writes the next sub-question with a pseudo-answer (a guess that tells the extractor
-  what kind of fact is wanted). Strategy exploration: while a line has branched fewer than
+  what kind of fact is wanted). One the line has asked already (the engine's duplicate
+  detector) is dropped; with nothing new the line concludes, as it would at ``r_max``. Strategy exploration: while a line has branched fewer than
   ``fork_depth`` times and there are fewer than ``max_leaves`` branches, the model may write up to
   ``branches`` alternative sub-questions; each extra one starts a new branch from the same state;
 - with an open sub-question it picks *Retrieve* (Retrieve & Extract: ``extract_k`` passages, and
@@ -86,6 +87,7 @@ class GeekRun:
         self.prompts = prompts
         self.settings = settings
         self.retriever = retriever
+        self.detector = detector
         self.yes_no = yes_no
         self.branches = branches
         self.max_leaves = max(1, int(max_leaves))
@@ -135,7 +137,7 @@ class GeekRun:
                 if line.facts and self._choose(line, (ACTION_ADD_DECOMP, ACTION_FINAL), None) == ACTION_FINAL:
                     return self._conclude(line)
                 options = self._decomp(line)
-                if not options:  # nothing usable written: conclude with what is known
+                if not options:  # nothing usable or new written: conclude with what is known
                     return self._conclude(line)
                 for option in options[1:]:
                     self._fork(line, option, queue)
@@ -164,17 +166,33 @@ class GeekRun:
         want = self.branches if can_fork else 1
         prompt = self.prompts.decomp(self.question, line.facts, want)
         text = self._ask(line, prompt, PHASE_STEP, decomp_grammar(want, **self.caps))
-        options, seen = [], set()
+        options, seen, repeats = [], set(), []
+        asked = self._asked(line)
         for option in parse_options(text, want):
             key = normalize_answer(option.sub_question)
-            if key and key not in seen:
-                seen.add(key)
+            if not key or key in seen:
+                continue
+            seen.add(key)
+            if asked.is_duplicate(option.sub_question):
+                repeats.append(option.sub_question)
+            else:
                 options.append(option)
         options = options[: 1 + max(0, self.max_leaves - len(self.lines))]
         if options:
             shown = " | ".join(f"{o.sub_question} (guess: {o.pseudo_answer or '?'})" for o in options)
             self._step(line, ACTION_ADD_DECOMP, shown)
+        elif repeats:  # a small model going round in circles: asking again would change nothing
+            self._step(line, ACTION_ADD_DECOMP, f"asked already: {repeats[0]}; concluding")
         return options
+
+    def _asked(self, line: _Line) -> DuplicateDetector:
+        """The sub-questions this line has asked, as a detector of repeats (the engine's
+        threshold and embedder; exact text alone without one)."""
+        template = self.detector or DuplicateDetector(1.0)
+        asked = DuplicateDetector(template.threshold, template.embedder)
+        for sub_question, _ in line.facts:
+            asked.add(sub_question)
+        return asked
 
     def _fork(self, line: _Line, option: Option, queue: deque) -> None:
         """Queue a new branch that copies ``line``'s state and takes ``option`` instead."""

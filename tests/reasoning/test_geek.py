@@ -119,6 +119,23 @@ def test_leaves_limit_fork_depth_r_max_and_majority():
     assert result.stop_reason == "r_max" and [n.query for n in result.path] == ["Qa?", "Qc?"]
 
 
+def test_a_sub_question_the_line_asked_already_is_dropped_and_the_line_concludes():
+    llm = ScriptedLLM([
+        options((QA, "Vancouver")),
+        act("Retrieve"),
+        "[Fact from 1]: Kevin Drew was born in Toronto",
+        act("AddDecomp"),
+        options((QA.upper(), "Toronto")),  # the same sub-question again: nothing new to learn
+        conclude("yes"),
+    ])
+    events = []
+    result = geek(llm).answer(QUESTION, mode="geek", on_event=events.append)
+    assert llm.remaining == 0 and result.answer == "yes"
+    assert [n.query for n in result.path] == [QA]  # one retrieval, not a second of the same
+    steps = [e.detail for e in events if isinstance(e, StrategyStep) and e.action == "AddDecomp"]
+    assert steps[-1] == f"asked already: {QA.upper()}; concluding"
+
+
 def test_unknown_extraction_keeps_the_guess_and_unreadable_actions_default_safely():
     llm = ScriptedLLM([
         options((QA, "Toronto")),
