@@ -141,7 +141,7 @@ class SearChainEngine:
                          embedder=self.embedder, result=result, **self.strategy_options.get(mode, {}))
         else:
             self._chain(question, task, mode, gen, result)
-        result.answer = short_answer(result.final_content)
+        result.answer = result.answer or short_answer(result.final_content)
         result.prompt_tokens, result.completion_tokens = gen.prompt_tokens, gen.completion_tokens
         result.tokens_by_phase = {phase: list(counts) for phase, counts in gen.tokens_by_phase.items()}
         result.seconds = time.perf_counter() - started

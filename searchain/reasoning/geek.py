@@ -248,7 +248,8 @@ class GeekRun:
             answer = yes_no(answer) or answer
         line.answer = answer
         forced = " (r_max reached)" if line.hit_r_max else ""
-        self._step(line, ACTION_FINAL, f"{answer}{forced}" + (f"; because {reasoning}" if reasoning else ""))
+        because = " ".join((reasoning or "").split())  # the action log keeps one line per action
+        self._step(line, ACTION_FINAL, f"{answer}{forced}" + (f"; because {because}" if because else ""))
 
     # -- the vote -----------------------------------------------------------------------------
     def _vote(self) -> _Line:

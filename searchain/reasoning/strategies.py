@@ -13,6 +13,7 @@ from typing import Any
 from .duplicates import DuplicateDetector
 from .loop import Generator
 from .modes import MODE_GEEK, MODE_GENGROUND
+from .parser import short_answer
 from .prompts import TASK_YESNO
 from .result import AnswerResult
 from .strategy_prompts import StrategyPrompts
@@ -50,3 +51,6 @@ def run_strategy(mode: str, question: str, task: str, *, generator: Generator, s
     result.branches, result.path = outcome.branches, outcome.path
     result.rounds, result.stop_reason = outcome.rounds, outcome.stop_reason
     result.final_content, result.references = finalize(f"[Final Content]: {outcome.final_answer}", outcome.path)
+    # The strategy's own conclusion is the short answer, even when the passages cannot cite it
+    # and the final content falls back to the composed path (which opens with a sub-question).
+    result.answer = short_answer(outcome.final_answer or "")

@@ -136,6 +136,22 @@ def test_a_sub_question_the_line_asked_already_is_dropped_and_the_line_concludes
     assert steps[-1] == f"asked already: {QA.upper()}; concluding"
 
 
+def test_a_conclusion_the_passages_cannot_cite_stays_the_short_answer():
+    said = "The singer of that album grew up somewhere in western Canada"
+    llm = ScriptedLLM([
+        options((QA, "Vancouver")),
+        act("Retrieve"),
+        "[Fact from 1]: Kevin Drew was born in Toronto",
+        act("FinalAnswer"),
+        conclude(said),
+    ])
+    result = geek(llm).answer("Where did the singer of Spirit If... grow up?", mode="geek")
+    # The final content falls back to the path composed with its marks (it starts with the
+    # sub-question); the answer is still what the strategy concluded, not that first step.
+    assert result.final_content.startswith(QA) and "[1]" in result.final_content
+    assert result.answer == said
+
+
 def test_unknown_extraction_keeps_the_guess_and_unreadable_actions_default_safely():
     llm = ScriptedLLM([
         options((QA, "Toronto")),
