@@ -56,7 +56,7 @@ class Workspace:
 
         The demo corpus is built on first use (``on_event``/``cancel`` follow that build), so a
         fresh install can answer questions at once. Opening a vector index is announced on
-        ``on_event`` (``dense.OPEN_STAGE``): a Wikipedia-sized one takes ~20 s.
+        ``on_event`` (``layout.OPEN_STAGE``): a Wikipedia-sized one takes ~20 s.
         """
         name = corpus or self.settings.active_corpus
         with self._retriever_lock:

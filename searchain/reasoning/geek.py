@@ -6,9 +6,10 @@ The local chat model plays the paper's fine-tuned core model and extractor. Each
   facts yet always starts with AddDecomp; one with ``r_max`` sub-questions must conclude);
 - *AddDecomp* writes the next sub-question with a pseudo-answer (a guess that tells the extractor
   what kind of fact is wanted). One the line has asked already (the engine's duplicate
-  detector) is dropped; with nothing new the line concludes, as it would at ``r_max``. Strategy exploration: while a line has branched fewer than
-  ``fork_depth`` times and there are fewer than ``max_leaves`` branches, the model may write up to
-  ``branches`` alternative sub-questions; each extra one starts a new branch from the same state;
+  detector) is dropped; with nothing new the line concludes, as it would at ``r_max``.
+  Strategy exploration: while a line has branched fewer than ``fork_depth`` times and there are
+  fewer than ``max_leaves`` branches, the model may write up to ``branches`` alternative
+  sub-questions; each extra one starts a new branch from the same state;
 - with an open sub-question it picks *Retrieve* (Retrieve & Extract: ``extract_k`` passages, and
   the model, as extractor, writes a short fact citing one of them) or *SelfAnswer* (a fact by
   logic from the facts so far, no retrieval);
