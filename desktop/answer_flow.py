@@ -18,7 +18,7 @@ from searchain.events import Progress
 from searchain.index.layout import OPEN_STAGE
 from searchain.llm.events import LLMWarning
 from searchain.reasoning import events as ev
-from searchain.reasoning.strategy_view import describe_event
+from searchain.reasoning.strategies.view import describe_event
 
 from .context import AppContext
 from .render import describe_error

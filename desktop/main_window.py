@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from searchain.config import resources_dir
-from searchain.llm.starter import starter_label, starter_notice
+from searchain.llm.models.starter import starter_label, starter_notice
 
 from .answer_flow import AnswerFlow
 from .context import AppContext
@@ -136,7 +136,7 @@ class MainWindow(PassageActions, QMainWindow):
                                       actions=[("catalogue", "Model catalogue…"), ("open_gguf", "Open GGUF file…")])
 
     def _offer_demo_questions(self) -> None:
-        from searchain.corpus.demo import DEMO_NAME, demo_questions
+        from searchain.library.demo import DEMO_NAME, demo_questions
 
         try:
             questions = demo_questions(limit=3) if self.ctx.settings.active_corpus == DEMO_NAME else []
@@ -244,7 +244,7 @@ class MainWindow(PassageActions, QMainWindow):
 
     # -- dialogs -----------------------------------------------------------------------------
     def open_corpus_manager(self) -> None:
-        from .views.corpus_manager import CorpusManagerDialog
+        from .views.corpora.manager import CorpusManagerDialog
 
         self.corpus_dialog = CorpusManagerDialog(self.ctx, self.runner, self)
         self.corpus_dialog.active_changed.connect(lambda _name: self.update_status())
@@ -265,7 +265,7 @@ class MainWindow(PassageActions, QMainWindow):
         self.settings_dialog.show()
 
     def open_model_catalogue(self) -> None:
-        from .views.model_dialog import ModelDialog
+        from .views.model_choice.dialog import ModelDialog
 
         self.model_dialog = ModelDialog(self.ctx, self.runner, self)
         self.model_dialog.model_chosen.connect(self.use_model)

@@ -10,7 +10,7 @@ from typing import Any
 
 from PySide6.QtGui import QAction, QKeySequence
 
-from .views.corpus_transfer import import_corpus_from_menu
+from .views.corpora.transfer import import_corpus_from_menu
 from .views.strategy import STRATEGY_CHOICES, ask_again_with
 
 

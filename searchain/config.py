@@ -81,15 +81,15 @@ class RetrievalSettings:
     embedder: str = "sentence-transformers/all-MiniLM-L6-v2"
     # A second embedding model whose cosine joins the first's on the dense side of hybrid fusion
     # (each corpus then keeps a second index, ``index/second``); "" = off; "auto" = all-mpnet-base-v2
-    # when installed and this CPU embeds in bfloat16 (index/second.py). See docs/retrieval.md.
+    # when installed and this CPU embeds in bfloat16 (index/embed/second.py). See docs/retrieval.md.
     second_embedder: str = "auto"
     # auto | fp32 | bf16: bfloat16 matrix products where the CPU has native bf16 (2.4-2.8x faster,
-    # vectors within 1e-4 cosine of float32); see index/precision.py.
+    # vectors within 1e-4 cosine of float32); see index/embed/precision.py.
     embed_precision: str = "auto"
-    # auto | cpu | cuda: where embedding runs; auto = a CUDA GPU when torch sees one (index/device.py).
+    # auto | cpu | cuda: where embedding runs; auto = a CUDA GPU when torch sees one (index/embed/device.py).
     embed_device: str = "auto"
     retriever: str = "hybrid"  # dense | bm25 | hybrid; the default is the one that measured best
-    # hnswlib parameters: since the compact index (index/compact.py) only `bench index` uses them;
+    # hnswlib parameters: since the compact index (index/ann/compact.py) only `bench index` uses them;
     # kept so that settings files that hold them stay valid.
     hnsw_m: int = 32
     hnsw_ef_construction: int = 200
@@ -284,6 +284,12 @@ def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
         raise
 
 
+def source_root() -> Path:
+    """The folder that holds the ``searchain`` package (a checkout, or site-packages): a child
+    process that must import this same ``searchain`` gets it on its ``PYTHONPATH``."""
+    return Path(__file__).resolve().parent.parent
+
+
 def resources_dir() -> Path:
     """The project's ``resources/`` folder (prompts, demo corpus, icons)."""
-    return Path(__file__).resolve().parent.parent / "resources"
+    return source_root() / "resources"

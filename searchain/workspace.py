@@ -63,7 +63,7 @@ class Workspace:
             if name not in self._retrievers:
                 lexical_only = self.settings.retrieval.retriever.strip().lower() == "bm25"
                 if name == "demo":
-                    from .corpus.demo import ensure_demo_corpus
+                    from .library.demo import ensure_demo_corpus
 
                     ensure_demo_corpus(self.paths, self.settings, on_event=on_event, cancel=cancel,
                                        index=not lexical_only,
@@ -95,7 +95,7 @@ class Workspace:
         """The one sentence embedder shared by retrieval and duplicate-query detection."""
         with self._embedder_lock:
             if self._embedder is None:
-                from .index.embedder import Embedder
+                from .index.embed.embedder import Embedder
 
                 self._embedder = Embedder.for_settings(self.settings.retrieval,
                                                        models_dir=self.paths.models_dir)
@@ -104,14 +104,14 @@ class Workspace:
     def second_embedder(self):
         """The second embedding model (``retrieval.second_embedder``, ``auto`` resolved), shared
         by every corpus's retriever; None when off."""
-        from .index.second import second_embedder_name
+        from .index.embed.second import second_embedder_name
 
         name = second_embedder_name(self.settings.retrieval, self.paths.models_dir)
         if not name:
             return None
         with self._embedder_lock:
             if self._second_embedder is None or self._second_embedder.name != name:
-                from .index.embedder import Embedder
+                from .index.embed.embedder import Embedder
 
                 self._second_embedder = Embedder.for_settings(self.settings.retrieval, name,
                                                               models_dir=self.paths.models_dir)
@@ -144,7 +144,7 @@ class Workspace:
     def resolved_model(self):
         """The GGUF the next ``llm()`` loads: the chosen one, else the installed starter model
         (``ResolvedModel.starter`` says which; ``path`` is "" when there is neither)."""
-        from .llm.starter import resolve_model
+        from .llm.models.starter import resolve_model
 
         return resolve_model(self.settings.llm, self.paths.models_dir)
 

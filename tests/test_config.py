@@ -96,14 +96,14 @@ def test_lenient_load_keeps_the_good_values_and_says_what_it_replaced(home):
 
 
 def test_schema_choices_match_what_the_engine_accepts():
-    from searchain.index.device import DEVICES
+    from searchain.index.embed.device import DEVICES
     from searchain.index.hybrid import METHODS
-    from searchain.index.precision import PRECISIONS
+    from searchain.index.embed.precision import PRECISIONS
     from searchain.index.retrievers import KINDS
     from searchain.llm.loader import BACKENDS, ISOLATIONS
     from searchain.reader.loader import READER_CHOICES
     from searchain.reasoning.modes import MODES
-    from searchain.reasoning.prompts import TASKS
+    from searchain.reasoning.chain.prompts import TASKS
     from searchain.reasoning.tracing import FINAL_ANSWERS
     from searchain.settings_schema import CHOICES, RANGES, flatten
 

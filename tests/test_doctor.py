@@ -1,4 +1,4 @@
-"""`searchain doctor` and `searchain.doctor`: each broken part is found, named, and given its fix;
+"""`searchain doctor` and `searchain.doctor.installation`: each broken part is found, named, and given its fix;
 checking changes nothing."""
 
 import json
@@ -6,8 +6,8 @@ import sqlite3
 
 from searchain.cli.main import main
 from searchain.config import Settings
-from searchain.doctor import FAIL, OK, WARN, run_checks, worst
-from searchain.doctor_report import report_markdown, system_info
+from searchain.doctor.installation import FAIL, OK, WARN, run_checks, worst
+from searchain.doctor.report import report_markdown, system_info
 
 
 def by_area(checks):
@@ -89,7 +89,7 @@ def test_a_settings_file_that_is_not_json_fails_but_the_rest_is_still_checked(ho
 
 
 def test_a_model_too_big_for_memory_is_a_warning(home, tiny_gguf, monkeypatch):
-    import searchain.llm.memory as memory
+    import searchain.llm.models.memory as memory
 
     monkeypatch.setattr(memory, "available_memory_bytes", lambda: 1000)
     Settings(llm=Settings().llm.__class__(model_path=str(tiny_gguf))).save(home)
@@ -206,7 +206,7 @@ def test_report_lists_a_missing_package_as_not_installed(home):
 
 
 def test_a_crashing_check_is_reported_and_the_others_still_run(home, monkeypatch):
-    import searchain.doctor as doctor
+    import searchain.doctor.installation as doctor
 
     def boom(_paths, _settings):
         raise RuntimeError("surprise")
@@ -242,7 +242,7 @@ def test_thorough_finds_a_changed_byte_in_an_index_that_the_quick_check_passes(i
 
 
 def test_second_embedder_is_checked_without_unpacking_it(indexed_copy, tiny_embedder_dir, monkeypatch):
-    from searchain.index import packaged
+    from searchain.index.embed import packaged
 
     home = indexed_copy
     settings = Settings(active_corpus="mini")

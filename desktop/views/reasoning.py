@@ -135,7 +135,7 @@ class ReasoningPanel(QWidget):
 
     def show_result(self, result: AnswerResult) -> None:
         """Draw the whole tree of a finished answer (also used when reopening a conversation)."""
-        from searchain.reasoning.strategy_view import describe
+        from searchain.reasoning.strategies.view import describe
 
         self.clear()
         for branch in result.branches:

@@ -153,7 +153,7 @@ class SettingsDialog(QDialog):
             "questions it gained nothing, so its cost is paid only where it is small). "
             "Takes effect for a corpus once its index is updated (Corpus manager).")
         self._fill_second_embedders(retrieval.second_embedder)
-        from searchain.index.precision import cpu_has_native_bf16
+        from searchain.index.embed.precision import cpu_has_native_bf16
 
         here = "bfloat16" if cpu_has_native_bf16() else "float32"  # /proc/cpuinfo: no torch import
         labels = {**PRECISION_LABELS, "auto": f"Automatic ({here} here)"}
@@ -163,7 +163,7 @@ class SettingsDialog(QDialog):
             "(AVX512-BF16 or AMX), and its vectors match float32 to a cosine of 0.9999, so indexes "
             "built either way stay compatible. Elsewhere it is emulated and slower, which is why "
             "Automatic uses float32 there.")
-        from searchain.index.device import cuda_build
+        from searchain.index.embed.device import cuda_build
 
         # Which torch is installed is read from its files: importing torch here would stall the UI.
         here = "a GPU when torch sees one" if cuda_build() else "CPU here: torch is a CPU-only build"
@@ -200,8 +200,8 @@ class SettingsDialog(QDialog):
         self.reranker.setCurrentIndex(max(0, self.reranker.findData(current)))
 
     def _fill_second_embedders(self, current: str) -> None:
-        from searchain.index.packaged import PACKAGED_EMBEDDERS, find_parts, is_assembled
-        from searchain.index.second import AUTO, auto_choice
+        from searchain.index.embed.packaged import PACKAGED_EMBEDDERS, find_parts, is_assembled
+        from searchain.index.embed.second import AUTO, auto_choice
 
         choice = auto_choice(self.ctx.settings.retrieval, self.ctx.paths.models_dir)
         self.second_embedder.addItem(f"Automatic ({choice.model or 'off'} here)", AUTO)

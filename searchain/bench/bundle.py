@@ -29,9 +29,9 @@ def register(sub) -> None:
 
 def run(ctx, args) -> int:
     from ..config import AppPaths
-    from ..corpus.bundle import export_corpus
-    from ..corpus.bundle_import import import_corpus
-    from ..corpus.demo import demo_articles_dir
+    from ..library.bundle_export import export_corpus
+    from ..library.bundle_import import import_corpus
+    from ..library.demo import demo_articles_dir
     from ..corpus.manager import CorpusManager
 
     size = args.size_mb * 1024 * 1024

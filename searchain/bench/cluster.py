@@ -42,9 +42,9 @@ def run(ctx, args) -> int:
     from ..corpus.manager import CorpusManager
     from ..corpus.store import PassageStore
     from ..events import Progress
-    from ..index.builder import build_index
-    from ..index.embedder import Embedder
-    from ..index.ray_embed import RayEmbedding, RayOptions, ray_temp_dir
+    from ..index.build.builder import build_index
+    from ..index.embed.embedder import Embedder
+    from ..index.build.ray_embed import RayEmbedding, RayOptions, ray_temp_dir
 
     counts = [int(w) for w in args.workers.split(",") if w.strip()]
     settings = replace(ctx.settings, retrieval=replace(ctx.settings.retrieval, second_embedder=""))
@@ -135,14 +135,14 @@ def _source(dataset: str | None):
 
         ds = load_dataset(dataset)
         return ds.path, ds.kind
-    from ..corpus.demo import demo_articles_dir
+    from ..library.demo import demo_articles_dir
 
     return demo_articles_dir(), "folder"
 
 
 def _vectors(paths, manager) -> np.ndarray:
     from ..index.layout import IndexLayout
-    from ..index.shards import ShardStore
+    from ..index.build.shards import ShardStore
 
     shards = ShardStore(IndexLayout(manager.corpus_dir("c") / "index"), "c")
     return np.concatenate([v for _, v in shards.iter_shards()])

@@ -86,7 +86,7 @@ def _articles(dataset: str | None) -> list[tuple[str, str]]:
         for title, text in arts:
             merged.setdefault(title, []).append(text)
         return [(t, " ".join(ps)) for t, ps in merged.items()]
-    from ..corpus.demo import demo_articles_dir
+    from ..library.demo import demo_articles_dir
 
     return [(f.stem.replace("_", " "), f.read_text(encoding="utf-8"))
             for f in sorted(demo_articles_dir().rglob("*.md"))]
@@ -94,7 +94,7 @@ def _articles(dataset: str | None) -> list[tuple[str, str]]:
 
 # -- models -------------------------------------------------------------------------------------
 def default_models(ctx) -> list[str]:
-    from ..index.second import second_embedder_name
+    from ..index.embed.second import second_embedder_name
 
     r = ctx.settings.retrieval
     second = second_embedder_name(r, ctx.paths.models_dir)
@@ -119,8 +119,8 @@ def random_weight_copy(model_dir: str, dst: Path, seed: int = 0) -> Path:
 
 
 def measure(ctx, args) -> dict:
-    from ..index.device import cuda_status, resolve_device
-    from ..index.embedder import Embedder, resolve_model_path
+    from ..index.embed.device import cuda_status, resolve_device
+    from ..index.embed.embedder import Embedder, resolve_model_path
 
     r = ctx.settings.retrieval
     device = resolve_device(args.device or r.embed_device)
@@ -154,7 +154,7 @@ def measure(ctx, args) -> dict:
 
 def _measure_model(embedder, texts: list[str], args, ctx, home: Path) -> dict:
     model, batch = embedder.model, embedder.batch_size
-    from ..index.precision import precision_context
+    from ..index.embed.precision import precision_context
 
     precision, device = embedder.effective_precision, embedder.effective_device
 
@@ -209,7 +209,7 @@ def _build_runner(embedder, texts: list[str], ctx, home: Path):
     from ..config import AppPaths
     from ..corpus.manager import CorpusManager
     from ..corpus.store import PassageStore
-    from ..index.builder import build_index
+    from ..index.build.builder import build_index
     from ..types import Passage
 
     paths = AppPaths.resolve(home).ensure()

@@ -59,7 +59,7 @@ class _Timed:
 
 
 def _components(llm_latency: float, retrieval_latency: float, reader_latency: float):
-    from ..llm.scripted import ScriptedLLM
+    from ..llm.fakes.scripted import ScriptedLLM
     from ..reasoning.inmemory import InMemoryRetriever, LexicalReader
 
     counter = itertools.count()

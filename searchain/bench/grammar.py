@@ -51,8 +51,8 @@ def run(ctx, args) -> int:
 
 def cases() -> list[tuple[str, list[dict], str]]:
     """(kind, chat messages, grammar) for each prompt the benchmark runs."""
-    from ..reasoning.grammar import coq_grammar, final_content_grammar, standalone_grammar
-    from ..reasoning.prompts import PromptBook, detect_task
+    from ..reasoning.chain.grammar import coq_grammar, final_content_grammar, standalone_grammar
+    from ..reasoning.chain.prompts import PromptBook, detect_task
 
     book = PromptBook()
     out = [("chain", [{"role": "user", "content": book.coq(q, detect_task(q))}], coq_grammar())

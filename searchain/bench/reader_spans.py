@@ -21,7 +21,9 @@ import sys
 import time
 from pathlib import Path
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "eval" / "musique" / "dev_200.jsonl"
+from ..eval.datasets import SHARED_EVAL_DIR
+
+DEFAULT_DATA = SHARED_EVAL_DIR / "musique" / "dev_200.jsonl"
 
 
 def musique_steps(path: Path, limit: int) -> list[tuple[str, str, str, list[str]]]:
@@ -59,7 +61,7 @@ def load_reader_module(source: Path | None):
 
 
 def measure(reader, steps, threshold: float) -> dict:
-    from searchain.eval.metrics import cover_em, token_f1
+    from searchain.metrics import cover_em, token_f1
 
     rows = []
     for question, title, passage, golds in steps:

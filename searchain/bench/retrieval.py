@@ -145,8 +145,8 @@ def _second_rows(ctx, paths, settings, name, second_name, embedder, pairs, quest
                  result, timings, paired) -> None:
     """Index the pool with the second model and add its rows. The model comes from the user's
     home (a packaged one is unpacked there once), not the bench's scratch home."""
-    from ..index.builder import build_index
-    from ..index.embedder import Embedder
+    from ..index.build.builder import build_index
+    from ..index.embed.embedder import Embedder
     from ..index.retrievers import open_retriever
 
     second = Embedder.for_settings(settings.retrieval, second_name, models_dir=ctx.paths.models_dir)
@@ -172,11 +172,11 @@ def run(ctx, args) -> int:
     from ..config import AppPaths, Settings
     from ..corpus.manager import CorpusManager
     from ..eval.datasets import load_dataset
-    from ..index.builder import build_index
-    from ..index.embedder import Embedder
+    from ..index.build.builder import build_index
+    from ..index.embed.embedder import Embedder
     from ..index.cross_encoder import CrossEncoderReranker
     from ..index.retrievers import BM25Retriever, HybridRetriever, open_retriever
-    from ..index.second import second_embedder_name
+    from ..index.embed.second import second_embedder_name
 
     dataset = load_dataset(args.dataset, limit=args.limit)
     pairs = eval_queries(dataset)

@@ -31,9 +31,10 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from ..eval.datasets import SHARED_EVAL_DIR
+
 TARGETS_MS = {"save_message_p50_ms": 5.0, "open_conversation_1000_messages_ms": 100.0,
               "list_10000_conversations_ms": 50.0, "search_ms": 50.0}
-SHARED_EVAL = Path(__file__).resolve().parents[3] / "shared" / "eval"
 
 
 def register(sub) -> None:
@@ -72,14 +73,14 @@ def _texts() -> tuple[list[str], list[str], str]:
     questions, answers = [], []
     for name, q_key, p_key in (("musique/dev_200.jsonl", "question", "paragraphs"),
                                ("hotpotqa/dev_500.jsonl", "question_text", "contexts")):
-        path = SHARED_EVAL / name
+        path = SHARED_EVAL_DIR / name
         if path.exists():
             for line in path.read_text(encoding="utf-8").splitlines():
                 record = json.loads(line)
                 questions.append(record[q_key])
                 answers.extend(p["paragraph_text"] for p in record[p_key][:3])
     if questions:
-        return questions, answers, str(SHARED_EVAL)
+        return questions, answers, str(SHARED_EVAL_DIR)
     rng = random.Random(0)
     words = [f"{a}{b}" for a in ("kar", "mel", "tor", "vin", "sul") for b in
              ("ba", "do", "ne", "ri", "sko", "tha", "u", "wy")]

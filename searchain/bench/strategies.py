@@ -36,7 +36,7 @@ def run(dataset_path: str, *, limit: int = 20, modes: str = DEFAULT_MODES, closi
     from ..config import ReasoningSettings
     from ..eval.datasets import load_dataset, pooled_paragraphs
     from ..eval.runner import answer_question
-    from ..llm.grammar_walker import GrammarWalkerLLM
+    from ..llm.fakes.grammar_walker import GrammarWalkerLLM
     from ..reasoning.engine import SearChainEngine
     from ..reasoning.inmemory import InMemoryRetriever, LexicalReader
     from ..reasoning.modes import MODE_SEARCHAIN, check_mode

@@ -67,7 +67,7 @@ def handle(ctx, args) -> int:
 def _note_starter(workspace) -> None:
     """Say once, on stderr (stdout stays the answer), that the tiny starter model answers."""
     if workspace.resolved_model().starter:
-        from ..llm.starter import starter_notice
+        from ..llm.models.starter import starter_notice
 
         message, hint = starter_notice()
         print(f"note: no model chosen. {message}\n  {hint}", file=sys.stderr)
@@ -116,7 +116,7 @@ def _progress(event: Any) -> None:
     from ..events import Progress
     from ..index.layout import OPEN_STAGE
     from ..reasoning.events import ChainUnreadable, FeedbackGiven, NodeChecked, QuestionRewritten, RoundStarted
-    from ..reasoning.strategy_view import describe_event
+    from ..reasoning.strategies.view import describe_event
 
     line = describe_event(event)  # GenGround / GEEK steps
     if isinstance(event, Progress) and event.stage == OPEN_STAGE:
@@ -184,7 +184,7 @@ def render_text(result) -> str:
             out.append(f"[{ref.mark}] {p.title} ({p.corpus}:{p.pid})")
             out.append(f"    {highlight(p.text, ref.span)}")
         out.append("")
-    from ..reasoning.strategy_view import describe
+    from ..reasoning.strategies.view import describe
 
     strategy = describe(result)
     if strategy:

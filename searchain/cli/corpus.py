@@ -11,7 +11,7 @@ from ..errors import Cancelled, CorpusError, SearchainError
 from .confirm import confirm
 from .progress import ProgressPrinter, cancel_on_interrupt
 
-BUNDLE_SUFFIX = ".searchain-corpus"  # searchain.corpus.bundle.SUFFIX (not imported: keeps --help fast)
+BUNDLE_SUFFIX = ".searchain-corpus"  # searchain.library.bundle_export.SUFFIX (not imported: keeps --help fast)
 FORMAT_CHOICES = ("tsv", "jsonl", "hotpotqa", "musique", "mediawiki", "folder")
 SHOWN_PROBLEMS = 20
 
@@ -134,7 +134,7 @@ def cmd_index(ctx, args) -> int:
 
 def _plan(ctx, name: str, *, rebuild: bool):
     """The build plan (a short calibration run the first time on this machine; progress shown)."""
-    from ..index.plan import plan_build
+    from ..index.build.plan import plan_build
 
     with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
         return plan_build(ctx.paths, ctx.settings, name, rebuild=rebuild, on_event=show, cancel=cancel)
@@ -142,13 +142,13 @@ def _plan(ctx, name: str, *, rebuild: bool):
 
 def _build_index(ctx, name: str, *, rebuild: bool, assume_yes: bool = False, embed_missing=None) -> int:
     try:
-        from ..index.builder import build_index
+        from ..index.build.builder import build_index
     except ImportError as exc:
         print(f"error: passages stored, but the index builder is unavailable ({exc}); "
               f"search will not work until it is built.", file=sys.stderr)
         return 1
     # Say what it will cost before any long work starts; over an hour, ask first.
-    from ..index.plan import duration
+    from ..index.build.plan import duration
 
     plan = _plan(ctx, name, rebuild=rebuild) if embed_missing is None else None  # this machine's costs
     if plan is not None and any(m.passages for m in plan.models):
@@ -292,7 +292,7 @@ def cmd_use(ctx, args) -> int:
 
 
 def cmd_export(ctx, args) -> int:
-    from ..corpus.bundle import export_corpus
+    from ..library.bundle_export import export_corpus
 
     with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
         report = export_corpus(ctx.paths, ctx.settings, args.name, args.output, on_event=show,
@@ -308,7 +308,7 @@ def cmd_export(ctx, args) -> int:
 
 
 def cmd_import(ctx, args) -> int:
-    from ..corpus.bundle_import import import_corpus
+    from ..library.bundle_import import import_corpus
 
     with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
         try:

@@ -1,6 +1,6 @@
 """``searchain corpus index NAME --ray auto|HOST:PORT``: the embedding stage on a Ray cluster.
 
-Kept beside ``corpus`` so that plain builds never import it; see ``searchain.index.ray_embed``.
+Kept beside ``corpus`` so that plain builds never import it; see ``searchain.index.build.ray_embed``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def index_on_ray(ctx, args, build) -> int:
 def connect(ctx, args):
     """The Ray strategy, connected, with its plan printed; None when the user took the local build
     instead of a cluster that does not answer. Raises when Ray is missing or the user declines."""
-    from ..index.ray_embed import RayEmbedding, RayOptions, RayUnavailable, ray_temp_dir
+    from ..index.build.ray_embed import RayEmbedding, RayOptions, RayUnavailable, ray_temp_dir
 
     if args.ray_workers is not None and args.ray_workers < 1:
         raise SearchainError(f"--ray-workers must be at least 1, got {args.ray_workers}.")

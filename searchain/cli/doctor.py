@@ -1,6 +1,6 @@
 """``searchain doctor``: check the installation and say how to fix what is wrong.
 
-Runs ``searchain.doctor.run_checks`` (read-only, offline) and prints one line per finding with
+Runs ``searchain.doctor.installation.run_checks`` (read-only, offline) and prints one line per finding with
 its fix; ``--report`` adds the system description and the end of the app's log, ready to paste
 into a problem report. Exit status 1 when any check failed, so scripts can use it too.
 """
@@ -23,8 +23,8 @@ def register(sub) -> None:
 
 
 def run(ctx, args) -> int:
-    from ..doctor import FAIL, run_checks, worst
-    from ..doctor_report import report_markdown, system_info
+    from ..doctor.installation import FAIL, run_checks, worst
+    from ..doctor.report import report_markdown, system_info
     from ..logs import log_file, recent_lines
 
     checks = run_checks(ctx.paths, thorough=args.thorough)

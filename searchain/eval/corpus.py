@@ -23,7 +23,7 @@ def ensure_eval_corpus(
 ) -> str:
     """Make sure the pooled corpus of ``dataset`` exists and is indexed; returns its name."""
     from ..corpus.manager import READY, CorpusManager
-    from ..index.builder import build_index
+    from ..index.build.builder import build_index
     from ..index.status import index_status, wanted_embedders
 
     name = name or dataset.corpus_name

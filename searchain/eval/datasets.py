@@ -13,8 +13,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..config import source_root
 from ..errors import SearchainError
 
+# The project's benchmark files, in ``shared/`` beside a checkout (benchmarks read them from here).
+SHARED_EVAL_DIR = source_root().parent / "shared" / "eval"
 MUSIQUE = "musique"
 HOTPOTQA = "hotpotqa"
 

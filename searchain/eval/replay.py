@@ -20,7 +20,7 @@ from ..reasoning.loop import locate
 from ..reasoning.result import Node
 from ..types import Passage
 from .compare import pair
-from .metrics import cover_em, token_f1
+from ..metrics import cover_em, token_f1
 
 PassageLookup = Callable[[dict], "Passage | None"]
 

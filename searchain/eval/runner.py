@@ -22,7 +22,7 @@ from ..errors import SearchainError
 from ..events import CancelToken, EventCallback, Progress, check, emit
 from ..reasoning.result import SOURCES, AnswerResult, honest_source
 from .datasets import EvalDataset, EvalQuestion, load_dataset
-from .metrics import cover_em, token_f1
+from ..metrics import cover_em, token_f1
 from .stats import bootstrap_ci
 
 _MARK = re.compile(r"\s*\[\d+\]")

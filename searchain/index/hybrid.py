@@ -24,9 +24,9 @@ differently average out part of each one's mistakes (measured in docs/retrieval.
 from __future__ import annotations
 
 from ..types import Hit, Passage
-from .bm25 import BM25Retriever
+from .bm25.fts5 import BM25Retriever
 from .dense import DenseRetriever
-from .query import title_match, tokenize
+from .bm25.query import title_match, tokenize
 
 NAME = "hybrid"
 METHODS = ("zscore", "minmax", "rrf")

@@ -164,7 +164,7 @@ INDEX_READ_BYTES_PER_S = 320e6
 def opening_note(corpus_dir, corpus_name: str) -> str:
     """What opening ``corpus_name``'s vector indexes costs, for a progress line: a large one (its
     codes are read into memory) takes seconds, which a user should not spend wondering."""
-    from .plan import duration, gb
+    from .build.plan import duration, gb
 
     first = IndexLayout(Path(corpus_dir) / "index")
     size = sum(layout.compact_file.stat().st_size for layout in (first, first.second)

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from ..config import AppPaths, Settings
 from ..errors import ConfigError
 from ..types import Hit
-from .bm25 import BM25Retriever
+from .bm25.fts5 import BM25Retriever
 from .dense import DenseRetriever, open_vectors
-from .embedder import Embedder
+from .embed.embedder import Embedder
 from .hybrid import HybridRetriever
 from .layout import IndexLayout
 from .passages import PassageSource
-from .second import second_embedder_name
+from .embed.second import second_embedder_name
 
 if TYPE_CHECKING:
     from .cross_encoder import CrossEncoderReranker

@@ -20,9 +20,9 @@ from pathlib import Path
 
 from ..config import AppPaths, Settings
 from ..errors import IndexError_
-from .compact import unrefined
-from .embedder import model_id_for
-from .hnsw import file_sha256
+from .ann.compact import unrefined
+from .embed.embedder import model_id_for
+from ..bench.ann.hnsw import file_sha256
 from .layout import DOC_FORMAT, IndexLayout, IndexMeta, build_hint, rebuild_hint, repair_hint
 
 MISSING, PARTIAL, READY, STALE, MISMATCH, DAMAGED, OUTDATED = (
@@ -48,7 +48,7 @@ def wanted_embedders(settings: Settings, models_dir: Path | None = None, *,
                      passages: int | None = None) -> tuple[str, str]:
     """Model ids of the configured embedder and second embedder ("" when off; ``auto`` resolved,
     looking for an unpacked copy in ``models_dir``, for a corpus of ``passages`` when given)."""
-    from .second import second_embedder_name
+    from .embed.second import second_embedder_name
 
     r = settings.retrieval
     second = second_embedder_name(r, models_dir, passages=passages)
@@ -96,7 +96,7 @@ def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None =
         return IndexStatus(MISMATCH, mismatch_message(corpus_name, meta.embedder, wanted), **base,
                            hint=rebuild_hint(corpus_name))
     if meta.outdated:
-        from .vector_index import UPGRADE_HINT, outdated_message
+        from .ann.vector_index import UPGRADE_HINT, outdated_message
 
         return IndexStatus(OUTDATED, outdated_message(corpus_name, meta), **base,
                            hint=UPGRADE_HINT.format(name=corpus_name))
@@ -116,7 +116,7 @@ def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None =
         if lag:
             return IndexStatus(STALE, f"The index of '{corpus_name}' is usable, but {lag}.", **base,
                                hint=to_build)
-    from .bm25_tantivy import index_problem
+    from .bm25.tantivy_index import index_problem
 
     keyword_lag = index_problem(store_path, corpus_count, corpus_max)
     if keyword_lag:

@@ -12,7 +12,7 @@ no tools.
 
 from __future__ import annotations
 
-from .bpe_vocab import CHATML_TEMPLATE
+from .fakes.bpe_vocab import CHATML_TEMPLATE
 
 QWEN25 = (
     "{%- if messages[0]['role'] == 'system' %}"

@@ -34,11 +34,13 @@ from typing import Any, Sequence
 
 from .. import errors
 from ..config import LLMSettings
+from ..config import source_root
+
 from ..errors import ModelError
 from ..events import CancelToken, EventCallback, emit
 from .base import ChatMessage, Completion, GenerationParams, TokenCallback
 from .events import LLMWarning
-from .gguf_info import ModelFacts, read_model_facts
+from .models.gguf_info import ModelFacts, read_model_facts
 
 log = logging.getLogger("searchain.llm")
 
@@ -67,7 +69,7 @@ def launch_worker() -> tuple[subprocess.Popen, Connection]:
     """Start ``searchain.llm.worker`` with a socket to it; its output comes on ``proc.stdout``."""
     parent, child = socket.socketpair()
     env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])  # so the worker imports this searchain
+    root = str(source_root())  # so the worker imports this searchain
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     try:
         proc = subprocess.Popen(

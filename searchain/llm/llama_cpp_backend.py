@@ -34,9 +34,9 @@ from ..events import CancelToken, EventCallback, emit
 from .base import ChatMessage, Completion, GenerationParams, TokenCallback, Usage
 from .chat_prompt import ChatPromptBuilder, fit_messages
 from .events import LLMWarning
-from .gguf_info import ModelFacts, read_model_facts
+from .models.gguf_info import ModelFacts, read_model_facts
 from . import gpu
-from .memory import check_memory
+from .models.memory import check_memory
 from .model_kind import CompletionPromptBuilder, prompt_style, stop_texts, strip_special_tokens
 from .prefix_states import MIN_SAVED_TOKENS, PrefixStates
 from .sampling import GrammarCache, TokenSampler, grammar_verdict

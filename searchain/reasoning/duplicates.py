@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ..eval.metrics import normalize_answer
+from ..metrics import normalize_answer
 
 
 class Embedder(Protocol):

@@ -27,11 +27,11 @@ from .baselines import answer_direct, answer_rag
 from .duplicates import DuplicateDetector
 from .events import PHASE_REWRITE, Done, Failed, QuestionRewritten
 from .followup import PriorTurn, rewrite_followup
-from .grammar import DEFAULT_MAX_NODES, coq_grammar, final_content_grammar
+from .chain.grammar import DEFAULT_MAX_NODES, coq_grammar, final_content_grammar
 from .loop import Generator, ReasoningRun
 from .modes import MODE_DIRECT, MODE_GEEK, MODE_GENGROUND, MODE_RAG, MODE_SEARCHAIN, check_mode, needs_ir
-from .parser import short_answer, strip_marks
-from .prompts import TASKS, PromptBook, detect_task, evidence_excerpt
+from .chain.parser import short_answer, strip_marks
+from .chain.prompts import TASKS, PromptBook, detect_task, evidence_excerpt
 from .result import AnswerResult, Node
 from .tracing import FINAL_ANSWERS, compose_from_path, extract_final_content, finalize, passage_sources, renumber_marks
 
@@ -135,7 +135,7 @@ class SearChainEngine:
                 top_k=self.settings.top_k)
             result.stop_reason = "finish"
         elif mode in (MODE_GENGROUND, MODE_GEEK):
-            from .strategies import run_strategy
+            from .strategies.run import run_strategy
 
             run_strategy(mode, question, task, generator=gen, settings=self.settings, retriever=self.retriever,
                          embedder=self.embedder, result=result, **self.strategy_options.get(mode, {}))

@@ -16,9 +16,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from .grammar import DEFAULT_STANDALONE_CHARS as STANDALONE_CHARS
-from .grammar import standalone_grammar
-from .parser import strip_marks
+from .chain.grammar import DEFAULT_STANDALONE_CHARS as STANDALONE_CHARS
+from .chain.grammar import standalone_grammar
+from .chain.parser import strip_marks
 
 __all__ = ["PriorTurn", "STANDALONE_CHARS", "format_turns", "parse_standalone", "rewrite_followup",
            "standalone_grammar"]

@@ -20,7 +20,7 @@ from typing import Any, Callable, Protocol
 
 from ..config import ReasoningSettings
 from ..errors import Cancelled
-from ..eval.metrics import normalize_answer, not_equal, rouge_l
+from ..metrics import normalize_answer, not_equal, rouge_l
 from ..events import CancelToken, EventCallback, check, emit
 from ..llm.base import ChatMessage, Completion, GenerationParams
 from ..llm.chat_prompt import strip_think
@@ -30,8 +30,8 @@ from .events import (
     FEEDBACK_COMPLETION, FEEDBACK_CORRECTION, ChainGenerated, ChainUnreadable, FeedbackGiven,
     NodeChecked, RoundStarted, TokenGenerated,
 )
-from .parser import ParsedChain, parse_chain
-from .prompts import TASK_LONGFORM, PromptBook
+from .chain.parser import ParsedChain, parse_chain
+from .chain.prompts import TASK_LONGFORM, PromptBook
 from .result import (
     DECISION_COMPLETED, DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_NOT_CONFIRMED, DECISION_PASS,
     DECISION_UNCHECKED, SOURCE_IR_COMPLETED, SOURCE_IR_CORRECTED, SOURCE_LLM_UNVERIFIED,

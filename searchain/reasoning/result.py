@@ -155,7 +155,7 @@ def judge_agreement(llm_answer: str | None, reader_answer: str | None, query: st
     "Arthur's Magazine", but a passage about another magazine does not back it.
     Otherwise ``no_answer`` (no span) or ``not_confirmed``.
     """
-    from ..eval.metrics import not_equal
+    from ..metrics import not_equal
 
     if not (reader_answer or "").strip():
         return DECISION_NO_ANSWER

@@ -15,7 +15,7 @@ from typing import Sequence
 
 from ..types import Passage
 from .loop import locate
-from .parser import answer_tail, parse_chain, rewrite_marks, short_answer, strip_marks
+from .chain.parser import answer_tail, parse_chain, rewrite_marks, short_answer, strip_marks
 from .result import Node, Reference
 
 # How the final answer is written (``reasoning.final_answer``): see ``SearChainEngine._write_final``.

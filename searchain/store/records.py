@@ -50,7 +50,7 @@ class RunInfo:
             model_name = Path(settings.llm.model_path).name if settings.llm.model_path \
                 else settings.llm.server_url
             if not model_name and settings.llm.backend == "llama_cpp":
-                from ..llm.starter import starter_model_path  # the starter answers unset models
+                from ..llm.models.starter import starter_model_path  # the starter answers unset models
 
                 starter = starter_model_path()
                 model_name = starter.name if starter is not None else ""

@@ -12,8 +12,8 @@ import pytest
 
 from searchain.cli.main import main
 from searchain.config import Settings
-from searchain.corpus.bundle import BUNDLE_VERSION, MANIFEST_NAME, corpus_members, export_corpus
-from searchain.corpus.bundle_import import (
+from searchain.library.bundle_export import BUNDLE_VERSION, MANIFEST_NAME, corpus_members, export_corpus
+from searchain.library.bundle_import import (
     CorpusExists,
     clean_stale_imports,
     import_corpus,
@@ -262,7 +262,7 @@ def test_export_refuses_an_existing_file_and_a_corpus_being_written(bundle, tmp_
 KILLED_IMPORT = """
 import sys, time
 from searchain.config import AppPaths, Settings
-from searchain.corpus.bundle_import import import_corpus
+from searchain.library.bundle_import import import_corpus
 from searchain.events import Progress
 
 def on_event(event):

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from searchain.config import Settings
-from searchain.corpus.demo import (DEMO_NAME, FINGERPRINT_KEY, articles_fingerprint,
+from searchain.library.demo import (DEMO_NAME, FINGERPRINT_KEY, articles_fingerprint,
                                    demo_articles_dir, ensure_demo_corpus)
 from searchain.corpus.manager import CorpusManager
 

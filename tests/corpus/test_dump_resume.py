@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 from searchain.config import Settings
-from searchain.corpus.bench_ingest import make_dump
+from searchain.bench.ingest.measure import make_dump
 from searchain.corpus.manager import CorpusManager
 from searchain.corpus.problems import ProblemLog
 from searchain.corpus.sources.mediawiki import MediaWikiSource

@@ -75,7 +75,7 @@ def answer_result() -> AnswerResult:
 def demo_data_template(tmp_path_factory):
     """A data dir holding the real demo corpus, ingested and indexed once per session."""
     from searchain.config import AppPaths, Settings
-    from searchain.corpus.demo import ensure_demo_corpus
+    from searchain.library.demo import ensure_demo_corpus
 
     paths = AppPaths.resolve(tmp_path_factory.mktemp("demo-home")).ensure()
     ensure_demo_corpus(paths, Settings())

@@ -7,7 +7,7 @@ import pytest
 
 from desktop.context import AppContext
 from desktop.main_window import MainWindow
-from desktop.views.corpus_manager import CorpusManagerDialog
+from desktop.views.corpora.manager import CorpusManagerDialog
 from desktop.workers import JobRunner
 from searchain.config import Settings
 from tests.fixtures.index import MINI_CORPUS
@@ -55,7 +55,7 @@ def test_export_then_import_under_a_new_name_when_the_name_is_taken(qtbot, index
 
 
 def test_declining_the_new_name_imports_nothing(qtbot, indexed_copy, tmp_path):
-    from searchain.corpus.bundle import export_corpus
+    from searchain.library.bundle_export import export_corpus
 
     file = export_corpus(indexed_copy, Settings(), MINI_CORPUS, tmp_path / "m.zip").file
     dialog = make_manager(qtbot, indexed_copy)
@@ -68,7 +68,7 @@ def test_declining_the_new_name_imports_nothing(qtbot, indexed_copy, tmp_path):
 
 
 def test_a_damaged_file_is_refused_with_its_fix(qtbot, indexed_copy, tmp_path):
-    from searchain.corpus.bundle import export_corpus
+    from searchain.library.bundle_export import export_corpus
 
     file = export_corpus(indexed_copy, Settings(), MINI_CORPUS, tmp_path / "m.zip").file
     short = tmp_path / "short.zip"
@@ -81,7 +81,7 @@ def test_a_damaged_file_is_refused_with_its_fix(qtbot, indexed_copy, tmp_path):
 
 
 def test_file_menu_import_corpus_opens_the_manager_with_the_picker(qtbot, indexed_copy, tmp_path, monkeypatch):
-    from searchain.corpus.bundle import export_corpus
+    from searchain.library.bundle_export import export_corpus
 
     file = export_corpus(indexed_copy, Settings(), MINI_CORPUS, tmp_path / "m.zip").file
     window = MainWindow(AppContext(indexed_copy, Settings.load(indexed_copy)), restore=False)
@@ -94,8 +94,8 @@ def test_file_menu_import_corpus_opens_the_manager_with_the_picker(qtbot, indexe
         picked.append(caption)
         return str(file), filt
 
-    monkeypatch.setattr("desktop.views.corpus_transfer.QFileDialog.getOpenFileName", pick)
-    monkeypatch.setattr("desktop.views.corpus_transfer.CorpusTransfer.ask_new_name",
+    monkeypatch.setattr("desktop.views.corpora.transfer.QFileDialog.getOpenFileName", pick)
+    monkeypatch.setattr("desktop.views.corpora.transfer.CorpusTransfer.ask_new_name",
                         lambda self, taken, suggestion: "from-menu")
     action.trigger()
     dialog = window.corpus_dialog

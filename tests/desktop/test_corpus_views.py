@@ -5,7 +5,7 @@ import json
 import pytest
 
 from desktop.context import AppContext
-from desktop.views.corpus_manager import HEADERS, CorpusManagerDialog, corpus_name_for
+from desktop.views.corpora.manager import HEADERS, CorpusManagerDialog, corpus_name_for
 from desktop.views.search import SearchDialog
 from desktop.workers import JobRunner
 from searchain.config import Settings
@@ -174,7 +174,7 @@ def test_add_from_the_file_picker_then_rebuild_reads_the_changed_source(qtbot, c
 
 
 def test_update_index_builds_repairs_and_re_embeds_for_another_model(qtbot, ctx, tmp_path):
-    from searchain.index.embedder import resolve_model_path
+    from searchain.index.embed.embedder import resolve_model_path
 
     source = tmp_path / "birds.jsonl"
     _write_notes(source, [f"The heron number {i} nests by the quiet lake." for i in range(12)])
@@ -214,8 +214,8 @@ def test_update_index_builds_repairs_and_re_embeds_for_another_model(qtbot, ctx,
 
 
 def test_a_build_planned_over_an_hour_starts_only_when_the_user_agrees(qtbot, ctx, tmp_path):
-    from searchain.index import plan as plan_mod
-    from searchain.index.embedder import Embedder
+    from searchain.index.build import plan as plan_mod
+    from searchain.index.embed.embedder import Embedder
 
     source = tmp_path / "owls.jsonl"
     _write_notes(source, [f"The owl number {i} hunts over the dark meadow." for i in range(8)])

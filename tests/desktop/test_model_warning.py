@@ -10,7 +10,7 @@ pytestmark = pytest.mark.slow  # a real llama.cpp model and a real index
 
 
 def test_a_base_model_without_chat_template_is_named_above_the_chat(qtbot, demo_home, tmp_path):
-    from searchain.llm.testmodel import write_test_gguf
+    from searchain.llm.fakes.testmodel import write_test_gguf
 
     settings = Settings.load(demo_home)
     settings.llm.model_path = str(write_test_gguf(tmp_path / "gemma-base.gguf", chat_template=None))

@@ -15,7 +15,7 @@ from PySide6.QtCore import QTimer
 
 from desktop.context import AppContext
 from desktop.main_window import MainWindow
-from desktop.views.corpus_manager import CorpusManagerDialog
+from desktop.views.corpora.manager import CorpusManagerDialog
 from searchain.config import Settings
 
 pytestmark = pytest.mark.slow

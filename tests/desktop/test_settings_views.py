@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 
 from desktop.context import AppContext
 from desktop.main_window import MainWindow
-from desktop.views.model_dialog import ModelDialog
+from desktop.views.model_choice.dialog import ModelDialog
 from desktop.views.settings_dialog import SettingsDialog
 from desktop.workers import JobRunner
 from searchain.config import Settings
@@ -115,7 +115,7 @@ def _pin_to(monkeypatch, name: str, payload: bytes) -> None:
     import hashlib
     from dataclasses import replace
 
-    from searchain.llm import models
+    from searchain.llm.models import manager as models
 
     monkeypatch.setattr(models, "CATALOGUE", tuple(
         replace(e, size_bytes=len(payload), sha256=hashlib.sha256(payload).hexdigest())
@@ -155,7 +155,7 @@ def test_reranker_is_chosen_from_the_installed_ones_and_saved(qtbot, home, tiny_
 
 def test_second_embedder_lists_installed_packaged_models_and_is_saved(qtbot, home, monkeypatch,
                                                                      tiny_embedder_dir):
-    from searchain.index import packaged
+    from searchain.index.embed import packaged
 
     # Not installed: Automatic (which says it is off here, and why) and Off.
     monkeypatch.setattr(packaged, "find_parts", lambda spec, locate=None: None)
@@ -196,7 +196,7 @@ def test_embedding_precision_is_offered_saved_and_restored(qtbot, home):
     combo = dialog.embed_precision
     assert [combo.itemData(i) for i in range(combo.count())] == ["auto", "fp32", "bf16", "fp16"]
     assert combo.currentData() == "auto" and "AVX512-BF16" in combo.toolTip()
-    from searchain.index.precision import cpu_has_native_bf16
+    from searchain.index.embed.precision import cpu_has_native_bf16
 
     assert combo.itemText(0) == f"Automatic ({'bfloat16' if cpu_has_native_bf16() else 'float32'} here)"
     combo.setCurrentIndex(combo.findData("fp32"))

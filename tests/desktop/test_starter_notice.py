@@ -3,7 +3,7 @@
 from desktop.context import AppContext
 from desktop.main_window import MainWindow
 from searchain.config import Settings
-from searchain.llm import starter
+from searchain.llm.models import starter
 
 
 def _window(qtbot, home):

@@ -68,7 +68,7 @@ def test_demo_preparation_is_one_build_that_a_question_asked_meanwhile_waits_for
     from desktop.main_window import MainWindow
     from searchain.config import Settings
     from searchain.events import Progress
-    from searchain.index import builder
+    from searchain.index.build import builder
 
     builds, started = [], threading.Event()
     real_build = builder.build_index

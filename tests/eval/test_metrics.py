@@ -2,7 +2,7 @@
 
 import pytest
 
-from searchain.eval.metrics import (
+from searchain.metrics import (
     cover_em,
     exact_match,
     normalize_answer,

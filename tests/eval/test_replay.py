@@ -9,7 +9,7 @@ from searchain.config import ReasoningSettings
 from searchain.corpus.store import PassageStore
 from searchain.errors import ConfigError
 from searchain.eval.replay import logged_paths, rebuild_path, replay_final, store_lookup
-from searchain.llm.scripted import ScriptedLLM
+from searchain.llm.fakes.scripted import ScriptedLLM
 from searchain.reasoning.engine import SearChainEngine
 from searchain.reasoning.result import DECISION_CORRECTED, DECISION_PASS, SOURCE_IR_CORRECTED, SOURCE_LLM_VERIFIED
 from tests.fixtures.reasoning import PASSAGES, Q1, Q2, QUESTION

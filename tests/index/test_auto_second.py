@@ -11,10 +11,12 @@ from dataclasses import replace
 import pytest
 
 from searchain.config import Settings
-from searchain.index import packaged, precision, second
-from searchain.index.builder import build_index
+from searchain.index.embed import packaged
+from searchain.index.embed import precision
+from searchain.index.embed import second
+from searchain.index.build.builder import build_index
 from searchain.index.retrievers import open_retriever
-from searchain.index.second import AUTO_ENV, AUTO_MODEL, AutoChoice, auto_choice, second_embedder_name
+from searchain.index.embed.second import AUTO_ENV, AUTO_MODEL, AutoChoice, auto_choice, second_embedder_name
 from searchain.index.status import READY, STALE, index_status
 from tests.fixtures.index import MINI_CORPUS
 
@@ -115,7 +117,7 @@ def test_every_reader_of_the_setting_follows_auto(indexed_copy, embedder, auto_i
 
 
 def test_doctor_explains_an_auto_that_is_off(home, monkeypatch):
-    from searchain.doctor import OK, run_checks
+    from searchain.doctor.installation import OK, run_checks
 
     checks = [c for c in run_checks(home) if c.area == "embedder"]
     auto = [c for c in checks if "(auto)" in c.summary]

@@ -65,7 +65,7 @@ def test_bench_retrieval_default_follows_auto_second_model(shared_eval, home, ti
     # Where ``auto`` turns the second model on (here it resolves to the tiny model), that is the
     # default retriever: its rows appear without --second-embedder and "default" names them.
     from searchain.cli.main import main
-    from searchain.index import second
+    from searchain.index.embed import second
 
     monkeypatch.setattr(second, "auto_choice",
                         lambda r, models_dir, passages=None: second.AutoChoice(str(tiny_embedder_dir), "test"))
@@ -102,7 +102,7 @@ def test_bench_index_measures_synthetic_and_pooled_real_vectors(indexed_home, ca
 def test_recall_counts_a_tied_neighbour_as_found():
     import numpy as np
 
-    from searchain.bench.index import tie_aware_recall
+    from searchain.bench.ann.hnsw_bench import tie_aware_recall
 
     data = np.array([[1.0, 0.0], [0.8, 0.6], [0.8, 0.6], [0.0, 1.0]], dtype=np.float32)
     queries = np.array([[1.0, 0.0]], dtype=np.float32)

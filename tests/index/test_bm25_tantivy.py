@@ -10,8 +10,8 @@ import pytest
 from searchain.corpus.store import PassageStore
 from searchain.errors import Cancelled, IndexError_
 from searchain.events import CancelToken
-from searchain.index import bm25_tantivy as tv
-from searchain.index.bm25 import BM25Retriever
+from searchain.index.bm25 import tantivy_index as tv
+from searchain.index.bm25.fts5 import BM25Retriever
 from searchain.index.passages import PassageSource
 from searchain.types import Passage
 
@@ -177,7 +177,7 @@ def test_status_names_a_missing_or_stale_keyword_index(tmp_path, monkeypatch):
 def test_corpus_index_builds_the_keyword_index_and_status_asks_for_it(indexed_copy, embedder, monkeypatch):
     from searchain.config import Settings
     from searchain.corpus.manager import CorpusManager
-    from searchain.index.builder import build_index
+    from searchain.index.build.builder import build_index
     from searchain.index.retrievers import open_retriever
     from searchain.index.status import READY, STALE, index_status
     from tests.fixtures.index import MINI_CORPUS

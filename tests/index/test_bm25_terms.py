@@ -3,7 +3,7 @@
 import random
 
 from searchain.corpus.store import FTS_TOKENIZER, PassageStore
-from searchain.index.bm25_terms import TermScorer, read_varints
+from searchain.index.bm25.terms import TermScorer, read_varints
 from searchain.types import Passage
 
 WORDS = ("river valley county seat township island father born film team member located "

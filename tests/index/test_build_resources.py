@@ -13,10 +13,10 @@ from searchain.cli.main import main
 from searchain.config import Settings
 from searchain.corpus.manager import CorpusManager
 from searchain.errors import IndexError_
-from searchain.index.builder import build_index
+from searchain.index.build.builder import build_index
 from searchain.index.layout import IndexLayout
 from searchain.index.retrievers import open_retriever
-from searchain.index.shards import ShardStore
+from searchain.index.build.shards import ShardStore
 from searchain.index.status import PARTIAL, READY, STALE, index_status
 from tests.fixtures.index import MINI_CORPUS, MINI_PASSAGES, write_mini_corpus
 
@@ -64,9 +64,9 @@ GROW_UNDER_FILE_SIZE_LIMIT = r"""
 import resource, signal, sys
 from searchain.config import AppPaths, Settings
 from searchain.errors import IndexError_
-from searchain.index.builder import build_index
-from searchain.index.embedder import Embedder
-from searchain.index.compact import CompactIndex
+from searchain.index.build.builder import build_index
+from searchain.index.embed.embedder import Embedder
+from searchain.index.ann.compact import CompactIndex
 paths = AppPaths.resolve(sys.argv[1])
 embedder = Embedder("sentence-transformers/all-MiniLM-L6-v2")
 real_save = CompactIndex.save
@@ -142,7 +142,7 @@ def _first_vectors(paths, embedder, n):
     """The ids and vectors of the corpus's first ``n`` passages: a build that stopped after them."""
     import numpy as np
 
-    from searchain.index.builder import doc_text
+    from searchain.index.build.builder import doc_text
 
     with CorpusManager(paths, Settings()).open_store(MINI_CORPUS) as store:
         batch = next(store.iter_batches(after_id=0, batch_size=n))
@@ -151,8 +151,8 @@ def _first_vectors(paths, embedder, n):
 
 
 def test_an_index_too_big_for_memory_is_refused_before_embedding(home, tmp_path, embedder, monkeypatch):
-    from searchain.index import builder
-    from searchain.index.compact import estimated_index_bytes
+    from searchain.index.build import builder
+    from searchain.index.ann.compact import estimated_index_bytes
 
     CorpusManager(home, Settings()).add(MINI_CORPUS, write_mini_corpus(tmp_path / "m.jsonl"), "jsonl")
     need = estimated_index_bytes(len(MINI_PASSAGES), 384)["ram_build"]

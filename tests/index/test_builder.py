@@ -13,8 +13,8 @@ from searchain.config import Settings
 from searchain.corpus.manager import CorpusManager
 from searchain.errors import Cancelled, IndexError_
 from searchain.events import CancelToken, Progress
-from searchain.index.builder import build_index
-from searchain.index.embedder import Embedder, resolve_model_path
+from searchain.index.build.builder import build_index
+from searchain.index.embed.embedder import Embedder, resolve_model_path
 from searchain.index.layout import IndexLayout, IndexMeta
 from searchain.index.retrievers import open_retriever
 from searchain.index.status import (DAMAGED, MISMATCH, MISSING, OUTDATED, PARTIAL, READY, STALE,
@@ -166,7 +166,7 @@ def test_cancel_keeps_finished_shards_and_the_next_build_continues(home, tmp_pat
 KILLER = r"""
 import os, signal, sys
 from searchain.config import AppPaths, Settings
-from searchain.index.builder import build_index
+from searchain.index.build.builder import build_index
 from searchain.index.layout import IndexLayout
 paths = AppPaths.resolve(sys.argv[1])
 layout = IndexLayout(paths.corpora_dir / "mini" / "index")

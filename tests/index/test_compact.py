@@ -6,15 +6,16 @@ import json
 import numpy as np
 import pytest
 
-from searchain.bench.index import clustered_vectors
+from searchain.bench.ann.hnsw_bench import clustered_vectors
 from searchain.errors import IndexError_
-from searchain.index import compact, compact_build
-from searchain.index.compact import CompactIndex, estimated_index_bytes, needs_retraining, plan_spec
-from searchain.index.compact_build import build_compact
+from searchain.index.ann import compact
+from searchain.index.build import compact_build
+from searchain.index.ann.compact import CompactIndex, estimated_index_bytes, needs_retraining, plan_spec
+from searchain.index.build.compact_build import build_compact
 from searchain.index.layout import DOC_FORMAT, IndexLayout, IndexMeta
-from searchain.index.rowvectors import shard_vectors
-from searchain.index.shards import ShardStore
-from searchain.index.vector_index import open_vector_index
+from searchain.index.ann.rowvectors import shard_vectors
+from searchain.index.build.shards import ShardStore
+from searchain.index.ann.vector_index import open_vector_index
 
 DIM, SHARD = 32, 500
 MODEL = "test-model"

@@ -12,9 +12,9 @@ import pytest
 
 from searchain.config import RetrievalSettings, Settings
 from searchain.errors import ModelError
-from searchain.index import device as device_mod
-from searchain.index.device import GPU_BATCH_SIZE, batch_size_for, cuda_status, resolve_device
-from searchain.index.embedder import DEFAULT_MODEL, Embedder
+from searchain.index.embed import device as device_mod
+from searchain.index.embed.device import GPU_BATCH_SIZE, batch_size_for, cuda_status, resolve_device
+from searchain.index.embed.embedder import DEFAULT_MODEL, Embedder
 
 
 def test_auto_takes_the_cpu_when_torch_sees_no_gpu():
@@ -71,7 +71,7 @@ def test_the_device_in_use_is_reported(embedder):
 
 
 def test_gpu_pipeline_gives_the_same_vectors_in_the_callers_order(embedder):
-    from searchain.index.gpu_encode import encode_on_gpu
+    from searchain.index.embed.gpu_encode import encode_on_gpu
 
     texts = ["x", "a longer text about rivers, valleys and the mills along them " * 4,
              "mid-length text", "", "another one of medium length here"] * 3
@@ -119,7 +119,7 @@ def test_wiki_like_passages_have_the_asked_length(shared_eval):
 
 
 def test_checkpoints_are_larger_on_a_gpu():
-    from searchain.index.builder import DEFAULT_SHARD_SIZE, GPU_SHARD_SIZE, default_shard_size
+    from searchain.index.build.builder import DEFAULT_SHARD_SIZE, GPU_SHARD_SIZE, default_shard_size
 
     assert default_shard_size("cpu") == DEFAULT_SHARD_SIZE
     assert default_shard_size("cuda") == default_shard_size("cuda:1") == GPU_SHARD_SIZE > DEFAULT_SHARD_SIZE

@@ -7,7 +7,7 @@ import pytest
 
 from searchain.errors import Cancelled, ModelError
 from searchain.events import CancelToken, Progress
-from searchain.index.embedder import DEFAULT_MODEL, Embedder, model_id_for, resolve_model_path
+from searchain.index.embed.embedder import DEFAULT_MODEL, Embedder, model_id_for, resolve_model_path
 
 
 def test_default_model_resolves_to_the_bundled_package():
@@ -98,7 +98,7 @@ def test_loading_a_missing_model_raises_model_error_lazily():
 def test_loading_the_model_draws_no_library_progress_bar(capfd):
     from transformers.utils import logging as hf_logging
 
-    from searchain.index.embedder import Embedder
+    from searchain.index.embed.embedder import Embedder
 
     hf_logging.enable_progress_bar()
     Embedder("sentence-transformers/all-MiniLM-L6-v2").model  # a fresh load, not the shared one
@@ -108,7 +108,7 @@ def test_loading_the_model_draws_no_library_progress_bar(capfd):
 
 # -- precision ----------------------------------------------------------------------------------
 def test_precision_setting_resolves_per_device(monkeypatch):
-    from searchain.index import precision
+    from searchain.index.embed import precision
 
     assert precision.resolve_precision("fp32", "cpu") == "fp32"
     assert precision.resolve_precision("bf16", "cpu") == "bf16"
@@ -127,7 +127,7 @@ def test_precision_setting_resolves_per_device(monkeypatch):
 def test_native_bf16_detection_survives_a_torch_without_the_helpers(monkeypatch):
     import torch
 
-    from searchain.index import precision
+    from searchain.index.embed import precision
 
     def broken():
         raise RuntimeError("cpuinfo failed")
@@ -141,7 +141,7 @@ def test_native_bf16_detection_survives_a_torch_without_the_helpers(monkeypatch)
 
 
 def test_native_bf16_is_read_from_the_cpu_flags(tmp_path, monkeypatch):
-    from searchain.index import precision
+    from searchain.index.embed import precision
 
     info = tmp_path / "cpuinfo"
     info.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16 avx512_vnni\n\n")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from searchain.errors import IndexError_
-from searchain.index.hnsw import HnswIndex, file_sha256, incomplete_save
+from searchain.bench.ann.hnsw import HnswIndex, file_sha256, incomplete_save
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -112,7 +112,7 @@ SAVE_UNDER_FILE_SIZE_LIMIT = r"""
 import resource, signal, sys
 import numpy as np
 from searchain.errors import IndexError_
-from searchain.index.hnsw import HnswIndex
+from searchain.bench.ann.hnsw import HnswIndex
 index = HnswIndex(16, m=8, ef_construction=50)
 index.add(np.random.default_rng(0).random((3000, 16), dtype=np.float32), np.arange(1, 3001))
 # A real failed write, as on a full disk: past RLIMIT_FSIZE write() fails (EFBIG) and hnswlib's

@@ -16,10 +16,10 @@ import pytest
 
 from searchain.errors import Cancelled, ModelError
 from searchain.events import CancelToken, Progress
-from searchain.index import embedder as embedder_mod
-from searchain.index import packaged
-from searchain.index.embedder import Embedder, model_id_for, resolve_model_path
-from searchain.index.packaged import (
+from searchain.index.embed import embedder as embedder_mod
+from searchain.index.embed import packaged
+from searchain.index.embed.embedder import Embedder, model_id_for, resolve_model_path
+from searchain.index.embed.packaged import (
     MARKER, PACKAGED_EMBEDDERS, PackagedEmbedder, ensure_packaged_model, find_parts, is_assembled,
     packaged_spec,
 )

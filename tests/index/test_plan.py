@@ -6,10 +6,10 @@ from dataclasses import replace
 import pytest
 
 from searchain.config import Settings
-from searchain.index import plan as plan_mod
-from searchain.index.plan import (NEEDS_CONFIRMATION_S, BuildPlan, ModelPlan, SpeedCache, duration,
+from searchain.index.build import plan as plan_mod
+from searchain.index.build.plan import (NEEDS_CONFIRMATION_S, BuildPlan, ModelPlan, SpeedCache, duration,
                                   plan_build)
-from searchain.index.second import auto_choice, auto_passage_limit, second_embedder_name
+from searchain.index.embed.second import auto_choice, auto_passage_limit, second_embedder_name
 
 MINI = "mini"
 
@@ -84,7 +84,8 @@ def test_plan_arithmetic():
 
 
 def test_auto_second_model_never_plans_a_long_embedding(monkeypatch, tmp_path):
-    from searchain.index import packaged, precision
+    from searchain.index.embed import packaged
+    from searchain.index.embed import precision
 
     monkeypatch.delenv("SEARCHAIN_AUTO_SECOND_EMBEDDER", raising=False)
     monkeypatch.setattr(packaged, "find_parts", lambda spec: tmp_path)  # "installed"
@@ -145,7 +146,7 @@ def test_codes_made_before_the_refining_tier_are_reported_and_planned_as_retrain
 def test_new_passages_plan_growing_the_codes_unless_they_cannot_grow_in_memory_here(
         indexed_copy, embedder, tmp_path, monkeypatch):
     from searchain.corpus.manager import CorpusManager
-    from searchain.index import compact
+    from searchain.index.ann import compact
     from tests.fixtures.index import write_mini_corpus
 
     monkeypatch.setattr(plan_mod, "GRAPH_INSERTS_PER_CORE_S", 1.0)  # visible after rounding

@@ -1,6 +1,6 @@
 """Query cleanup for FTS5: stop words go, syntax characters can never break a query."""
 
-from searchain.index.query import fts_match_expression, keywords
+from searchain.index.bm25.query import fts_match_expression, keywords
 
 
 def test_keywords_drop_stop_words_and_duplicates():
@@ -22,7 +22,7 @@ def test_unicode_words_survive():
 
 
 def test_title_match_phrase_partial_and_disambiguation():
-    from searchain.index.query import title_match, tokenize
+    from searchain.index.bm25.query import title_match, tokenize
 
     q = tokenize("Where was Marie Curie born?")
     assert title_match("Marie Curie", q) == 1.0

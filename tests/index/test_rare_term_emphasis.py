@@ -6,7 +6,7 @@ import pytest
 
 from searchain.config import Settings
 from searchain.corpus.manager import CorpusManager
-from searchain.index.bm25 import BM25Retriever
+from searchain.index.bm25.fts5 import BM25Retriever
 from searchain.index.hybrid import HybridRetriever, _score_fusion
 from searchain.index.passages import PassageSource
 from tests.fixtures.index import write_mini_corpus

@@ -74,7 +74,7 @@ def test_declined_at_a_terminal_builds_nothing(indexed_copy, monkeypatch, capsys
 
 
 def test_ray_client_addresses_and_nonsense_are_refused(home):
-    from searchain.index.ray_embed import RayEmbedding, RayOptions
+    from searchain.index.build.ray_embed import RayEmbedding, RayOptions
 
     with pytest.raises(IndexError_, match="Ray Client addresses"):
         RayEmbedding(RayOptions(address="ray://10.0.0.5:10001")).connect()
@@ -83,7 +83,7 @@ def test_ray_client_addresses_and_nonsense_are_refused(home):
 
 
 def test_without_ray_installed_the_error_names_the_extra(monkeypatch):
-    from searchain.index.ray_embed import INSTALL_HINT, RayEmbedding
+    from searchain.index.build.ray_embed import INSTALL_HINT, RayEmbedding
 
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(IndexError_, match="needs Ray, which is not installed") as err:
@@ -97,7 +97,7 @@ def test_ray_options_need_ray(home, capsys):
 
 
 def test_old_ray_sessions_are_pruned(tmp_path):
-    from searchain.index.ray_embed import prune_sessions
+    from searchain.index.build.ray_embed import prune_sessions
 
     for k in range(5):
         folder = tmp_path / f"session_2026-01-0{k + 1}_00-00-00_1_{k}"

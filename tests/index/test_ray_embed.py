@@ -14,9 +14,9 @@ from searchain.config import Settings
 from searchain.corpus.manager import CorpusManager
 from searchain.errors import Cancelled, IndexError_
 from searchain.events import CancelToken, Progress
-from searchain.index.builder import build_index
+from searchain.index.build.builder import build_index
 from searchain.index.layout import IndexLayout
-from searchain.index.shards import ShardStore
+from searchain.index.build.shards import ShardStore
 from searchain.index.status import READY, index_status
 from tests.fixtures.index import MINI_PASSAGES, write_mini_corpus
 
@@ -24,7 +24,7 @@ if os.environ.get("CI") != "true":
     pytest.importorskip("ray", reason="the cluster extra is not installed: pip install '.[cluster]' "
                                       "(make test does)")
 
-from searchain.index.ray_embed import (  # noqa: E402
+from searchain.index.build.ray_embed import (  # noqa: E402
     RayEmbedding,
     RayOptions,
     block_size_for,
@@ -118,8 +118,8 @@ def test_cancel_keeps_complete_shards_and_a_local_build_finishes(on_ray, local_s
 def test_a_worker_that_cannot_load_the_model_is_a_clear_error(on_ray, home, tmp_path):
     """A node without the model: the actors fail at start, and the error says why, not Ray's
     traceback."""
-    from searchain.index.builder import EmbedJob
-    from searchain.index.embedder import Embedder
+    from searchain.index.build.builder import EmbedJob
+    from searchain.index.embed.embedder import Embedder
 
     add_corpus(home, tmp_path)
     with CorpusManager(home, Settings()).open_store(CORPUS) as store:

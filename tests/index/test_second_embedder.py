@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from searchain.config import Settings
-from searchain.index.builder import build_index
+from searchain.index.build.builder import build_index
 from searchain.index.hybrid import _score_fusion, _zscore
 from searchain.index.layout import IndexLayout, IndexMeta
 from searchain.index.retrievers import open_retriever
@@ -111,7 +111,7 @@ def test_search_runs_without_the_second_model_until_its_index_is_built(indexed_c
 
 def test_another_second_model_replaces_only_the_second_index(indexed_copy, embedder, tiny_embedder_dir,
                                                              tmp_path):
-    from searchain.index.testing import write_tiny_embedder
+    from searchain.index.fakes import write_tiny_embedder
 
     paths = indexed_copy
     build_index(paths, with_second(tiny_embedder_dir), MINI_CORPUS, embedder=embedder)

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from searchain.config import LLMSettings
-from searchain.llm.catalogue import CATALOGUE, DEFAULT_N_CTX, GIB
+from searchain.llm.models.catalogue import CATALOGUE, DEFAULT_N_CTX, GIB
 
 BY_NAME = {e.name: e for e in CATALOGUE}
 

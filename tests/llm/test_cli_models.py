@@ -62,7 +62,7 @@ def test_check_reports_offload_and_loads_the_model(home, capsys, tiny_gguf):
 
 
 def test_catalogue_recommends_for_this_machine_and_says_why(home, capsys, monkeypatch):
-    from searchain.llm import recommend
+    from searchain.llm.models import recommend
 
     fake = recommend.MachineFacts(32 * 1024 ** 3, 24 * 1024 ** 3, "NVIDIA RTX 4070",
                                   12 * 1024 ** 3, True)
@@ -86,7 +86,7 @@ def test_catalogue_recommends_for_this_machine_and_says_why(home, capsys, monkey
 def test_pull_of_an_unpinned_model_needs_allow_unverified(home, capsys, monkeypatch):
     from dataclasses import replace
 
-    from searchain.llm import models
+    from searchain.llm.models import manager as models
 
     asked = []
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from searchain.llm.base import GenerationParams
-from searchain.reasoning.grammar import coq_grammar, final_content_grammar, standalone_grammar
+from searchain.reasoning.chain.grammar import coq_grammar, final_content_grammar, standalone_grammar
 
 PROMPTS = ("Who wrote The Lantern Suite?", "Where was the composer born?", "x")
 GRAMMARS = {

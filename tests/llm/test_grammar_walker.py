@@ -3,11 +3,11 @@
 import pytest
 
 from searchain.llm.base import GenerationParams
-from searchain.llm.grammar_walker import Grammar, GrammarWalkerLLM
-from searchain.reasoning import grammar as chain_grammars
-from searchain.reasoning import strategy_grammar as sg
-from searchain.reasoning import strategy_parse as sp
-from searchain.reasoning.parser import parse_chain
+from searchain.llm.fakes.grammar_walker import Grammar, GrammarWalkerLLM
+from searchain.reasoning.chain import grammar as chain_grammars
+from searchain.reasoning.strategies import grammar as sg
+from searchain.reasoning.strategies import parse as sp
+from searchain.reasoning.chain.parser import parse_chain
 
 ACTIONS = ("AddDecomp", "RetrieveExtract", "SelfAnswer", "FinalAnswer")
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from searchain.errors import ModelError
-from searchain.llm import models
-from searchain.llm.models import HF_HUB_MIN_VERSION, ModelManager, check_hub_api
+from searchain.llm.models import manager as models
+from searchain.llm.models.manager import HF_HUB_MIN_VERSION, ModelManager, check_hub_api
 
 from .hf_stub import HubStub
 from .test_models import NAME, payload, pinned  # noqa: F401  (fixtures)

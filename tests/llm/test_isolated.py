@@ -15,7 +15,7 @@ from searchain.events import CancelToken
 from searchain.llm.base import LLM, GenerationParams
 from searchain.llm.isolated import ModelCrashed, ProcessLLM
 from searchain.llm.loader import load_llm
-from searchain.reasoning.grammar import coq_grammar
+from searchain.reasoning.chain.grammar import coq_grammar
 
 pytestmark = pytest.mark.slow  # each test starts a worker process with a real llama.cpp model
 
@@ -184,8 +184,8 @@ def _my_workers() -> list[int]:
 
 def test_doctor_checks_the_worker_and_test_loads_the_model(tiny_llm_settings, monkeypatch):
     from searchain.config import Settings
-    from searchain.doctor import FAIL, OK
-    from searchain.llm.isolation_check import isolation_checks
+    from searchain.doctor.installation import FAIL, OK
+    from searchain.doctor.isolation import isolation_checks
 
     settings = Settings()
     settings.llm = tiny_llm_settings

@@ -162,7 +162,7 @@ def test_bad_messages_and_empty_prompt_are_clear_errors(tiny_llm):
 
 def test_gguf_without_chat_template_gets_plain_prompts_with_a_warning(tmp_path, tiny_llm_settings):
     from searchain.llm.llama_cpp_backend import LlamaCppLLM
-    from searchain.llm.testmodel import write_test_gguf
+    from searchain.llm.fakes.testmodel import write_test_gguf
 
     path = write_test_gguf(tmp_path / "bare.gguf", chat_template=None)
     llm = LlamaCppLLM(tiny_llm_settings, path)
@@ -179,7 +179,7 @@ def test_gguf_without_chat_template_gets_plain_prompts_with_a_warning(tmp_path, 
 
 def test_template_that_rejects_the_messages_is_a_clear_error(tmp_path, tiny_llm_settings):
     from searchain.llm.llama_cpp_backend import LlamaCppLLM
-    from searchain.llm.testmodel import write_test_gguf
+    from searchain.llm.fakes.testmodel import write_test_gguf
 
     strict = ("{% if messages[0]['role'] != 'user' %}"
               "{{ raise_exception('Conversation must start with the user') }}{% endif %}"

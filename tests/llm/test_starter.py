@@ -8,8 +8,8 @@ import pytest
 from searchain.cli.main import main
 from searchain.config import LLMSettings, Settings
 from searchain.errors import ModelError
-from searchain.llm import starter
-from searchain.llm.starter import resolve_model, starter_model_path, starter_notice
+from searchain.llm.models import starter
+from searchain.llm.models.starter import resolve_model, starter_model_path, starter_notice
 from searchain.workspace import Workspace
 
 
@@ -34,7 +34,7 @@ def test_the_switch_and_a_damaged_starter_turn_it_off(fake_starter, home, monkey
 def test_a_pulled_starter_in_the_models_folder_counts(no_starter, home, tiny_gguf, monkeypatch):
     from dataclasses import replace
 
-    from searchain.llm import pypi_models
+    from searchain.llm.models import pypi as pypi_models
 
     entry = pypi_models.pypi_entry(starter.STARTER_NAME)
     assert starter_model_path(home.models_dir) is None
@@ -86,7 +86,7 @@ def test_the_notice_names_the_upgrade_plainly():
 
 
 def test_doctor_says_the_starter_answers(fake_starter, home):
-    from searchain.doctor import run_checks
+    from searchain.doctor.installation import run_checks
 
     [model] = [c for c in run_checks(home, Settings()) if c.area == "model"]
     assert model.status == "warn" and "tiny starter model" in model.summary

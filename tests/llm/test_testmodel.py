@@ -4,9 +4,9 @@ import gguf
 import pytest
 
 from searchain.errors import ModelError
-from searchain.llm.bpe_vocab import build_vocab, bytes_to_unicode
-from searchain.llm.gguf_info import read_model_facts
-from searchain.llm.testmodel import LAYOUTS, write_test_gguf
+from searchain.llm.fakes.bpe_vocab import build_vocab, bytes_to_unicode
+from searchain.llm.models.gguf_info import read_model_facts
+from searchain.llm.fakes.testmodel import LAYOUTS, write_test_gguf
 
 
 def test_byte_map_is_a_bijection_over_all_bytes():

@@ -10,7 +10,7 @@ from searchain.config import ReasoningSettings
 from searchain.eval.datasets import EvalDataset, EvalQuestion
 from searchain.eval.runner import run_eval
 from searchain.llm.base import GenerationParams
-from searchain.llm.scripted import ScriptedLLM
+from searchain.llm.fakes.scripted import ScriptedLLM
 from searchain.reader.llm_reader import LLMReader
 from searchain.reasoning.engine import SearChainEngine
 from searchain.reasoning.result import DECISION_COMPLETED, SOURCE_IR_COMPLETED, Node

@@ -33,7 +33,7 @@ def test_ask_with_a_missing_model_file(home, capsys, tmp_path):
 def test_ask_end_to_end_with_llama_cpp_tiny_reader_and_demo_corpus(home, tiny_gguf, capsys):
     from searchain.corpus.manager import CorpusManager
     from searchain.reader.dpr import DEFAULT_DPR_READER, reader_dir
-    from searchain.reader.testing import write_tiny_dpr_reader
+    from searchain.reader.fakes import write_tiny_dpr_reader
 
     settings = Settings()
     settings.retrieval.retriever = "bm25"
@@ -79,7 +79,7 @@ def test_ask_end_to_end_with_llama_cpp_tiny_reader_and_demo_corpus(home, tiny_gg
 def test_text_rendering_highlights_spans_and_draws_the_tree(retriever, reader):
     from searchain.cli.ask import render_text, result_to_json
     from searchain.config import ReasoningSettings
-    from searchain.llm.scripted import ScriptedLLM
+    from searchain.llm.fakes.scripted import ScriptedLLM
     from searchain.reasoning.engine import SearChainEngine
     from tests.fixtures.reasoning import PAPER_TRACING, Q1, Q2, QUESTION, chain
 

@@ -4,7 +4,7 @@ that just repeats its chain and ignores the feedback is reported as "stalled", n
 from dataclasses import replace
 
 from searchain.config import ReasoningSettings
-from searchain.llm.scripted import ScriptedLLM
+from searchain.llm.fakes.scripted import ScriptedLLM
 from searchain.reasoning.engine import SearChainEngine
 from searchain.reasoning.events import FeedbackGiven
 from searchain.reasoning.result import (

@@ -5,13 +5,13 @@ from dataclasses import replace
 import pytest
 
 from searchain.config import ReasoningSettings
-from searchain.llm.scripted import ScriptedLLM
+from searchain.llm.fakes.scripted import ScriptedLLM
 from searchain.reasoning.engine import SearChainEngine
 from searchain.reasoning.events import PHASE_REWRITE, QuestionRewritten, TokenGenerated
 from searchain.reasoning.followup import (
     STANDALONE_CHARS, PriorTurn, format_turns, parse_standalone, standalone_grammar,
 )
-from searchain.reasoning.parser import parse_chain
+from searchain.reasoning.chain.parser import parse_chain
 from tests.fixtures.reasoning import HashingEmbedder, chain
 
 HISTORY = [

@@ -4,12 +4,12 @@ import pytest
 
 from searchain.errors import Cancelled
 from searchain.events import CancelToken
-from searchain.llm.scripted import ScriptedLLM
+from searchain.llm.fakes.scripted import ScriptedLLM
 from searchain.reasoning.events import Done
 from searchain.reasoning.result import (
     DECISION_EXTRACTED, DECISION_SELF_ANSWERED, DECISION_UNGROUNDED, SOURCE_IR_EXTRACTED, SOURCE_LLM,
 )
-from searchain.reasoning.strategy_events import StrategyStep, VotesCounted
+from searchain.reasoning.strategies.events import StrategyStep, VotesCounted
 from tests.fixtures.reasoning import PASSAGES
 from tests.reasoning.strategy_helpers import FixedRetriever, engine
 

@@ -4,13 +4,13 @@ import pytest
 
 from searchain.errors import Cancelled, ConfigError
 from searchain.events import CancelToken
-from searchain.llm.scripted import ScriptedLLM
+from searchain.llm.fakes.scripted import ScriptedLLM
 from searchain.reasoning.events import ChainGenerated, Done, TokenGenerated
 from searchain.reasoning.result import (
     DECISION_EMPTY, DECISION_GROUNDED, DECISION_UNGROUNDED, SOURCE_IR_GROUNDED, SOURCE_LLM,
 )
-from searchain.reasoning.strategy_events import StrategyStep
-from searchain.reasoning.strategy_grammar import deduce_grammar, ground_grammar
+from searchain.reasoning.strategies.events import StrategyStep
+from searchain.reasoning.strategies.grammar import deduce_grammar, ground_grammar
 from tests.fixtures.reasoning import PASSAGES, Q1, Q2, QUESTION
 from tests.reasoning.strategy_helpers import FILLER, FixedRetriever, engine, ranked
 

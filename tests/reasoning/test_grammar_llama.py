@@ -4,8 +4,8 @@ import pytest
 
 from searchain.errors import ConfigError
 from searchain.llm.base import GenerationParams
-from searchain.reasoning.grammar import coq_grammar, final_content_grammar
-from searchain.reasoning.parser import parse_chain
+from searchain.reasoning.chain.grammar import coq_grammar, final_content_grammar
+from searchain.reasoning.chain.parser import parse_chain
 from searchain.reasoning.tracing import extract_final_content
 
 

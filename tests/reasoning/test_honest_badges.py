@@ -7,7 +7,7 @@ from dataclasses import replace
 from searchain.config import ReasoningSettings
 from searchain.eval.datasets import EvalDataset, EvalQuestion
 from searchain.eval.runner import run_eval
-from searchain.llm.scripted import ScriptedLLM
+from searchain.llm.fakes.scripted import ScriptedLLM
 from searchain.reader.base import ReaderResult
 from searchain.reader.llm_reader import LLMReader
 from searchain.reasoning.engine import SearChainEngine

@@ -8,7 +8,7 @@ import pytest
 from searchain.config import ReasoningSettings
 from searchain.errors import Cancelled, ConfigError, SearchainError
 from searchain.events import CancelToken
-from searchain.llm.scripted import ScriptedLLM
+from searchain.llm.fakes.scripted import ScriptedLLM
 from searchain.reasoning.engine import SearChainEngine
 from searchain.reasoning.events import (
     ChainGenerated, Done, Failed, FeedbackGiven, NodeChecked, RoundStarted, TokenGenerated,

@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from searchain.eval.metrics import normalize_answer
-from searchain.reasoning.chain_text import cut_repetition
-from searchain.reasoning.parser import is_unknown_answer, marks_in, parse_chain, rewrite_marks, short_answer, strip_marks
+from searchain.metrics import normalize_answer
+from searchain.reasoning.chain.cleanup import cut_repetition
+from searchain.reasoning.chain.parser import is_unknown_answer, marks_in, parse_chain, rewrite_marks, short_answer, strip_marks
 
 # SearChain w/o IR, paper Figure 6 (Groovy Little Summer Song), verbatim apart from line breaks.
 PAPER_GROOVY = """[Query 1]: What is the name of the performer of Groovy Little Summer Song?

@@ -8,7 +8,7 @@ degenerate steps. Each kind lost or invented steps before the parser was hardene
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from searchain.reasoning.parser import is_degenerate, parse_chain, short_answer, strip_marks
+from searchain.reasoning.chain.parser import is_degenerate, parse_chain, short_answer, strip_marks
 
 QUOTED_MARKERS_THEN_ECHOED_QUESTION = """\
 To solve this, I will build a global reasoning chain. Note that the answer to the unsolved query \

@@ -1,7 +1,7 @@
 """GenGround and GEEK through the real llama.cpp (tiny random-weight GGUF) under their grammars:
 every model output parses, and every [n] of the final answer resolves to a stored passage."""
 
-from searchain.reasoning.parser import marks_in
+from searchain.reasoning.chain.parser import marks_in
 from searchain.reasoning.result import (
     DECISION_EMPTY, DECISION_EXTRACTED, DECISION_GROUNDED, DECISION_SELF_ANSWERED, DECISION_UNGROUNDED,
 )

@@ -10,8 +10,8 @@ from searchain.cli.eval import MODES as EVAL_MODES
 from searchain.config import Settings
 from searchain.eval.runner import score_question
 from searchain.eval.datasets import EvalQuestion
-from searchain.llm.scripted import ScriptedLLM
-from searchain.reasoning.strategy_view import describe, describe_event, votes
+from searchain.llm.fakes.scripted import ScriptedLLM
+from searchain.reasoning.strategies.view import describe, describe_event, votes
 from searchain.settings_schema import CHOICES
 from searchain.store import ConversationStore, RunInfo
 from searchain.store.markdown import answer_markdown

@@ -3,7 +3,7 @@
 from dataclasses import replace
 
 from searchain.config import ReasoningSettings
-from searchain.llm.scripted import ScriptedLLM
+from searchain.llm.fakes.scripted import ScriptedLLM
 from searchain.reasoning.engine import SearChainEngine
 from searchain.reasoning.result import DECISION_PASS
 from tests.fixtures.reasoning import Q1, Q2, Q3, QUESTION, HashingEmbedder, chain

@@ -52,7 +52,7 @@ def test_a_closing_answer_that_is_only_a_mark_is_composed_from_the_path():
 
 
 def test_the_tracing_prompt_shows_each_steps_evidence_around_its_answer():
-    from searchain.reasoning.prompts import PromptBook, evidence_excerpt
+    from searchain.reasoning.chain.prompts import PromptBook, evidence_excerpt
 
     text = "Filler words come first here. " * 20 + "Kevin Drew was born in Toronto, Ontario. " + "More filler. " * 20
     start = text.index("Toronto")

@@ -8,7 +8,7 @@ import pytest
 
 from searchain.config import ReasoningSettings
 from searchain.llm.base import GenerationParams
-from searchain.llm.scripted import ScriptedLLM
+from searchain.llm.fakes.scripted import ScriptedLLM
 from searchain.reasoning.engine import SearChainEngine
 from searchain.reasoning.events import ChainUnreadable
 from searchain.reasoning.result import DECISION_PASS

@@ -8,7 +8,8 @@ import pytest
 
 from searchain.errors import StoreError
 from searchain.reasoning.followup import PriorTurn
-from searchain.store import ConversationStore, schema
+from searchain.store import ConversationStore
+from searchain.store import schema
 from searchain.store.markdown import conversation_markdown
 
 

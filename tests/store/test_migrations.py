@@ -5,7 +5,8 @@ import sqlite3
 import pytest
 
 from searchain.errors import StoreError
-from searchain.store import ConversationStore, schema
+from searchain.store import ConversationStore
+from searchain.store import schema
 from searchain.store.result_rows import save_reasoning_rows
 
 

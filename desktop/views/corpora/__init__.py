@@ -1,0 +1,1 @@
+"""The corpus manager and its parts: build plans, import and export."""

@@ -1,0 +1,329 @@
+"""The corpus manager: list corpora, add (file, folder, Wikipedia dump), rebuild, remove, activate.
+
+Adding and rebuilding run on a worker with a progress bar, a time-left estimate and Cancel;
+after the passages are stored the vector index is built. Every build is planned first, and a
+build estimated at over an hour starts only after the user agrees (``corpus_build_plan``).
+Each row shows its index's state; *Update index* brings it up to date from the stored passages
+(continuing a stopped build, or repairing a damaged graph from the saved embeddings), and
+re-embeds everything only when the index was made by another embedding model, after asking.
+A file or folder dropped on the dialog is added like one picked with *Add file…/Add folder…*.
+*Import…* and *Export…* move a corpus, index included, between machines as one file
+(``corpus_transfer``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from searchain.events import Progress
+
+from ...context import AppContext
+from ...render import describe_error, format_bytes
+from ...workers import Job, JobRunner
+from .build_plan import PlannedIndexBuilds, plan_index_build
+from .transfer import CorpusTransfer
+from ..progress import ProgressRow
+from ..tables import read_only_table
+
+HEADERS = ("Name", "Passages", "Indexed", "Embedder", "Index", "State", "Size", "Active")
+INDEX_STATE_TEXT = {"missing": "not built", "partial": "build stopped", "ready": "ready",
+                    "stale": "out of date", "mismatch": "other model", "damaged": "damaged"}
+
+
+def corpus_name_for(path: str | Path) -> str:
+    """A valid corpus name suggested from a source path (letters, digits, - and _)."""
+    stem = Path(path).name.split(".")[0] or "corpus"
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", stem).strip("-_").lower()
+    return name[:40] or "corpus"
+
+
+class CorpusManagerDialog(PlannedIndexBuilds, QDialog):
+    active_changed = Signal(str)
+    job_finished = Signal(str)  # "done" | "failed" | "cancelled" (tests wait on it)
+
+    def __init__(self, ctx: AppContext, runner: JobRunner, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Corpora")
+        self.resize(820, 420)
+        self.ctx = ctx
+        self.runner = runner
+        self.confirm_destructive = True
+        self.job: Job | None = None
+        self.transfer = CorpusTransfer(self)  # Import… and Export… (corpus files)
+        self.table = read_only_table(self, "corpusTable", HEADERS, stretch=HEADERS.index("Embedder"))
+        self.table.setWordWrap(True)  # as before: its cells may wrap
+        self.status = QLabel(self)
+        self.status.setObjectName("corpusStatus")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.status.setWordWrap(True)
+        self.progress = ProgressRow(self)
+        self.progress.cancel_requested.connect(self.cancel_job)
+
+        buttons = QHBoxLayout()
+        self.buttons: dict[str, QPushButton] = {}
+        for key, text, slot in (
+            ("file", "Add file…", lambda: self.add_dialog("file")),
+            ("folder", "Add folder…", lambda: self.add_dialog("folder")),
+            ("dump", "Add Wikipedia dump…", lambda: self.add_dialog("mediawiki")),
+            ("index", "Update index", lambda: self.update_index(self.selected())),
+            ("rebuild", "Rebuild", lambda: self.rebuild(self.selected())),
+            ("remove", "Remove", lambda: self.remove(self.selected())),
+            ("active", "Use for questions", lambda: self.set_active(self.selected())),
+            ("import", "Import…", lambda: self.transfer.import_dialog()),
+            ("export", "Export…", lambda: self.transfer.export_dialog(self.selected())),
+        ):
+            button = QPushButton(text, self)
+            button.setObjectName(f"corpus_{key}")
+            button.clicked.connect(slot)
+            buttons.addWidget(button)
+            self.buttons[key] = button
+        buttons.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.status)
+        layout.addLayout(buttons)
+        self.setAcceptDrops(True)
+        self.refresh()
+
+    # -- listing -----------------------------------------------------------------------------
+    def manager(self):
+        return self.ctx.workspace().corpora
+
+    def refresh(self) -> None:
+        try:
+            infos = self.manager().list()
+        except Exception as exc:  # noqa: BLE001
+            self._error(exc)
+            return
+        self.table.setRowCount(len(infos))
+        self.index_states = {}
+        for row, info in enumerate(infos):
+            indexed = "—" if info.indexed is None else f"{info.indexed:,}"
+            index = self._index_status(info.name)
+            self.index_states[info.name] = index.state if index else None
+            values = (info.name, f"{info.passages:,}", indexed, info.embedder or "not indexed",
+                      INDEX_STATE_TEXT.get(index.state, index.state) if index else "?", info.state,
+                      format_bytes(info.size_bytes), "✓" if info.active else "")
+            for col, value in enumerate(values):
+                self.table.setItem(row, col, QTableWidgetItem(value))  # plain text items
+            if info.problem:  # the full reason in a tooltip keeps the column narrow
+                self.table.item(row, HEADERS.index("State")).setToolTip(info.problem)
+            if index:
+                tip = index.message + ("" if index.state == "ready" else "\nUpdate index fixes this.")
+                self.table.item(row, HEADERS.index("Index")).setToolTip(tip)
+        if not infos:
+            self.status.setText("No corpus yet. Add a file, a folder or a Wikipedia dump (or drop one here).")
+
+    def names(self) -> list[str]:
+        return [self.table.item(r, 0).text() for r in range(self.table.rowCount())]
+
+    def selected(self) -> str | None:
+        rows = self.table.selectionModel().selectedRows()
+        return self.table.item(rows[0].row(), 0).text() if rows else None
+
+    def select(self, name: str) -> None:
+        for row in range(self.table.rowCount()):
+            if self.table.item(row, 0).text() == name:
+                self.table.selectRow(row)
+
+    # -- actions -----------------------------------------------------------------------------
+    def add_dialog(self, kind: str) -> None:
+        if kind == "folder":
+            source = QFileDialog.getExistingDirectory(self, "Add a folder of text files")
+        else:
+            filt = "Wikipedia dumps (*.xml *.xml.bz2 *.bz2)" if kind == "mediawiki" else \
+                "Corpus files (*.jsonl *.json *.tsv *.txt *.xml *.bz2);;All files (*)"
+            source, _ = QFileDialog.getOpenFileName(self, "Add a corpus source", "", filt)
+        if not source:
+            return
+        name = self.ask_name(source)
+        if name:
+            self.add(name, source, "mediawiki" if kind == "mediawiki" else None)
+
+    def ask_name(self, source: str) -> str | None:
+        """The corpus name for ``source``, asked with a suggestion (None: the user cancelled)."""
+        suggestion = corpus_name_for(source)
+        existing = [n for n in self.names() if n != suggestion]
+        name, ok = QInputDialog.getItem(
+            self, "Corpus name",
+            "A new corpus's name, or an existing corpus to add this source to\n"
+            "(only the new passages are embedded):",
+            [suggestion, *existing], 0, True)
+        return name.strip() if ok and name.strip() else None
+
+    # -- drag and drop -----------------------------------------------------------------------
+    def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if dropped_paths(event.mimeData()):
+            event.acceptProposedAction()
+
+    def dragMoveEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if dropped_paths(event.mimeData()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:  # noqa: N802 - Qt override
+        paths = dropped_paths(event.mimeData())
+        if not paths:
+            return
+        event.acceptProposedAction()
+        self.add_dropped(paths)
+
+    def add_dropped(self, paths: list[Path]) -> Job | None:
+        """Add one dropped file or folder (its format detected, a Wikipedia dump included)."""
+        if len(paths) > 1:
+            self.status.setText(f"{len(paths)} items were dropped: drop one file or folder at a time "
+                                "(a folder of .txt/.md files becomes one corpus).")
+            return None
+        source = str(paths[0])
+        name = self.ask_name(source)
+        return self.add(name, source) if name else None
+
+    def add(self, name: str, source: str | Path, fmt: str | None = None, *, index: bool = True) -> Job | None:
+        ctx = self.ctx
+
+        def work(on_event, cancel):
+            report = ctx.workspace().corpora.add(name, source, fmt, on_event=on_event, cancel=cancel)
+            ctx.workspace().forget_retriever(name)
+            return report, (plan_index_build(ctx, name, False, on_event, cancel) if index else None)
+
+        return self._start(f"Adding {Path(source).name} to '{name}'", work,
+                           lambda result: self._after_ingest(name, False, *result))
+
+    def rebuild(self, name: str | None, *, index: bool = True) -> Job | None:
+        if not name:
+            return None
+        ctx = self.ctx
+
+        def work(on_event, cancel):
+            report = ctx.workspace().corpora.rebuild(name, on_event=on_event, cancel=cancel)
+            ctx.workspace().forget_retriever(name)
+            return report, (plan_index_build(ctx, name, True, on_event, cancel) if index else None)
+
+        return self._start(f"Rebuilding '{name}'", work,
+                           lambda result: self._after_ingest(name, True, *result))
+
+    def _index_status(self, name: str):
+        """The index's state for the table, or None when it cannot be read."""
+        from searchain.index.status import listing_status
+
+        try:
+            return listing_status(self.ctx.paths, self.ctx.settings, name)
+        except Exception:  # noqa: BLE001 - a damaged corpus is already shown as such
+            return None
+
+    def remove(self, name: str | None) -> None:
+        if not name or self.job is not None:
+            return
+        if self.confirm_destructive and QMessageBox.question(
+                self, "Remove corpus", f"Delete corpus '{name}' and its index from disk?") != QMessageBox.StandardButton.Yes:
+            return
+        try:
+            self.ctx.workspace().forget_retriever(name)
+            self.manager().remove(name)
+        except Exception as exc:  # noqa: BLE001
+            self._error(exc)
+        else:
+            self.status.setText(f"Removed '{name}'.")
+            self.active_changed.emit(self.ctx.settings.active_corpus)
+        self.refresh()
+
+    def set_active(self, name: str | None) -> None:
+        if not name:
+            return
+        try:
+            self.manager().set_active(name)
+        except Exception as exc:  # noqa: BLE001
+            self._error(exc)
+            return
+        self.status.setText(f"Questions now use '{name}'.")
+        self.refresh()
+        self.active_changed.emit(name)
+
+    def cancel_job(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
+            self.progress.cancel.setEnabled(False)
+            self.status.setText("Cancelling…")
+
+    # -- job plumbing ------------------------------------------------------------------------
+    def _start(self, text: str, work, on_done=None, on_error=None) -> Job | None:
+        """Run ``work`` on the worker with the progress row; ``on_done``/``on_error`` replace the
+        default outcome handlers (they end with ``_end``)."""
+        if self.job is not None:
+            self.status.setText("Another corpus job is running; wait for it or cancel it.")
+            return None
+        self.progress.start(text)
+        self.status.setText(text + "…")
+        self._set_buttons(False)
+        self.job = self.runner.start("corpus", work, on_event=self._on_event,
+                                     on_done=on_done or self._on_done,
+                                     on_error=on_error or self._on_error, on_cancelled=self._on_cancelled)
+        return self.job
+
+    def _on_event(self, event) -> None:
+        if isinstance(event, Progress):
+            self.progress.update_progress(event)
+
+    def _on_done(self, report) -> None:
+        added = getattr(report, "added", None)
+        if hasattr(report, "embedded"):  # an IndexReport (not imported here: it pulls in numpy)
+            reused = f", {report.reused:,} kept" if report.reused else ""
+            second = (f"; {report.second_embedded:,} by the second model"
+                      if getattr(report, "second_embedder", "") else "")
+            text = f"Index ready: {report.total:,} passages ({report.embedded:,} embedded{reused}{second})."
+            if getattr(report, "second_problem", ""):
+                text += f"\nThe second embedding model was left out: {report.second_problem}"
+        else:
+            text = f"Done{f': {added:,} passages added' if isinstance(added, int) else ''}."
+        self._end(text, "done")
+
+    def _on_error(self, exc: BaseException) -> None:
+        message, hint = describe_error(exc)
+        self._end(f"{message}\n{hint}".strip(), "failed")
+
+    def _on_cancelled(self) -> None:
+        self._end("Cancelled. Nothing was lost: run it again, or use Update index, to continue where "
+                  "it stopped.", "cancelled")
+
+    def _end(self, text: str, outcome: str) -> None:
+        self._idle()
+        self.status.setText(text)
+        self.job_finished.emit(outcome)
+
+    def _idle(self) -> None:
+        """No job any more: hide the progress row, enable the buttons, list the corpora again."""
+        self.job = None
+        self.progress.finish()
+        self._set_buttons(True)
+        self.refresh()
+
+    def _set_buttons(self, enabled: bool) -> None:
+        for button in self.buttons.values():
+            button.setEnabled(enabled)
+
+    def _error(self, exc: BaseException) -> None:
+        message, hint = describe_error(exc)
+        self.status.setText(f"{message}\n{hint}".strip())
+
+
+def dropped_paths(mime) -> list[Path]:
+    """The local files and folders in a drag's data (web links and text are not sources)."""
+    if mime is None or not mime.hasUrls():
+        return []
+    return [Path(url.toLocalFile()) for url in mime.urls() if url.isLocalFile() and url.toLocalFile()]
+

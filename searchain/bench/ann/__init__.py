@@ -1,0 +1,1 @@
+"""ANN libraries and the HNSW baseline the compact index was chosen against."""

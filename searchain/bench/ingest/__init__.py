@@ -1,0 +1,1 @@
+"""``searchain bench ingest``: corpus ingestion speed."""

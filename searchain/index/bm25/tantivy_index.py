@@ -1,0 +1,281 @@
+"""BM25 at Wikipedia scale: a tantivy index beside the passage store (issue #18).
+
+SQLite FTS5 ranks every row an OR query matches, so a query holding a common term costs
+seconds once the corpus has millions of passages (BENCHMARKS.md, issue #18). tantivy (a Rust
+engine in the Lucene mould) answers the same top-k with block-max WAND: it skips the posting
+blocks whose best possible score cannot enter the top k, so a common term costs little.
+
+The scoring is FTS5's (``bm25.py``), measured equal in recall on the eval queries:
+
+- title weight: FTS5 scores a row as one document whose term frequency is
+  ``title_weight * tf_title + tf_text``. Here each passage is indexed as one field, ``body``, that
+  holds the title ``title_repeat`` times (the title weight, rounded) and then the text: the same
+  term frequency, the same document frequency, a length longer by the extra title copies. The
+  repeat count is a property of the build (recorded in its stamp); a different weight in the
+  settings makes the index not current until it is rebuilt;
+- rare-term emphasis: each term's clause is boosted by ``idf_t ** idf_power`` (FTS5's IDF
+  formula over the term's document frequency), so ``score = sum_t idf_t**p * bm25_t`` is one
+  top-k query, with no candidate pruning.
+
+The index lives in ``bm25.tantivy/`` beside ``passages.db``, with ``searchain.json`` recording
+which passages it holds. A build writes a fresh folder and renames it into place, so a killed
+build leaves the old index (or none), never a half one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import shutil
+from pathlib import Path
+
+from ...errors import IndexError_
+
+log = logging.getLogger(__name__)
+STAGE = "keyword index"
+
+INDEX_DIR = "bm25.tantivy"
+STAMP = "searchain.json"
+FORMAT = 1
+ANALYZER = "searchain_en"
+WRITER_HEAP = 256 * 1024 * 1024  # tantivy flushes a segment when its in-memory part reaches this
+BUILD_BATCH = 5000  # passages read from the store per step
+# Corpora from this size get the index (``ensure_current``): where FTS5 starts pruning its
+# candidate query (bm25.PRUNE_FROM_PASSAGES). Below it FTS5 is fast and exact, and the eval
+# pools keep the results they were measured with.
+TANTIVY_FROM_PASSAGES = 200_000
+TITLE_REPEAT = int(os.environ.get("SEARCHAIN_TV_REPEAT", "2"))
+MODE = os.environ.get("SEARCHAIN_TV_MODE", "body")  # passages read from the store per step
+
+
+def index_dir(store_path: str | Path) -> Path:
+    """Where the tantivy index of the store at ``store_path`` lives."""
+    return Path(store_path).parent / INDEX_DIR
+
+
+def _tantivy():
+    try:
+        import tantivy
+    except ImportError as exc:  # a dependency: only a broken install lacks it
+        raise IndexError_("The 'tantivy' package is not installed",
+                          hint="pip install tantivy (a dependency of searchain)") from exc
+    return tantivy
+
+
+def _analyzer():
+    """Words of letters and digits, lower-cased, accents folded, English-stemmed: the closest
+    tantivy has to FTS5's ``porter unicode61 remove_diacritics 2``."""
+    t = _tantivy()
+    return (t.TextAnalyzerBuilder(t.Tokenizer.simple()).filter(t.Filter.remove_long(40))
+            .filter(t.Filter.lowercase()).filter(t.Filter.ascii_fold())
+            .filter(t.Filter.stemmer("english")).build())
+
+
+def _schema():
+    t = _tantivy()
+    b = t.SchemaBuilder()
+    b.add_unsigned_field("id", indexed=True, fast=True)
+    # freq, not positions: the queries are bags of words, and positions would double the size
+    b.add_text_field("body", tokenizer_name=ANALYZER, index_option="freq")
+    return b.build()
+
+
+def _open_index(path: Path):
+    t = _tantivy()
+    index = t.Index(_schema(), path=str(path), reuse=True)
+    index.register_tokenizer(ANALYZER, _analyzer())
+    return index
+
+
+def read_stamp(path: Path, fix: str = "rebuild it: searchain corpus index <corpus>") -> dict | None:
+    """The build record of the index at ``path``, or None when there is no index there."""
+    try:
+        return json.loads((path / STAMP).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise IndexError_(f"The keyword index {path} is damaged ({exc})", hint=fix) from exc
+
+
+def title_repeat(title_weight: float) -> int:
+    return max(0, int(round(title_weight)))
+
+
+def store_stamp(conn, title_weight: float) -> dict:
+    """What a current index records: the store's passage count and largest id (a passage added
+    or deleted since changes one of them), and the title repeat count."""
+    count, top = conn.execute("SELECT count(*), coalesce(max(id), 0) FROM passages").fetchone()
+    return {"format": FORMAT, "passages": int(count), "max_id": int(top),
+            "title_repeat": title_repeat(title_weight)}
+
+
+def is_current(path: Path, conn, title_weight: float) -> bool:
+    """Whether the index at ``path`` holds exactly the store's passages, built for this weight."""
+    stamp = read_stamp(path)
+    want = store_stamp(conn, title_weight)
+    return bool(stamp) and {k: stamp.get(k) for k in want} == want
+
+
+def index_problem(store_path: Path, passages: int, max_id: int) -> str | None:
+    """Why keyword search of a corpus this large is not on its fast index (for ``index status``),
+    or None when it is (or when the corpus is small enough for FTS5)."""
+    if passages < TANTIVY_FROM_PASSAGES:
+        return None
+    try:
+        stamp = read_stamp(index_dir(store_path))
+    except IndexError_ as exc:
+        return exc.message
+    if stamp is None:
+        return "keyword search has no tantivy index yet (FTS5 answers meanwhile, slowly at this size)"
+    if (stamp.get("format"), stamp.get("passages"), stamp.get("max_id")) != (FORMAT, passages, max_id):
+        return "the keyword index is behind the corpus (FTS5 answers meanwhile, slowly at this size)"
+    return None
+
+
+def build(conn, path: Path, *, title_weight: float = 2.0, progress=None, cancel=None,
+          heap: int = WRITER_HEAP) -> dict:
+    """Index every passage of the store (``conn``) into a fresh index at ``path``.
+
+    Written into ``path.tmp`` first and renamed into place at the end: a kill at any point
+    leaves the previous index (or, for the instant between the two renames, none) and a
+    leftover temporary folder the next build removes. ``progress(done, total)`` is called
+    after each batch. Returns the build record."""
+    tmp = path.with_name(path.name + ".tmp")
+    old = path.with_name(path.name + ".old")
+    for leftover in (tmp, old):
+        shutil.rmtree(leftover, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    stamp = store_stamp(conn, title_weight)
+    repeat = stamp["title_repeat"]
+    index = _open_index(tmp)
+    writer = index.writer(heap, 1)
+    t = _tantivy()
+    done, last = 0, 0
+    while True:
+        rows = conn.execute("SELECT id, title, text FROM passages WHERE id > ? ORDER BY id LIMIT ?",
+                            (last, BUILD_BATCH)).fetchall()
+        if not rows:
+            break
+        for pid, title, text in rows:
+            doc = t.Document(body=" ".join([title or ""] * repeat + [text or ""]))
+            doc.add_unsigned("id", int(pid))  # a plain int would be read as i64
+            writer.add_document(doc)
+        last = rows[-1][0]
+        done += len(rows)
+        if progress:
+            progress(done, stamp["passages"])
+        if cancel is not None:  # cancelling is a kill: the old index stays
+            from ...events import check
+
+            check(cancel)
+    writer.commit()
+    writer.wait_merging_threads()
+    (tmp / STAMP).write_text(json.dumps(stamp), encoding="utf-8")
+    _fsync_dir(tmp)
+    if path.exists():
+        os.replace(path, old)
+    os.replace(tmp, path)
+    shutil.rmtree(old, ignore_errors=True)
+    return stamp
+
+
+def ensure_current(store, title_weight: float, *, on_event=None, cancel=None,
+                   min_passages: int | None = None) -> dict | None:
+    """Build (or rebuild) the index of ``store`` when the corpus has ``min_passages`` or more
+    and the index there is missing, stale, built for another title weight, or unreadable.
+    Returns the new build record, or None when nothing was built."""
+    path = index_dir(store.path)
+    conn = store.conn
+    if store.count() < (TANTIVY_FROM_PASSAGES if min_passages is None else min_passages):
+        return None
+    if is_current(path, conn, title_weight):
+        try:
+            TantivySearcher(path, store.corpus)
+            return None
+        except IndexError_ as exc:
+            log.warning("keyword index of '%s' is rebuilt: %s", store.corpus, exc.message)
+    from ...events import Progress, emit
+
+    def progress(done, total):
+        emit(on_event, Progress(STAGE, done, total))
+
+    emit(on_event, Progress(STAGE, 0, store.count(), "building the keyword index (tantivy)"))
+    return build(conn, path, title_weight=title_weight, progress=progress, cancel=cancel)
+
+
+def _fsync_dir(path: Path) -> None:
+    for p in path.iterdir():
+        if p.is_file():
+            with open(p, "rb") as fh:
+                os.fsync(fh.fileno())
+
+
+class TantivySearcher:
+    """Top-k BM25 with rare-term emphasis over a built index (its title weight is built in)."""
+
+    def __init__(self, path: Path, corpus: str = "<corpus>"):
+        fix = f"rebuild it: searchain corpus index {corpus}"
+        stamp = read_stamp(path, fix)
+        if stamp is None:
+            raise IndexError_(f"No keyword index at {path}",
+                              hint=fix)
+        if stamp.get("format") != FORMAT:
+            raise IndexError_(f"The keyword index {path} has format {stamp.get('format')}, "
+                              f"this version reads {FORMAT}",
+                              hint=fix)
+        try:
+            self._index = _open_index(path)
+            self._searcher = self._index.searcher()
+        except (OSError, ValueError) as exc:
+            raise IndexError_(f"The keyword index {path} is damaged ({exc})",
+                              hint=fix) from exc
+        self.path = path
+        self._fix = fix
+        self.stamp = stamp
+        self._schema = self._index.schema
+        self._analyze = _analyzer().analyze
+        self._total = self._searcher.num_docs
+        self._df: dict[str, int] = {}
+
+    def tokens(self, terms: list[str]) -> list[str]:
+        """The index's tokens for the query's keywords, each once."""
+        return list(dict.fromkeys(tok for term in terms for tok in self._analyze(term)))
+
+    def idf(self, token: str) -> float:
+        """FTS5's IDF formula (floored like FTS5's) over the token's document frequency."""
+        df = self._df.get(token)
+        if df is None:
+            df = self._df[token] = self._searcher.doc_freq("body", token)
+        n = self._total
+        return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
+
+    def scores(self, terms: list[str], k: int, *, idf_power: float,
+               restrict_to=None) -> list[tuple[int, float]]:
+        """``[(passage id, score)]`` best first for the query's keywords ``terms``; with
+        ``restrict_to``, only those ids are scored (ids the query does not match are absent)."""
+        t = _tantivy()
+        tokens = self.tokens(terms)
+        if not tokens:
+            return []
+        clauses = []
+        for token in tokens:
+            q = t.Query.term_query(self._schema, "body", token)
+            weight = self.idf(token) ** idf_power if idf_power else 1.0
+            clauses.append((t.Occur.Should, t.Query.boost_query(q, weight)))
+        if not clauses:
+            return []
+        query = t.Query.boolean_query(clauses)
+        limit = k
+        if restrict_to is not None:
+            ids = [int(i) for i in restrict_to]
+            only = t.Query.const_score_query(t.Query.term_set_query(self._schema, "id", ids), 0.0)
+            query = t.Query.boolean_query([(t.Occur.Must, query), (t.Occur.Must, only)])
+            limit = min(k, len(ids))
+        try:
+            hits = self._searcher.search(query, limit, count=False).hits
+            ids = self._searcher.fast_field_values("id", [addr for _, addr in hits])
+        except ValueError as exc:
+            raise IndexError_(f"Keyword search in {self.path} failed: {exc}", hint=self._fix) from exc
+        return [(int(i), float(s)) for (s, _), i in zip(hits, ids) if i is not None]

@@ -1,0 +1,81 @@
+"""GBNF grammars that force the Chain-of-Query format with llama.cpp.
+
+The grammar is the format contract made hard: numbered ``[Query n]`` lines, each followed by an
+``[Answer n]`` or an ``[Unsolved Query]`` line, then one ``[Final Content]:`` line. Every free-text
+field has a character cap and the number of nodes is capped, so even a model with random weights
+finishes in bounded output and always ends with a ``[Final Content]:`` line. Field text cannot
+contain newlines or square brackets (except ``[n]`` marks in the final content), which keeps the
+output unambiguous for ``parser.parse_chain``.
+"""
+
+from __future__ import annotations
+
+from ...errors import ConfigError
+
+DEFAULT_MAX_NODES = 6
+DEFAULT_QUERY_CHARS = 120
+DEFAULT_ANSWER_CHARS = 200
+DEFAULT_FINAL_CHARS = 500
+DEFAULT_STANDALONE_CHARS = 300
+
+# A field starts with a visible character: no empty or blank queries/answers.
+_LEAD = r"lead ::= [^\n\r\[\] \t]"
+_QCHAR = r"qchar ::= [^\n\r\[\]]"
+
+
+def _check(name: str, value: int, low: int, high: int) -> None:
+    if not isinstance(value, int) or not low <= value <= high:
+        raise ConfigError(f"Grammar setting {name}={value!r} is out of range.", hint=f"Use {low}..{high}.")
+
+
+def coq_grammar(
+    max_nodes: int = DEFAULT_MAX_NODES,
+    *,
+    query_chars: int = DEFAULT_QUERY_CHARS,
+    answer_chars: int = DEFAULT_ANSWER_CHARS,
+    final_chars: int = DEFAULT_FINAL_CHARS,
+) -> str:
+    """GBNF for a CoQ of 1..``max_nodes`` nodes ending with a ``[Final Content]:`` line."""
+    _check("max_nodes", max_nodes, 1, 9)
+    _check("query_chars", query_chars, 8, 2000)
+    _check("answer_chars", answer_chars, 1, 4000)
+    _check("final_chars", final_chars, 8, 8000)
+    lines = []
+    # root ::= node1 (node2 (node3)?)? final -- nested optionals keep the numbering in order.
+    chain = f"node{max_nodes}"
+    for n in range(max_nodes - 1, 0, -1):
+        chain = f"node{n} ({chain})?"
+    lines.append(f"root ::= {chain} final")
+    for n in range(1, max_nodes + 1):
+        lines.append(
+            f'node{n} ::= "[Query {n}]: " query "\\n" '
+            f'( "[Answer {n}]: " answer | "[Unsolved Query]: " query ) "\\n"'
+        )
+    lines += [
+        f"query ::= lead qchar{{0,{query_chars - 1}}}",
+        f"answer ::= lead qchar{{0,{answer_chars - 1}}}",
+        f'final ::= "[Final Content]: " lead fchar{{0,{final_chars - 1}}} "\\n"?',
+        _LEAD,
+        _QCHAR,
+        r'fchar ::= [^\n\r\[\]] | "[" [1-9] "]"',
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def final_content_grammar(max_marks_node: int = 9, *, final_chars: int = DEFAULT_FINAL_CHARS) -> str:
+    """GBNF for the tracing answer: one ``[Final Content]:`` line with ``[n]`` marks."""
+    _check("max_marks_node", max_marks_node, 1, 9)
+    _check("final_chars", final_chars, 8, 8000)
+    return "\n".join(
+        [
+            f'root ::= "[Final Content]: " lead fchar{{0,{final_chars - 1}}} "\\n"?',
+            _LEAD,
+            f'fchar ::= [^\\n\\r\\[\\]] | "[" [1-{max_marks_node}] "]"',
+        ]
+    ) + "\n"
+
+
+def standalone_grammar(max_chars: int = DEFAULT_STANDALONE_CHARS) -> str:
+    """GBNF for a follow-up's rewrite: one ``[Question]: ...`` line (see ``followup.py``)."""
+    _check("max_chars", max_chars, 8, 2000)
+    return "\n".join([f'root ::= "[Question]: " lead qchar{{0,{max_chars - 1}}} "\\n"?', _LEAD, _QCHAR]) + "\n"
