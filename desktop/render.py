@@ -12,6 +12,7 @@ import time
 from datetime import date, datetime
 from typing import Iterable
 
+from searchain import units
 from searchain.reasoning.result import (
     DECISION_COMPLETED,
     DECISION_CORRECTED,
@@ -207,27 +208,13 @@ def _to_datetime(when: float | datetime | str) -> datetime:
 
 
 def format_bytes(size: int | float | None) -> str:
-    if size is None:
-        return "—"
-    size = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} GB"
+    return units.size(size, unknown="—")
 
 
 def format_duration(seconds: float | None) -> str:
     if seconds is None or seconds != seconds or seconds < 0:
         return "estimating…"
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes} min {seconds:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"
+    return units.duration(seconds)
 
 
 def eta_seconds(done: int, total: int | None, started_at: float, now: float | None = None) -> float | None:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..errors import Cancelled, CorpusError, SearchainError
+from ..units import size
 from .confirm import confirm
 from .progress import ProgressPrinter, cancel_on_interrupt
 
@@ -148,7 +149,7 @@ def _build_index(ctx, name: str, *, rebuild: bool, assume_yes: bool = False, emb
               f"search will not work until it is built.", file=sys.stderr)
         return 1
     # Say what it will cost before any long work starts; over an hour, ask first.
-    from ..index.build.plan import duration
+    from ..units import duration
 
     plan = _plan(ctx, name, rebuild=rebuild) if embed_missing is None else None  # this machine's costs
     if plan is not None and any(m.passages for m in plan.models):
@@ -206,7 +207,7 @@ def cmd_list(ctx, args) -> int:
     for i in infos:
         mark = "*" if i.active else " "
         indexed = "-" if i.indexed is None else f"{i.indexed:,}"
-        print(f"{mark} {i.name:<24} {i.passages:>10,} {indexed:>10} {_size(i.size_bytes):>9}  "
+        print(f"{mark} {i.name:<24} {i.passages:>10,} {indexed:>10} {size(i.size_bytes):>9}  "
               f"{i.state:<10} {','.join(i.formats)}")
     return 0
 
@@ -249,7 +250,7 @@ def cmd_info(ctx, args) -> int:
         print(f"index:     {index.state}  {index.message}")
         if index.hint:
             print(f"           {index.hint}")
-    print(f"size:      {_size(info.size_bytes)}")
+    print(f"size:      {size(info.size_bytes)}")
     print(f"created:   {info.created}")
     print(f"folder:    {info.path}")
     for s in info.source_details:
@@ -300,7 +301,7 @@ def cmd_export(ctx, args) -> int:
     models = ", ".join(f"{r.embedder} ({r.count:,} vectors)" if r.count is not None else
                        f"{r.embedder} (unfinished)" for r in report.indexes) or "no index"
     print(f"{report.corpus}: exported {report.passages:,} passages and {models} to {report.file} "
-          f"({_size(report.bytes)}, {report.members} files) in {report.seconds:.1f}s")
+          f"({size(report.bytes)}, {report.members} files) in {report.seconds:.1f}s")
     if report.index_state not in ("ready", "unknown"):
         print(f"note: its index was {report.index_state} when exported; after importing, "
               f"`searchain corpus index {report.corpus}` brings it up to date.", file=sys.stderr)
@@ -319,17 +320,9 @@ def cmd_import(ctx, args) -> int:
             print("note: nothing was installed; import the file again when you are ready.",
                   file=sys.stderr)
             raise
-    print(f"{report.corpus}: imported {report.passages:,} passages ({_size(report.bytes)}) in "
+    print(f"{report.corpus}: imported {report.passages:,} passages ({size(report.bytes)}) in "
           f"{report.seconds:.1f}s; ask questions about it after `searchain corpus use "
           f"{report.corpus}`")
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
     return 0
-
-
-def _size(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)

@@ -21,6 +21,7 @@ import sys
 from typing import Any
 
 from ..reasoning.modes import MODES
+from ..units import duration
 
 
 def register(sub) -> None:
@@ -224,14 +225,7 @@ class ProgressLines:
         timed = [s for s in self.per_question.values() if s > 0]
         if not remaining or not timed:
             return ""
-        return f" (about {_duration(statistics.median(timed) * remaining)} left)"
-
-
-def _duration(seconds: float) -> str:
-    minutes = round(seconds / 60)
-    if minutes < 1:
-        return "under a minute"
-    return f"{minutes} min" if minutes < 90 else f"{minutes // 60} h {minutes % 60:02d} min"
+        return f" (about {duration(statistics.median(timed) * remaining)} left)"
 
 
 def render_text(report: dict) -> str:

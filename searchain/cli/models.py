@@ -9,6 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ..errors import ModelError
+from ..units import size
 
 
 def register(sub) -> None:
@@ -91,7 +92,7 @@ def cmd_list(ctx, args) -> int:
             continue
         f = m.facts
         print(f"{mark} {m.path.name:<45} {f.architecture:<8} {f.parameters_label:>6} "
-              f"{f.quantisation:<7} ctx {f.context_length:<7} {f.file_size / 1e9:5.2f} GB")
+              f"{f.quantisation:<7} ctx {f.context_length:<7} {size(f.file_size):>8}")
     return 0
 
 

@@ -16,6 +16,7 @@ import time
 from typing import Any, Callable, TextIO
 
 from ..events import Progress
+from ..units import clock, count
 
 BAR_WIDTH = 24
 
@@ -84,31 +85,16 @@ def render(event: Progress, now: float) -> str:
     if fraction is not None:
         filled = int(round(fraction * BAR_WIDTH))
         parts.append(f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {fraction * 100:5.1f}%")
-        parts.append(f"{human(event.done)}/{human(event.total)}")
+        parts.append(f"{count(event.done)}/{count(event.total)}")
     else:
-        parts.append(human(event.done))
+        parts.append(count(event.done))
     if event.done and elapsed > 0.05:
-        parts.append(f"{human(rate)}/s")
+        parts.append(f"{count(rate)}/s")
         if fraction is not None and fraction < 1 and rate > 0:
-            parts.append(f"ETA {duration((event.total - event.done) / rate)}")
+            parts.append(f"ETA {clock((event.total - event.done) / rate)}")
     if event.message:
         parts.append(event.message)
     return "  ".join(parts)
-
-
-def human(value: float) -> str:
-    """Short number: 950, 12.3k, 4.1M, 2.0G."""
-    for limit, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= limit:
-            return f"{value / limit:.1f}{suffix}"
-    return f"{value:.0f}" if float(value).is_integer() or abs(value) >= 10 else f"{value:.1f}"
-
-
-def duration(seconds: float) -> str:
-    seconds = int(round(seconds))
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 class cancel_on_interrupt:

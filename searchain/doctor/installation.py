@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..config import AppPaths, Settings
+from ..units import size
 from .device import embed_device_check  # light: reads torch facts when called
 
 OK, WARN, FAIL = "ok", "warn", "fail"
@@ -108,11 +109,11 @@ def _folder_checks(paths: AppPaths) -> list[Check]:
     except OSError as exc:
         return checks + [Check("folders", WARN, f"Free disk space is unknown: {exc}")]
     if free < LOW_DISK_BYTES:
-        checks.append(Check("folders", WARN, f"Only {_size(free)} free on the disk of {paths.data_dir}.",
+        checks.append(Check("folders", WARN, f"Only {size(free)} free on the disk of {paths.data_dir}.",
                             "Index builds and model downloads need room: free some space."))
     elif not checks:
         checks.append(Check("folders", OK, f"Config, data and cache folders are writable; "
-                            f"{_size(free)} free under {paths.data_dir}."))
+                            f"{size(free)} free under {paths.data_dir}."))
     return checks
 
 
@@ -271,7 +272,7 @@ def _gguf_check(settings: Settings) -> Check:
     except ModelError as exc:
         return Check("model", FAIL, exc.message, exc.hint or "")
     summary = (f"Chat model {facts.path.name}: {facts.architecture}, {facts.parameters_label} "
-               f"parameters, {facts.quantisation}, {_size(facts.file_size)}.")
+               f"parameters, {facts.quantisation}, {size(facts.file_size)}.")
     try:
         check_memory(facts, settings.llm.n_ctx, settings.llm.n_gpu_layers)
     except ModelError as exc:
@@ -349,10 +350,3 @@ def _conversations_check(paths: AppPaths) -> Check:
                      f"to start with an empty history, run `searchain chats reset` (the app and "
                      f"`searchain chats` keep a copy of a damaged file before anything else).")
     return Check("conversations", OK, f"{count} conversation(s) in {path}.")
-
-
-def _size(n: int) -> str:
-    from .report import human_size
-
-    return human_size(n)
-

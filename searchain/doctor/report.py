@@ -12,6 +12,8 @@ import sqlite3
 import sys
 from typing import TYPE_CHECKING
 
+from ..units import size
+
 if TYPE_CHECKING:
     from ..config import AppPaths
     from .installation import Check
@@ -43,7 +45,7 @@ def system_info(paths: AppPaths) -> dict:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
-        "memory_available": human_size(memory) if memory else None,
+        "memory_available": size(memory) if memory else None,
         "sqlite": sqlite3.sqlite_version,
         "packages": versions,
         "folders": {"config": str(paths.config_dir), "data": str(paths.data_dir),
@@ -70,10 +72,3 @@ def report_markdown(checks: list[Check], info: dict, log_tail: list[str] | None 
     if log_tail:
         lines += ["", "## Last log lines", "", "```", *log_tail, "```"]
     return "\n".join(lines) + "\n"
-
-
-def human_size(n: int) -> str:
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{n} B"

@@ -164,13 +164,13 @@ INDEX_READ_BYTES_PER_S = 320e6
 def opening_note(corpus_dir, corpus_name: str) -> str:
     """What opening ``corpus_name``'s vector indexes costs, for a progress line: a large one (its
     codes are read into memory) takes seconds, which a user should not spend wondering."""
-    from .build.plan import duration, gb
+    from ..units import duration, size
 
     first = IndexLayout(Path(corpus_dir) / "index")
-    size = sum(layout.compact_file.stat().st_size for layout in (first, first.second)
-               if layout.compact_file.is_file())
+    n_bytes = sum(layout.compact_file.stat().st_size for layout in (first, first.second)
+                  if layout.compact_file.is_file())
     note = f"opening the search index of '{corpus_name}'"
-    if size < 100e6:
+    if n_bytes < 100e6:
         return note
-    seconds = size / INDEX_READ_BYTES_PER_S
-    return note + f" ({gb(size)}" + (f", about {duration(seconds)})" if seconds >= 3 else ")")
+    seconds = n_bytes / INDEX_READ_BYTES_PER_S
+    return note + f" ({size(n_bytes)}" + (f", about {duration(seconds)})" if seconds >= 3 else ")")

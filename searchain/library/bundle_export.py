@@ -45,6 +45,7 @@ from typing import BinaryIO
 from ..config import AppPaths, Settings
 from ..errors import CorpusError, is_disk_full
 from ..events import CancelToken, EventCallback, Progress, check, emit
+from .. import units
 
 BUNDLE_FORMAT = "searchain-corpus"
 BUNDLE_VERSION = 1  # bump when a reader of version 1 could not install the new layout
@@ -316,7 +317,7 @@ class ByteProgress:
 
     def _message(self) -> str:
         verb = "exporting" if self.stage == EXPORT_STAGE else "importing"
-        return f"{verb} {self.member}".strip() + f" ({human_bytes(self.done)} of {human_bytes(self.total)})"
+        return f"{verb} {self.member}".strip() + f" ({units.size(self.done)} of {units.size(self.total)})"
 
 
 def copy_hashing(src: BinaryIO, dst: BinaryIO, progress: ByteProgress | None = None,
@@ -340,17 +341,9 @@ def need_free_space(folder: Path, needed: int, what: str) -> None:
     """Refuse, before writing anything, when ``folder``'s disk cannot hold ``needed`` bytes."""
     free = shutil.disk_usage(folder).free
     if needed + DISK_MARGIN > free:
-        raise CorpusError(f"Not enough disk space for {what}: it needs {human_bytes(needed)}, and "
-                          f"{folder} has {human_bytes(free)} free.",
+        raise CorpusError(f"Not enough disk space for {what}: it needs {units.size(needed)}, and "
+                          f"{folder} has {units.size(free)} free.",
                           hint="Free some disk space (or use another disk), then try again.")
-
-
-def human_bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} TB"
 
 
 def damaged_error(source: Path, why: str) -> CorpusError:

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from searchain.cli.main import main
-from searchain.cli.progress import ProgressPrinter, cancel_on_interrupt, duration, human, render
+from searchain.cli.progress import ProgressPrinter, cancel_on_interrupt, render
 from searchain.events import Progress
 
 
@@ -72,11 +72,6 @@ def test_render_shows_bar_counts_rate_and_eta():
     assert "[######" in line and " 25.0%" in line and "250/1.0k" in line
     assert "25/s" in line and "ETA 0:30" in line and line.endswith("batch 3")
     assert "%" not in render(Progress("read", 5, None, started_at=0.0), now=1.0)
-
-
-def test_human_and_duration():
-    assert [human(v) for v in (7, 950, 12_300, 4_100_000, 2e9)] == ["7", "950", "12.3k", "4.1M", "2.0G"]
-    assert duration(75) == "1:15" and duration(3725) == "1:02:05"
 
 
 def test_printer_throttles_and_finishes_lines():

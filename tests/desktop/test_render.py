@@ -66,7 +66,7 @@ def test_eta_and_duration():
     assert eta_seconds(0, 10, 0.0, now=5.0) is None
     assert eta_seconds(5, 10, 0.0, now=10.0) == 10.0
     assert format_duration(None) == "estimating…"
-    assert format_duration(75) == "1 min 15 s"
+    assert format_duration(75) == "75 s"
 
 
 def test_errors_are_readable():

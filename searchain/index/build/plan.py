@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ...errors import ModelError
 from ...events import CancelToken, EventCallback, Progress, emit
+from ...units import duration, size
 from ..layout import IndexLayout
 
 NEEDS_CONFIRMATION_S = 3600
@@ -89,28 +90,12 @@ class BuildPlan:
                              f"{m.passages_per_s:,.0f}/s, about {duration(m.est_seconds)}")
             if self.graph_seconds >= 60:
                 lines.append(f"  search graph: about {duration(self.graph_seconds)}")
-        lines.append(f"  disk: +{gb(self.disk_bytes)}"
-                     + (f" ({gb(self.free_disk_bytes)} free)" if self.free_disk_bytes is not None else "")
-                     + f"; memory: {gb(self.ram_bytes)} at the peak")
+        lines.append(f"  disk: +{size(self.disk_bytes)}"
+                     + (f" ({size(self.free_disk_bytes)} free)" if self.free_disk_bytes is not None else "")
+                     + f"; memory: {size(self.ram_bytes)} at the peak")
         lines += [f"  faster: {a}" for a in self.advice]
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
-
-
-def duration(seconds: float) -> str:
-    seconds = max(0.0, seconds)
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 48 * 3600:
-        h, m = divmod(round(seconds / 60), 60)
-        return f"{h} h {m:02d} min"
-    return f"{seconds / 86400:.1f} days"
-
-
-def gb(n: int | None) -> str:
-    return "?" if n is None else (f"{n / 1e9:.1f} GB" if n >= 1e8 else f"{n / 1e6:.0f} MB")
 
 
 # -- planning ------------------------------------------------------------------------------------

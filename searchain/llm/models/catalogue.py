@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...config import LLMSettings
+from ...units import size
 
-GB = 1000 ** 3
 GIB = 1024 ** 3
 DEFAULT_N_CTX = LLMSettings.n_ctx  # the context the app loads a model with unless told otherwise
 # Compute buffers, tokenizer tables and the Python side on the CPU (as memory.OVERHEAD_BYTES).
@@ -54,7 +54,7 @@ class CatalogueEntry:
 
     @property
     def size_label(self) -> str:
-        return f"{self.size_bytes / GB:.2f} GB"
+        return size(self.size_bytes)
 
     @property
     def url(self) -> str:

