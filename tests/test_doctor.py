@@ -6,7 +6,8 @@ import sqlite3
 
 from searchain.cli.main import main
 from searchain.config import Settings
-from searchain.doctor.installation import FAIL, OK, WARN, run_checks, worst
+from searchain.doctor.check import FAIL, OK, WARN, worst
+from searchain.doctor.installation import run_checks
 from searchain.doctor.report import report_markdown, system_info
 
 

@@ -23,7 +23,8 @@ def register(sub) -> None:
 
 
 def run(ctx, args) -> int:
-    from ..doctor.installation import FAIL, run_checks, worst
+    from ..doctor.check import FAIL, worst
+    from ..doctor.installation import run_checks
     from ..doctor.report import report_markdown, system_info
     from ..logs import log_file, recent_lines
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 
 def embed_device_check(settings):
-    from .installation import FAIL, OK, Check
+    from .check import FAIL, OK, Check
     from ..index.embed.device import CUDA_HINT, cuda_build, cuda_status
 
     setting = settings.retrieval.embed_device

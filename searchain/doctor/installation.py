@@ -6,7 +6,7 @@ database, and returns one ``Check`` per finding: ``ok``, ``warn`` (works, but no
 ``fail`` (something the user asked for cannot work), each with the fix in words. It only reads:
 nothing is repaired, migrated or downloaded, so it is safe on a broken install, and it never
 touches the network. ``searchain doctor`` and the app's Help > Check set-up both show it;
-``system_info`` + ``report_markdown`` (``doctor_report``) make the text a user pastes into a
+``system_info`` + ``report_markdown`` (``report``) make the text a user pastes into a
 problem report.
 """
 
@@ -15,27 +15,15 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import tempfile
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
 from ..config import AppPaths, Settings
 from ..units import size
+from .check import FAIL, OK, WARN, Check
 from .device import embed_device_check  # light: reads torch facts when called
 
-OK, WARN, FAIL = "ok", "warn", "fail"
 LOW_DISK_BYTES = 2 * 1024 ** 3  # an index build or a model download needs more than this
-
-
-@dataclass(frozen=True)
-class Check:
-    area: str  # settings, folders, embedder, corpus, model, llama.cpp, reader, reranker, conversations
-    status: str  # ok | warn | fail
-    summary: str
-    fix: str = ""
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def run_checks(paths: AppPaths, settings: Settings | None = None, *, thorough: bool = False) -> list[Check]:
@@ -66,12 +54,6 @@ def run_checks(paths: AppPaths, settings: Settings | None = None, *, thorough: b
             checks.append(Check("doctor", FAIL, f"A check stopped with {type(exc).__name__}: {exc}",
                                 "Please report this, with the report below."))
     return checks
-
-
-def worst(checks: list[Check]) -> str:
-    """``fail`` if any check failed, else ``warn`` if any warned, else ``ok``."""
-    statuses = {c.status for c in checks}
-    return FAIL if FAIL in statuses else WARN if WARN in statuses else OK
 
 
 # -- settings and folders ------------------------------------------------------------------

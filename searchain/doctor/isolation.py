@@ -8,7 +8,7 @@ import time
 
 
 def isolation_checks(settings, thorough: bool) -> list:
-    from .installation import FAIL, OK, WARN, Check
+    from .check import FAIL, OK, WARN, Check
     from ..errors import ModelError
     from ..llm.isolated import ModelCrashed, ProcessLLM, probe_worker
 

@@ -16,7 +16,7 @@ from ..units import size
 
 if TYPE_CHECKING:
     from ..config import AppPaths
-    from .installation import Check
+    from .check import Check
 
 # Distribution names; a tuple is alternatives (the app needs PySide6's Essentials part only).
 PACKAGES = ("searchain-desktop", "torch", "sentence-transformers", "transformers", "faiss-cpu", "hnswlib",
@@ -55,7 +55,7 @@ def system_info(paths: AppPaths) -> dict:
 
 def report_markdown(checks: list[Check], info: dict, log_tail: list[str] | None = None) -> str:
     """A plain-text report to paste into a bug report: the checks, the system, the log's end."""
-    from .installation import FAIL, OK, WARN
+    from .check import FAIL, OK, WARN
 
     marks = {OK: "ok  ", WARN: "WARN", FAIL: "FAIL"}
     lines = ["# SearChain set-up check", ""]

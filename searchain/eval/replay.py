@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ..errors import ConfigError, CorpusError
-from ..reasoning.loop import locate
+from ..reasoning.parts import locate
 from ..reasoning.result import Node
 from ..types import Passage
 from .compare import pair

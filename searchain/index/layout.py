@@ -29,12 +29,18 @@ from pathlib import Path
 
 from ..config import atomic_write_text
 from ..errors import IndexError_
+from ..types import Passage
 
 FORMAT_VERSION = 2
 BACKEND = "compact"  # faiss codes + exact rescoring from the shards (compact.py)
 LEGACY_BACKEND = "hnswlib"  # format 1: a float32 hnswlib graph in vectors.hnsw
 # How a passage becomes embedding input; bump when it changes so old indexes read as stale.
 DOC_FORMAT = "title-newline-text-v1"
+
+
+def doc_text(passage: Passage) -> str:
+    """What gets embedded for a passage (``DOC_FORMAT``): its title, then its text."""
+    return f"{passage.title}\n{passage.text}" if passage.title else passage.text
 
 
 def build_hint(corpus_name: str) -> str:

@@ -22,7 +22,7 @@ from ..config import AppPaths, Settings
 from ..errors import IndexError_
 from .ann.compact import unrefined
 from .embed.embedder import model_id_for
-from ..bench.ann.hnsw import file_sha256
+from ..files import file_sha256
 from .layout import DOC_FORMAT, IndexLayout, IndexMeta, build_hint, rebuild_hint, repair_hint
 
 MISSING, PARTIAL, READY, STALE, MISMATCH, DAMAGED, OUTDATED = (

@@ -28,7 +28,7 @@ from typing import Callable, Sequence
 
 from ..errors import ModelError
 from .base import ChatMessage
-from .fakes.bpe_vocab import CHATML_TEMPLATE
+from .chat_templates import CHATML_TEMPLATE
 
 VALID_ROLES = ("system", "user", "assistant")
 _PROBE = "SEARCHAIN-SYSTEM-PROBE"

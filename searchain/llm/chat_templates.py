@@ -12,7 +12,13 @@ no tools.
 
 from __future__ import annotations
 
-from .fakes.bpe_vocab import CHATML_TEMPLATE
+# Plain ChatML: the fallback for a GGUF with no template, and the random-weight test model's own.
+CHATML_TEMPLATE = (
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+)
 
 QWEN25 = (
     "{%- if messages[0]['role'] == 'system' %}"

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..events import check
 from ..types import Passage
-from .loop import Generator, locate
+from .parts import Generator, locate
 from .chain.parser import rewrite_marks, short_answer, strip_marks
 from .chain.prompts import PromptBook
 from .result import Reference

@@ -28,7 +28,8 @@ from .duplicates import DuplicateDetector
 from .events import PHASE_REWRITE, Done, Failed, QuestionRewritten
 from .followup import PriorTurn, rewrite_followup
 from .chain.grammar import DEFAULT_MAX_NODES, coq_grammar, final_content_grammar
-from .loop import Generator, ReasoningRun
+from .loop import ReasoningRun
+from .parts import Generator
 from .modes import MODE_DIRECT, MODE_GEEK, MODE_GENGROUND, MODE_RAG, MODE_SEARCHAIN, check_mode, needs_ir
 from .chain.parser import short_answer, strip_marks
 from .chain.prompts import TASKS, PromptBook, detect_task, evidence_excerpt

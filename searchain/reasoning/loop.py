@@ -15,23 +15,22 @@ stops as ``unparseable`` (never as ``finish``: nothing was verified).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Protocol
+from dataclasses import dataclass
+from typing import Any
 
 from ..config import ReasoningSettings
-from ..errors import Cancelled
+from ..events import EventCallback, check, emit
+from ..llm.base import ChatMessage
 from ..metrics import normalize_answer, not_equal, rouge_l
-from ..events import CancelToken, EventCallback, check, emit
-from ..llm.base import ChatMessage, Completion, GenerationParams
-from ..llm.chat_prompt import strip_think
-from ..types import Hit, Passage
+from ..types import Passage
+from .chain.parser import ParsedChain, parse_chain
+from .chain.prompts import TASK_LONGFORM, PromptBook
 from .duplicates import DuplicateDetector
 from .events import (
     FEEDBACK_COMPLETION, FEEDBACK_CORRECTION, ChainGenerated, ChainUnreadable, FeedbackGiven,
-    NodeChecked, RoundStarted, TokenGenerated,
+    NodeChecked, RoundStarted,
 )
-from .chain.parser import ParsedChain, parse_chain
-from .chain.prompts import TASK_LONGFORM, PromptBook
+from .parts import Generator, LoopOutcome, Retriever, locate
 from .result import (
     DECISION_COMPLETED, DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_NOT_CONFIRMED, DECISION_PASS,
     DECISION_UNCHECKED, SOURCE_IR_COMPLETED, SOURCE_IR_CORRECTED, SOURCE_LLM_UNVERIFIED,
@@ -47,70 +46,11 @@ STOP_UNPARSEABLE = "unparseable"  # the model's last chain had no [Query]/[Answe
 MAX_FORMAT_RETRIES = 1
 
 
-class Retriever(Protocol):
-    def search(self, query: str, k: int) -> list[Hit]: ...
-
-
 @dataclass
 class Feedback:
     node: Node
     kind: str  # correction | completion
     text: str
-
-
-@dataclass
-class LoopOutcome:
-    branches: list[Branch]
-    path: list[Node]
-    stop_reason: str  # finish | r_max | repeated_chain | no_ir | unparseable | stalled
-    rounds: int
-
-
-@dataclass
-class Generator:
-    """Calls the LLM with streaming, cancellation and token accounting (shared by all phases)."""
-
-    llm: Any
-    params: GenerationParams
-    use_grammar: bool
-    on_event: EventCallback | None
-    cancel: CancelToken | None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    stop: tuple[str, ...] = field(default=())
-    # phase -> [prompt tokens, completion tokens], every call counted (the reader's too).
-    tokens_by_phase: dict[str, list[int]] = field(default_factory=dict)
-
-    def record(self, phase: str, usage: Any) -> None:
-        """Count one model call's tokens, in the totals and under ``phase``."""
-        self.prompt_tokens += usage.prompt_tokens
-        self.completion_tokens += usage.completion_tokens
-        counts = self.tokens_by_phase.setdefault(phase, [0, 0])
-        counts[0] += usage.prompt_tokens
-        counts[1] += usage.completion_tokens
-
-    def chat(self, messages: list[ChatMessage], phase: str, grammar: str | None, *,
-             max_tokens: int | None = None, stop: tuple[str, ...] | None = None) -> Completion:
-        """One model call. ``stop`` replaces the generator's own grammar-less stops for this call;
-        ``max_tokens`` caps it below the configured budget (never above)."""
-        check(self.cancel)
-        with_grammar = self.use_grammar and grammar is not None and getattr(self.llm, "supports_grammar", False)
-        extra_stops = self.stop if stop is None else stop
-        params = replace(self.params, grammar=grammar if with_grammar else None,
-                         stop=self.params.stop if with_grammar else self.params.stop + extra_stops)
-        if max_tokens is not None:
-            params = replace(params, max_tokens=min(params.max_tokens, max_tokens))
-        on_token: Callable[[str], None] | None = None
-        if self.on_event is not None:
-            on_token = lambda piece: self.on_event(TokenGenerated(piece, phase))  # noqa: E731
-        completion = self.llm.chat(messages, params, on_token=on_token, cancel=self.cancel)
-        self.record(phase, completion.usage)
-        if completion.finish_reason == "cancelled":
-            raise Cancelled()
-        check(self.cancel)
-        # A reasoning model's think block is neither the chain to parse nor the answer (#22).
-        text = strip_think(completion.text)
-        return completion if text == completion.text else replace(completion, text=text)
 
 
 def _took_feedback(branch: Branch, feedback: Feedback) -> bool:
@@ -135,17 +75,6 @@ def chain_key(branch: Branch) -> tuple:
     """What makes two chains "identical": the same queries with the same answers."""
     return tuple((normalize_answer(n.query), normalize_answer(n.llm_answer or ""), n.unsolved)
                  for n in branch.nodes)
-
-
-def locate(answer: str | None, text: str) -> tuple[int, int] | None:
-    """Character span of ``answer`` in ``text`` (case-insensitive), or None."""
-    if not answer:
-        return None
-    needle = answer.strip().rstrip(".").strip()
-    if not needle:
-        return None
-    i = text.lower().find(needle.lower())
-    return (i, i + len(needle)) if i >= 0 else None
 
 
 class ReasoningRun:

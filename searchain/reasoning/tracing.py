@@ -14,7 +14,7 @@ import re
 from typing import Sequence
 
 from ..types import Passage
-from .loop import locate
+from .parts import locate
 from .chain.parser import answer_tail, parse_chain, rewrite_marks, short_answer, strip_marks
 from .result import Node, Reference
 

@@ -117,7 +117,8 @@ def test_every_reader_of_the_setting_follows_auto(indexed_copy, embedder, auto_i
 
 
 def test_doctor_explains_an_auto_that_is_off(home, monkeypatch):
-    from searchain.doctor.installation import OK, run_checks
+    from searchain.doctor.check import OK
+    from searchain.doctor.installation import run_checks
 
     checks = [c for c in run_checks(home) if c.area == "embedder"]
     auto = [c for c in checks if "(auto)" in c.summary]

@@ -142,7 +142,7 @@ def _first_vectors(paths, embedder, n):
     """The ids and vectors of the corpus's first ``n`` passages: a build that stopped after them."""
     import numpy as np
 
-    from searchain.index.build.builder import doc_text
+    from searchain.index.layout import doc_text
 
     with CorpusManager(paths, Settings()).open_store(MINI_CORPUS) as store:
         batch = next(store.iter_batches(after_id=0, batch_size=n))
@@ -156,16 +156,16 @@ def test_an_index_too_big_for_memory_is_refused_before_embedding(home, tmp_path,
 
     CorpusManager(home, Settings()).add(MINI_CORPUS, write_mini_corpus(tmp_path / "m.jsonl"), "jsonl")
     need = estimated_index_bytes(len(MINI_PASSAGES), 384)["ram_build"]
-    monkeypatch.setattr(builder, "physical_memory", lambda: int(need / builder.MAX_RAM_SHARE) - 1)
+    monkeypatch.setattr(builder, "total_memory_bytes", lambda: int(need / builder.MAX_RAM_SHARE) - 1)
     with pytest.raises(IndexError_, match="would need about") as err:
         build_index(home, Settings(), MINI_CORPUS, embedder=embedder)
     assert f"{len(MINI_PASSAGES):,} passages" in str(err.value) and "bm25" in err.value.hint
     assert not layout_of(home).shard_files()  # refused up front: nothing was embedded
-    monkeypatch.setattr(builder, "physical_memory", lambda: int(need / builder.MAX_RAM_SHARE) + 1)
+    monkeypatch.setattr(builder, "total_memory_bytes", lambda: int(need / builder.MAX_RAM_SHARE) + 1)
     assert build_index(home, Settings(), MINI_CORPUS, embedder=embedder).total == len(MINI_PASSAGES)
 
     # A rebuild that could not fit is refused before the working index is thrown away.
-    monkeypatch.setattr(builder, "physical_memory", lambda: int(need / builder.MAX_RAM_SHARE) - 1)
+    monkeypatch.setattr(builder, "total_memory_bytes", lambda: int(need / builder.MAX_RAM_SHARE) - 1)
     with pytest.raises(IndexError_, match="would need about"):
         build_index(home, Settings(), MINI_CORPUS, embedder=embedder, rebuild=True)
     assert index_status(home, MINI_CORPUS).state == READY

@@ -184,7 +184,7 @@ def _my_workers() -> list[int]:
 
 def test_doctor_checks_the_worker_and_test_loads_the_model(tiny_llm_settings, monkeypatch):
     from searchain.config import Settings
-    from searchain.doctor.installation import FAIL, OK
+    from searchain.doctor.check import FAIL, OK
     from searchain.doctor.isolation import isolation_checks
 
     settings = Settings()

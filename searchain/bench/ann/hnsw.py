@@ -9,14 +9,14 @@ truncated or damaged file is caught before hnswlib reads it (hnswlib itself may 
 from __future__ import annotations
 
 import array
-import hashlib
-import os
 import struct
 import sys
 import threading
 from pathlib import Path
 
 import numpy as np
+
+from ...files import file_sha256
 
 from ...config import atomic_write
 from ...errors import IndexError_
@@ -70,20 +70,6 @@ def estimated_memory(count: int, dim: int, m: int) -> int:
     element for 60k × 384-d vectors at M = 32, where this gives 1,952.
     """
     return int(count) * (4 * dim + 8 * m + 160)
-
-
-def physical_memory() -> int | None:
-    """Total RAM in bytes, or None where the OS does not say (the memory check is then skipped)."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return None
-
-
-def file_sha256(path: Path) -> str:
-    """Hex SHA-256 of a file, streamed (index files can be gigabytes)."""
-    with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 class HnswIndex:

@@ -194,7 +194,8 @@ def measure_encode_overhead(settings, dataset: str | None, limit: int, repeats: 
 
     from ...config import AppPaths
     from ...corpus.manager import CorpusManager
-    from ...index.build.builder import build_index, doc_text
+    from ...index.build.builder import build_index
+    from ...index.layout import doc_text
     from ...index.embed.embedder import Embedder
     from ...index.embed.precision import precision_context
 

@@ -88,7 +88,7 @@ class VectorIndex:
 def open_vector_index(layout: IndexLayout, corpus_name: str, meta: IndexMeta, *,
                       verify_checksum: bool = True) -> VectorIndex:
     """Load the index ``meta`` describes; any missing, damaged or stale file raises ``IndexError_``."""
-    from ...bench.ann.hnsw import file_sha256
+    from ...files import file_sha256
 
     what = f"corpus '{corpus_name}'"
     if meta.outdated:

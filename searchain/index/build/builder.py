@@ -25,13 +25,13 @@ import numpy as np
 from ...config import AppPaths, Settings
 from ...errors import IndexError_, ModelError, is_disk_full
 from ...events import CancelToken, EventCallback, Progress, check, emit
-from ...types import Passage
 from ..bm25 import tantivy_index as bm25_tantivy
 from ..embed.embedder import Embedder
 from ..ann.compact import estimated_index_bytes
+from .budget import MAX_RAM_SHARE, index_memory_limit
 from .compact_build import build_compact
-from ...bench.ann.hnsw import physical_memory
-from ..layout import DOC_FORMAT, IndexLayout, rebuild_hint
+from ...machine import total_memory_bytes
+from ..layout import DOC_FORMAT, IndexLayout, doc_text, rebuild_hint
 from ..embed.second import second_embedder_name
 from .shards import ShardStore
 from ..status import mismatch_message
@@ -40,7 +40,6 @@ log = logging.getLogger("searchain.index")
 DEFAULT_SHARD_SIZE = 4096
 # On a GPU each shard drains the embedding pipeline once: larger shards keep it full (BENCHMARKS.md).
 GPU_SHARD_SIZE = 32768
-MAX_RAM_SHARE = 0.75  # of physical memory, for the index: the app also holds an LLM
 EMBED_STAGE, GRAPH_STAGE = "embed", "index"
 SECOND_STAGES = ("embed 2nd", "index 2nd")  # the second embedder's index, when one is configured
 
@@ -77,11 +76,6 @@ def default_shard_size(device: str) -> int:
     so on a GPU shards are 8 times larger (MiniLM's build stage: 0.87 of bare encode's speed at
     4,096, 1.16 at 32,768 on an H100); on a CPU a smaller shard loses less to a kill."""
     return GPU_SHARD_SIZE if device.startswith("cuda") else DEFAULT_SHARD_SIZE
-
-
-def doc_text(passage: Passage) -> str:
-    """What gets embedded for a passage (see layout.DOC_FORMAT): its title, then its text."""
-    return f"{passage.title}\n{passage.text}" if passage.title else passage.text
 
 
 def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuild: bool = False,
@@ -272,19 +266,13 @@ def embed_here(job: EmbedJob) -> tuple[int, int]:
     return embedded, chars
 
 
-def index_memory_limit() -> int | None:
-    """Bytes an index build may use here (None where the OS does not say)."""
-    total = physical_memory()
-    return int(MAX_RAM_SHARE * total) if total else None
-
-
 def _check_memory(corpus_name: str, count: int, dims: list[int]) -> None:
     """Refuse before embedding anything when building the indexes (one per embedder) could not
     fit in memory: better than days of embedding and then an out-of-memory kill at the index
     stage. With compact codes a full Wikipedia needs ~8 GB
     (21M × 384; BENCHMARKS.md *Scale*)."""
     need = sum(estimated_index_bytes(count, dim)["ram_build"] for dim in dims)
-    total = physical_memory()
+    total = total_memory_bytes()
     if total and need > MAX_RAM_SHARE * total:
         raise IndexError_(
             f"The vector index of corpus '{corpus_name}' would need about {need / 1e9:.1f} GB of "

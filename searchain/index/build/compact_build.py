@@ -28,7 +28,7 @@ from ...config import atomic_write, atomic_write_text
 from ...errors import IndexError_
 from ...events import CancelToken, EventCallback, Progress, check, emit
 from ..ann.compact import CompactIndex, extension_fits, needs_retraining, plan_spec
-from ...bench.ann.hnsw import file_sha256
+from ...files import file_sha256
 from ..layout import BACKEND, DOC_FORMAT, FORMAT_VERSION, IndexLayout, IndexMeta, rebuild_hint
 from ..ann.rowvectors import RowVectors
 from .shards import ShardStore

@@ -156,7 +156,7 @@ def _codes_retrained(layout: IndexLayout, corpus_name: str, total: int, dim: int
     ``compact.needs_retraining`` replaces, or codes too big to grow here) rather than for the
     ``todo`` new ones only."""
     from ...errors import IndexError_
-    from .builder import index_memory_limit
+    from .budget import index_memory_limit
     from ..ann.compact import extension_fits, needs_retraining
     from ..layout import IndexMeta
 
@@ -293,7 +293,7 @@ def _speed(embedder, store, after_id: int, cache: SpeedCache, cancel) -> tuple[f
     """Passages/s of ``embedder`` on the passages it will embed (a cached figure scaled to their
     length when this machine measured it before, else a calibration run now)."""
     from ...events import check
-    from .builder import doc_text
+    from ..layout import doc_text
 
     sample = [doc_text(p) for batch in store.iter_batches(after_id=after_id, batch_size=256)
               for _, p in batch][:256] or [doc_text(p) for batch in store.iter_batches(batch_size=256)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .builder import doc_text
+from ..layout import doc_text
 
 
 class PassageReader:

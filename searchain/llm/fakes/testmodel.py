@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import ModelError
-from .bpe_vocab import CHATML_TEMPLATE, TOKEN_CONTROL, build_vocab
+from ..chat_templates import CHATML_TEMPLATE
+from .bpe_vocab import TOKEN_CONTROL, build_vocab
 
 
 @dataclass(frozen=True)

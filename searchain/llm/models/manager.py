@@ -20,7 +20,6 @@ moved into place. ``HF_ENDPOINT`` (or ``endpoint=``) points at a mirror.
 from __future__ import annotations
 
 import glob
-import hashlib
 import os
 import re
 import shutil
@@ -31,6 +30,7 @@ from typing import Callable
 from ...config import AppPaths
 from ...errors import Cancelled, ModelError, is_disk_full
 from ...events import CancelToken, EventCallback, Progress, check, emit
+from ...files import file_sha256
 from ... import units
 from .catalogue import CATALOGUE, CatalogueEntry
 from .gguf_info import ModelFacts, read_model_facts
@@ -130,7 +130,7 @@ class ModelManager:
         does not is left alone until a verified download replaces it."""
         if not final.is_file() or final.stat().st_size != entry.size_bytes:
             return False
-        return _sha256(final, on_event, cancel) == entry.sha256
+        return file_sha256(final, on_event=on_event, cancel=cancel) == entry.sha256
 
     def _expected_sha256(self, entry: CatalogueEntry, size: int, etag: str,
                          confirm: ConfirmUnverified | None) -> str | None:
@@ -177,7 +177,7 @@ class ModelManager:
                                   "different file than the catalogue expects.")
         if expected is None:
             return  # the user confirmed an unverifiable download
-        actual = _sha256(part, on_event, cancel)
+        actual = file_sha256(part, on_event=on_event, cancel=cancel)
         if actual != expected:
             part.unlink(missing_ok=True)
             raise ModelError(
@@ -305,15 +305,3 @@ def _progress_class(on_event: EventCallback | None, cancel: CancelToken | None, 
             check(cancel)  # raising here leaves the partial file for the next pull to resume
 
     return _Progress
-
-
-def _sha256(path: Path, on_event, cancel) -> str:
-    digest = hashlib.sha256()
-    total, done = path.stat().st_size, 0
-    with path.open("rb") as fh:
-        while chunk := fh.read(8 * 1024 * 1024):
-            digest.update(chunk)
-            done += len(chunk)
-            emit(on_event, Progress("verify", done, total, path.name))
-            check(cancel)
-    return digest.hexdigest()

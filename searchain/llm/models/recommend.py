@@ -17,7 +17,6 @@ no more than is free now. Non-commercial models are never recommended (they stay
 from __future__ import annotations
 
 import importlib.util
-import os
 import platform
 import re
 import shutil
@@ -135,24 +134,9 @@ def machine_facts() -> MachineFacts:
 
 
 def _meminfo() -> tuple[int | None, int | None]:
-    values: dict[str, int] = {}
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                key, _, rest = line.partition(":")
-                if key in ("MemTotal", "MemAvailable"):
-                    values[key] = int(rest.split()[0]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    total = values.get("MemTotal")
-    if total is None:
-        try:
-            total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        except (ValueError, OSError, AttributeError):
-            total = None
-    from .memory import available_memory_bytes
+    from ...machine import available_memory_bytes, total_memory_bytes
 
-    return total, values.get("MemAvailable") or available_memory_bytes()
+    return total_memory_bytes(), available_memory_bytes()
 
 
 def _nvidia_gpu() -> tuple[str | None, int | None]:

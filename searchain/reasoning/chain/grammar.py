@@ -19,11 +19,12 @@ DEFAULT_FINAL_CHARS = 500
 DEFAULT_STANDALONE_CHARS = 300
 
 # A field starts with a visible character: no empty or blank queries/answers.
-_LEAD = r"lead ::= [^\n\r\[\] \t]"
-_QCHAR = r"qchar ::= [^\n\r\[\]]"
+LEAD_RULE = r"lead ::= [^\n\r\[\] \t]"
+QCHAR_RULE = r"qchar ::= [^\n\r\[\]]"
 
 
-def _check(name: str, value: int, low: int, high: int) -> None:
+def check_range(name: str, value: int, low: int, high: int) -> None:
+    """Refuse a grammar setting outside ``low..high`` with a ``ConfigError`` that says the range."""
     if not isinstance(value, int) or not low <= value <= high:
         raise ConfigError(f"Grammar setting {name}={value!r} is out of range.", hint=f"Use {low}..{high}.")
 
@@ -36,10 +37,10 @@ def coq_grammar(
     final_chars: int = DEFAULT_FINAL_CHARS,
 ) -> str:
     """GBNF for a CoQ of 1..``max_nodes`` nodes ending with a ``[Final Content]:`` line."""
-    _check("max_nodes", max_nodes, 1, 9)
-    _check("query_chars", query_chars, 8, 2000)
-    _check("answer_chars", answer_chars, 1, 4000)
-    _check("final_chars", final_chars, 8, 8000)
+    check_range("max_nodes", max_nodes, 1, 9)
+    check_range("query_chars", query_chars, 8, 2000)
+    check_range("answer_chars", answer_chars, 1, 4000)
+    check_range("final_chars", final_chars, 8, 8000)
     lines = []
     # root ::= node1 (node2 (node3)?)? final -- nested optionals keep the numbering in order.
     chain = f"node{max_nodes}"
@@ -55,8 +56,8 @@ def coq_grammar(
         f"query ::= lead qchar{{0,{query_chars - 1}}}",
         f"answer ::= lead qchar{{0,{answer_chars - 1}}}",
         f'final ::= "[Final Content]: " lead fchar{{0,{final_chars - 1}}} "\\n"?',
-        _LEAD,
-        _QCHAR,
+        LEAD_RULE,
+        QCHAR_RULE,
         r'fchar ::= [^\n\r\[\]] | "[" [1-9] "]"',
     ]
     return "\n".join(lines) + "\n"
@@ -64,12 +65,12 @@ def coq_grammar(
 
 def final_content_grammar(max_marks_node: int = 9, *, final_chars: int = DEFAULT_FINAL_CHARS) -> str:
     """GBNF for the tracing answer: one ``[Final Content]:`` line with ``[n]`` marks."""
-    _check("max_marks_node", max_marks_node, 1, 9)
-    _check("final_chars", final_chars, 8, 8000)
+    check_range("max_marks_node", max_marks_node, 1, 9)
+    check_range("final_chars", final_chars, 8, 8000)
     return "\n".join(
         [
             f'root ::= "[Final Content]: " lead fchar{{0,{final_chars - 1}}} "\\n"?',
-            _LEAD,
+            LEAD_RULE,
             f'fchar ::= [^\\n\\r\\[\\]] | "[" [1-{max_marks_node}] "]"',
         ]
     ) + "\n"
@@ -77,5 +78,5 @@ def final_content_grammar(max_marks_node: int = 9, *, final_chars: int = DEFAULT
 
 def standalone_grammar(max_chars: int = DEFAULT_STANDALONE_CHARS) -> str:
     """GBNF for a follow-up's rewrite: one ``[Question]: ...`` line (see ``followup.py``)."""
-    _check("max_chars", max_chars, 8, 2000)
-    return "\n".join([f'root ::= "[Question]: " lead qchar{{0,{max_chars - 1}}} "\\n"?', _LEAD, _QCHAR]) + "\n"
+    check_range("max_chars", max_chars, 8, 2000)
+    return "\n".join([f'root ::= "[Question]: " lead qchar{{0,{max_chars - 1}}} "\\n"?', LEAD_RULE, QCHAR_RULE]) + "\n"

@@ -33,8 +33,7 @@ from ...metrics import normalize_answer
 from ...events import check, emit
 from ..duplicates import DuplicateDetector
 from ..events import ChainGenerated, RoundStarted
-from .genground import StrategyOutcome
-from ..loop import Generator, Retriever, locate
+from ..parts import Generator, Retriever, locate
 from ..result import (
     DECISION_EXTRACTED, DECISION_SELF_ANSWERED, DECISION_UNGROUNDED, SOURCE_IR_EXTRACTED, SOURCE_LLM, Branch, Node,
 )
@@ -44,6 +43,7 @@ from .events import (
 )
 from .grammar import action_grammar, conclude_grammar, decomp_grammar, extract_grammar, fact_grammar
 from .parse import Option, parse_action, parse_conclusion, parse_fact, parse_options, yes_no
+from .base import StrategyOutcome, StrategyRun
 from .prompts import StrategyPrompts
 
 GEEK_BRANCHES = 4  # alternatives per AddDecomp (the paper: n = 4) ...
@@ -74,7 +74,7 @@ class _Line:
         return sum(1 for n in self.nodes if n.passage is not None)
 
 
-class GeekRun:
+class GeekRun(StrategyRun):
     """One question answered by GEEK."""
 
     def __init__(self, question: str, *, generator: Generator, prompts: StrategyPrompts,
@@ -83,21 +83,14 @@ class GeekRun:
                  fork_depth: int = GEEK_FORK_DEPTH, extract_k: int | None = None, field_chars: int | None = None):
         if not 1 <= branches <= 9:
             raise ValueError(f"branches must be 1..9, got {branches}")
-        self.question = question
-        self.gen = generator
-        self.prompts = prompts
-        self.settings = settings
-        self.retriever = retriever
-        self.detector = detector
-        self.yes_no = yes_no
+        super().__init__(question, generator=generator, prompts=prompts, settings=settings,
+                         retriever=retriever, detector=detector, yes_no=yes_no, field_chars=field_chars)
         self.branches = branches
         self.max_leaves = max(1, int(max_leaves))
         self.fork_depth = max(0, int(fork_depth))
         self.extract_k = min(9, max(1, int(extract_k or max(GEEK_EXTRACT_K, settings.top_k))))
         self.r_max = max(1, int(settings.r_max))
         self.lines: list[_Line] = []
-        # One cap for every free-text field (None: each grammar's own default), for small contexts.
-        self.caps = {} if field_chars is None else {"chars": field_chars}
 
     def run(self) -> StrategyOutcome:
         queue: deque[tuple[_Line, Option | None]] = deque([(self._new_line(None, [], [], 0, 0), None)])

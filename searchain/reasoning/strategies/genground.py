@@ -18,7 +18,6 @@ earlier one stops the loop (``repeated_chain``): the model would only walk in ci
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from ...config import ReasoningSettings
 from ...metrics import not_equal
@@ -26,7 +25,7 @@ from ...events import check, emit
 from ...types import Passage
 from ..duplicates import DuplicateDetector
 from ..events import ChainGenerated, RoundStarted
-from ..loop import Generator, LoopOutcome, Retriever, locate
+from ..parts import Generator, Retriever, locate
 from ..result import (
     DECISION_EMPTY, DECISION_GROUNDED, DECISION_UNGROUNDED, SOURCE_IR_GROUNDED, SOURCE_LLM, Branch, Node,
 )
@@ -36,18 +35,14 @@ from .events import (
 from .grammar import deduce_grammar, final_answer_grammar, ground_grammar
 from .parse import field, parse_deduction, parse_grounding
 from .parse import yes_no as as_yes_no
+from .base import StrategyOutcome, StrategyRun
 from .prompts import StrategyPrompts
 
 GROUND_TOP_K = 10  # the paper grounds in the top 10 passages ...
 GROUND_BATCH = 3  # ... three at a time
 
 
-@dataclass
-class StrategyOutcome(LoopOutcome):
-    final_answer: str = ""  # the model's short final answer (the final content is built from it)
-
-
-class GenGroundRun:
+class GenGroundRun(StrategyRun):
     """One question answered by generate-then-ground."""
 
     def __init__(self, question: str, *, generator: Generator, prompts: StrategyPrompts,
@@ -56,20 +51,12 @@ class GenGroundRun:
                  deduce_gbnf: str | None = None, yes_no: bool = False):
         if not 1 <= batch_size <= 9:
             raise ValueError(f"batch_size must be 1..9, got {batch_size}")
-        self.question = question
-        self.gen = generator
-        self.prompts = prompts
-        self.settings = settings
-        self.retriever = retriever
-        self.detector = detector
+        super().__init__(question, generator=generator, prompts=prompts, settings=settings,
+                         retriever=retriever, detector=detector, yes_no=yes_no, field_chars=field_chars)
         self.top_k = max(1, int(top_k))
         self.batch_size = batch_size
-        # One cap for every free-text field (None: each grammar's own default), for small contexts.
-        self.caps = {} if field_chars is None else {"chars": field_chars}
         # A user-supplied GBNF for the deduction (same format, e.g. tuned to one model or corpus).
         self.deduce_gbnf = deduce_gbnf
-        # A yes/no question (HotpotQA's comparisons, StrategyQA): the final answer is yes or no.
-        self.yes_no = yes_no
 
     def run(self) -> StrategyOutcome:
         branches: list[Branch] = []

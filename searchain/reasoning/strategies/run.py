@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..duplicates import DuplicateDetector
-from ..loop import Generator
+from ..parts import Generator
 from ..modes import MODE_GEEK, MODE_GENGROUND
 from ..chain.parser import short_answer
 from ..chain.prompts import TASK_YESNO
