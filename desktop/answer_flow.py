@@ -15,10 +15,12 @@ from PySide6.QtCore import QObject, Signal
 
 from searchain.errors import Cancelled, ModelError
 from searchain.events import Progress
-from searchain.index.layout import OPEN_STAGE
-from searchain.llm.events import LLMWarning
-from searchain.reasoning import events as ev
-from searchain.reasoning.strategies.view import describe_event
+from searchain.index import OPEN_STAGE
+from searchain.llm import LLMWarning
+from searchain.reasoning import (
+    PHASE_REWRITE, ChainGenerated, ChainUnreadable, Done, FeedbackGiven, NodeChecked, QuestionRewritten, RoundStarted,
+    TokenGenerated, describe_strategy_event,
+)
 
 from .context import AppContext
 from .render import describe_error
@@ -47,7 +49,7 @@ class _PartialText:
         self.phase: str | None = None
         self.text = ""
 
-    def add(self, event: ev.TokenGenerated) -> str:
+    def add(self, event: TokenGenerated) -> str:
         if event.phase != self.phase:
             self.phase, self.text = event.phase, ""
         self.text += event.text
@@ -110,7 +112,7 @@ class AnswerFlow(QObject):
             partial = _PartialText()
 
             def relay(event):
-                if isinstance(event, ev.TokenGenerated) and event.phase != ev.PHASE_REWRITE:
+                if isinstance(event, TokenGenerated) and event.phase != PHASE_REWRITE:
                     store.checkpoint_answer(mid, partial.add(event))  # throttled by the store
                 on_event(event)
 
@@ -146,32 +148,32 @@ class AnswerFlow(QObject):
             self.conversations.adopt(event.conversation_id)
         elif isinstance(event, Progress) and event.stage == OPEN_STAGE:  # a large index: seconds
             self.chat.set_phase(event.message[:1].upper() + event.message[1:] + "…")
-        elif isinstance(event, ev.TokenGenerated):
-            if event.phase == ev.PHASE_REWRITE:  # the rewrite is shown once parsed, not raw
+        elif isinstance(event, TokenGenerated):
+            if event.phase == PHASE_REWRITE:  # the rewrite is shown once parsed, not raw
                 self.chat.set_phase("Reading the question with the conversation…")
             else:
                 self.chat.append_token(event.text, event.phase)
-        elif (line := describe_event(event)) is not None:  # a GenGround / GEEK step
+        elif (line := describe_strategy_event(event)) is not None:  # a GenGround / GEEK step
             self.reasoning.note_strategy(line)
             self.chat.set_phase(line)
-        elif isinstance(event, ev.QuestionRewritten):
+        elif isinstance(event, QuestionRewritten):
             if event.standalone != event.original:
                 self.chat.note_rewrite(event.standalone)
-        elif isinstance(event, ev.RoundStarted):
+        elif isinstance(event, RoundStarted):
             self.reasoning.start_round(event.round)
             self.chat.set_phase(f"Round {event.round}: {event.activity}…")
-        elif isinstance(event, ev.ChainGenerated):
+        elif isinstance(event, ChainGenerated):
             self.reasoning.add_branch(event.branch)
             self.chat.set_phase(f"Round {event.round}: checking each step against the corpus…")
-        elif isinstance(event, ev.ChainUnreadable):
+        elif isinstance(event, ChainUnreadable):
             then = "asking again" if event.retrying else "showing its text, unchecked"
             self.chat.set_phase(f"Round {event.round}: the model's chain could not be read; {then}…")
-        elif isinstance(event, ev.NodeChecked):
+        elif isinstance(event, NodeChecked):
             self.reasoning.update_node(event.node)
-        elif isinstance(event, ev.FeedbackGiven):
+        elif isinstance(event, FeedbackGiven):
             self.reasoning.note_feedback(event.round, event.text)
             self.chat.set_phase(f"Round {event.round}: IR {event.kind} feedback sent; revising…")
-        elif isinstance(event, ev.Done):
+        elif isinstance(event, Done):
             self.chat.set_phase("Writing the answer with references…")
         elif isinstance(event, LLMWarning):  # e.g. a base model without a chat template
             self.message_bar.show_message(event.message, event.hint, kind="warning")
@@ -204,6 +206,6 @@ class AnswerFlow(QObject):
         self.busy_changed.emit(False)
 
     def _run_info(self):
-        from searchain.store.records import RunInfo
+        from searchain.store import RunInfo
 
         return RunInfo.from_settings(self.ctx.settings)

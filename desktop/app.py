@@ -123,7 +123,7 @@ def start_background(window) -> None:
     ctx = window.ctx
     window.restore_last_conversation()
     if not ctx.settings.llm.model_path and ctx.settings.llm.backend == "llama_cpp":
-        from searchain.llm.models.starter import starter_model_path
+        from searchain.llm import starter_model_path
 
         if starter_model_path(ctx.paths.models_dir) is not None:
             window.show_starter_notice()  # it answers, but say it is tiny and what to get
@@ -160,7 +160,7 @@ def prepare_demo_corpus(window):
         return None
 
     def work(on_event, cancel):
-        from searchain.library.demo import DEMO_NAME
+        from searchain.library import DEMO_NAME
 
         ctx.workspace().retriever(DEMO_NAME, on_event=on_event, cancel=cancel)
 
@@ -182,7 +182,7 @@ def prepare_demo_corpus(window):
 
 def check_gpu(window):
     def work(_on_event, _cancel):
-        from searchain.llm.gpu import gpu_offload_supported
+        from searchain.llm import gpu_offload_supported
 
         return gpu_offload_supported()
 

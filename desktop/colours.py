@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from searchain.reasoning.result import (
+from searchain.reasoning import (
     DECISION_COMPLETED,
     DECISION_CORRECTED,
     DECISION_DUPLICATE,
@@ -21,7 +21,7 @@ from searchain.reasoning.result import (
     DECISION_PASS,
     DECISION_UNCHECKED,
 )
-from searchain.reasoning.result import (  # the GenGround and GEEK fates
+from searchain.reasoning import (  # the GenGround and GEEK fates
     DECISION_EMPTY,
     DECISION_EXTRACTED,
     DECISION_GROUNDED,

@@ -6,7 +6,7 @@
 - ``ErrorHooks`` catches exceptions that escape a slot (PySide6 hands them to ``sys.excepthook``)
   or a Python thread: logged, then shown in the message bar with "Open log folder", and the app
   carries on instead of printing to a console the user never sees.
-- ``SetupCheck`` runs ``searchain.doctor.installation`` on a worker and shows it in ``DoctorDialog``.
+- ``SetupCheck`` runs ``searchain.doctor.run_checks`` on a worker and shows it in ``DoctorDialog``.
 """
 
 from __future__ import annotations
@@ -138,8 +138,8 @@ class SetupCheck(QObject):
         self.dialog.show_running()
 
         def work(_on_event, _cancel):
-            from searchain.doctor.installation import run_checks
-            from searchain.doctor.report import report_markdown, system_info
+            from searchain.doctor import run_checks
+            from searchain.doctor import report_markdown, system_info
             from searchain.logs import log_file, recent_lines
 
             checks = run_checks(ctx.paths, ctx.settings)

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from searchain.config import resources_dir
-from searchain.llm.models.starter import starter_label, starter_notice
+from searchain.llm import starter_label, starter_notice
 
 from .answer_flow import AnswerFlow
 from .context import AppContext
@@ -136,7 +136,7 @@ class MainWindow(PassageActions, QMainWindow):
                                       actions=[("catalogue", "Model catalogue…"), ("open_gguf", "Open GGUF file…")])
 
     def _offer_demo_questions(self) -> None:
-        from searchain.library.demo import DEMO_NAME, demo_questions
+        from searchain.library import DEMO_NAME, demo_questions
 
         try:
             questions = demo_questions(limit=3) if self.ctx.settings.active_corpus == DEMO_NAME else []
@@ -165,7 +165,7 @@ class MainWindow(PassageActions, QMainWindow):
     # -- answers -----------------------------------------------------------------------------
     def copy_answer(self) -> str | None:
         """Put the latest answer, with its numbered sources in full, on the clipboard (Markdown)."""
-        from searchain.store.markdown import answer_markdown
+        from searchain.store import answer_markdown
 
         result = self.chat.last_result()
         if result is None:

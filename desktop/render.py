@@ -13,7 +13,7 @@ from datetime import date, datetime
 from typing import Iterable
 
 from searchain import units
-from searchain.reasoning.result import (
+from searchain.reasoning import (
     DECISION_COMPLETED,
     DECISION_CORRECTED,
     DECISION_DUPLICATE,
@@ -25,7 +25,7 @@ from searchain.reasoning.result import (
     Reference,
     honest_decision,
 )
-from searchain.reasoning.result import (  # the GenGround and GEEK fates
+from searchain.reasoning import (  # the GenGround and GEEK fates
     DECISION_EMPTY,
     DECISION_EXTRACTED,
     DECISION_GROUNDED,

@@ -176,6 +176,43 @@ class Workspace:
                 self._reader = load_reader(self.paths, self.settings, llm=llm)
             return self._reader
 
+    # -- corpus jobs (each runs on the caller's thread; the app calls them from its workers) ----
+
+    def index_status(self, corpus: str):
+        """The state of ``corpus``'s index for a listing (``index.status.listing_status``)."""
+        from .index.status import listing_status
+
+        return listing_status(self.paths, self.settings, corpus)
+
+    def plan_index_build(self, corpus: str, *, rebuild: bool = False, on_event: EventCallback | None = None,
+                         cancel: CancelToken | None = None):
+        """What building ``corpus``'s index will cost on this machine, said before it starts."""
+        from .index.build.plan import plan_build
+
+        return plan_build(self.paths, self.settings, corpus, rebuild=rebuild, on_event=on_event, cancel=cancel)
+
+    def build_index(self, corpus: str, *, rebuild: bool = False, on_event: EventCallback | None = None,
+                    cancel: CancelToken | None = None):
+        """Bring ``corpus``'s index up to date (resumable; ``index.build.builder.build_index``)."""
+        from .index.build.builder import build_index
+
+        return build_index(self.paths, self.settings, corpus, rebuild=rebuild, on_event=on_event, cancel=cancel)
+
+    def export_corpus(self, corpus: str, out, *, overwrite: bool = False, on_event: EventCallback | None = None,
+                      cancel: CancelToken | None = None):
+        """Write ``corpus`` with its indexes to one shareable file (``library.bundle_export``)."""
+        from .library.bundle_export import export_corpus
+
+        return export_corpus(self.paths, self.settings, corpus, out, overwrite=overwrite, on_event=on_event,
+                             cancel=cancel)
+
+    def import_corpus(self, file, *, as_name: str | None = None, on_event: EventCallback | None = None,
+                      cancel: CancelToken | None = None):
+        """Check and install a corpus file (``library.bundle_import``)."""
+        from .library.bundle_import import import_corpus
+
+        return import_corpus(self.paths, self.settings, file, as_name=as_name, on_event=on_event, cancel=cancel)
+
     # -- conversations -----------------------------------------------------------------------
 
     def conversations(self):

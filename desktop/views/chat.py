@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from searchain.reasoning.result import AnswerResult, Reference
+from searchain.reasoning import AnswerResult, Reference
 
 from ..colours import LIGHT, Colours, colours_for
 from ..render import answer_html, escape, parse_ref_url, references_html, text_to_html

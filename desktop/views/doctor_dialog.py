@@ -1,4 +1,4 @@
-"""Help > Check set-up: the installation's health (``searchain.doctor.installation``), each finding with its fix.
+"""Help > Check set-up: the installation's health (``searchain.doctor``), each finding with its fix.
 
 The dialog only shows what it is given and asks for more through signals: the main window runs
 the checks on a worker (they read files and import llama.cpp) and calls ``show_checks``. "Copy
@@ -14,7 +14,7 @@ from PySide6.QtCore import QEvent, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
-from searchain.reasoning.result import DECISION_PASS
+from searchain.reasoning import DECISION_PASS
 
 from ..colours import colours_for
 

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from searchain.reasoning.result import Reference
+from searchain.reasoning import Reference
 from searchain.types import Passage
 
 from ..colours import colours_for

@@ -12,7 +12,7 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QHeaderView, QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
-from searchain.reasoning.result import (
+from searchain.reasoning import (
     SOURCE_IR_COMPLETED, SOURCE_IR_CORRECTED, SOURCE_LLM_UNVERIFIED, SOURCE_LLM_VERIFIED, AnswerResult, Branch, Node,
     honest_decision, honest_source,
 )
@@ -135,12 +135,12 @@ class ReasoningPanel(QWidget):
 
     def show_result(self, result: AnswerResult) -> None:
         """Draw the whole tree of a finished answer (also used when reopening a conversation)."""
-        from searchain.reasoning.strategies.view import describe
+        from searchain.reasoning import describe_strategy
 
         self.clear()
         for branch in result.branches:
             self.add_branch(branch)
-        self.strategy_log.show_lines(describe(result))
+        self.strategy_log.show_lines(describe_strategy(result))
         sources: dict[str, int] = {}
         for node in result.path:
             source = honest_source(node)

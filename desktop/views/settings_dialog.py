@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from searchain.index.cross_encoder import DEFAULT_RERANKER
+from searchain.index import DEFAULT_RERANKER
 
 from ..context import AppContext
 from ..workers import JobRunner
@@ -153,7 +153,7 @@ class SettingsDialog(QDialog):
             "questions it gained nothing, so its cost is paid only where it is small). "
             "Takes effect for a corpus once its index is updated (Corpus manager).")
         self._fill_second_embedders(retrieval.second_embedder)
-        from searchain.index.embed.precision import cpu_has_native_bf16
+        from searchain.index import cpu_has_native_bf16
 
         here = "bfloat16" if cpu_has_native_bf16() else "float32"  # /proc/cpuinfo: no torch import
         labels = {**PRECISION_LABELS, "auto": f"Automatic ({here} here)"}
@@ -163,7 +163,7 @@ class SettingsDialog(QDialog):
             "(AVX512-BF16 or AMX), and its vectors match float32 to a cosine of 0.9999, so indexes "
             "built either way stay compatible. Elsewhere it is emulated and slower, which is why "
             "Automatic uses float32 there.")
-        from searchain.index.embed.device import cuda_build
+        from searchain.index import cuda_build
 
         # Which torch is installed is read from its files: importing torch here would stall the UI.
         here = "a GPU when torch sees one" if cuda_build() else "CPU here: torch is a CPU-only build"
@@ -189,7 +189,7 @@ class SettingsDialog(QDialog):
         return box
 
     def _fill_rerankers(self, current: str) -> None:
-        from searchain.index.cross_encoder import installed_rerankers
+        from searchain.index import installed_rerankers
 
         self.reranker.clear()
         self.reranker.addItem("Off", "")
@@ -200,15 +200,16 @@ class SettingsDialog(QDialog):
         self.reranker.setCurrentIndex(max(0, self.reranker.findData(current)))
 
     def _fill_second_embedders(self, current: str) -> None:
-        from searchain.index.embed.packaged import PACKAGED_EMBEDDERS, find_parts, is_assembled
-        from searchain.index.embed.second import AUTO, auto_choice
+        from searchain.index import (
+            AUTO_SECOND_EMBEDDER, PACKAGED_EMBEDDERS, auto_second_embedder, find_packaged_parts, packaged_is_assembled,
+        )
 
-        choice = auto_choice(self.ctx.settings.retrieval, self.ctx.paths.models_dir)
-        self.second_embedder.addItem(f"Automatic ({choice.model or 'off'} here)", AUTO)
+        choice = auto_second_embedder(self.ctx.settings.retrieval, self.ctx.paths.models_dir)
+        self.second_embedder.addItem(f"Automatic ({choice.model or 'off'} here)", AUTO_SECOND_EMBEDDER)
         self.second_embedder.setItemData(0, f"Automatic: {choice.reason}.", Qt.ItemDataRole.ToolTipRole)
         self.second_embedder.addItem("Off", "")
         for spec in PACKAGED_EMBEDDERS.values():
-            if is_assembled(spec, self.ctx.paths.models_dir) or find_parts(spec) is not None:
+            if packaged_is_assembled(spec, self.ctx.paths.models_dir) or find_packaged_parts(spec) is not None:
                 self.second_embedder.addItem(spec.name, spec.name)
             else:
                 self.second_embedder.setToolTip(self.second_embedder.toolTip() + f"\n\n{spec.name} "
@@ -216,7 +217,7 @@ class SettingsDialog(QDialog):
         if current and self.second_embedder.findData(current) < 0:  # set by hand or not installed
             self.second_embedder.addItem(current, current)
         self.second_embedder.setCurrentIndex(max(0, self.second_embedder.findData(
-            AUTO if current.strip().lower() == AUTO else current)))
+            AUTO_SECOND_EMBEDDER if current.strip().lower() == AUTO_SECOND_EMBEDDER else current)))
 
     def _reranker_changed(self) -> None:
         self.rerank_depth.setEnabled(bool(self.reranker.currentData()))
@@ -230,7 +231,7 @@ class SettingsDialog(QDialog):
         self.reranker_status.setVisible(bool(text))
 
     def _download_reranker(self) -> None:
-        from searchain.index.cross_encoder import download_reranker
+        from searchain.index import download_reranker
 
         paths = self.ctx.paths
         self.download_reranker.setEnabled(False)
@@ -358,6 +359,6 @@ class SettingsDialog(QDialog):
 
 
 def _gpu_supported(_on_event, _cancel) -> bool:
-    from searchain.llm.gpu import gpu_offload_supported
+    from searchain.llm import gpu_offload_supported
 
     return gpu_offload_supported()

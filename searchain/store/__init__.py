@@ -5,6 +5,7 @@ the app use it, and ``docs/store.md`` for the schema and its guarantees.
 """
 
 from .conversations import ConversationStore
+from .markdown import answer_markdown
 from .records import (ROLE_ASSISTANT, ROLE_USER, SNIPPET_CLOSE, SNIPPET_OPEN, STATE_CANCELLED,
                       STATE_COMPLETE, STATE_FAILED, STATE_STREAMING, STATES, Conversation,
                       ConversationSummary, Message, RunInfo, SearchHit)
@@ -13,5 +14,5 @@ from .schema import CURRENT_VERSION
 __all__ = [
     "ConversationStore", "Conversation", "ConversationSummary", "Message", "RunInfo", "SearchHit",
     "ROLE_USER", "ROLE_ASSISTANT", "STATES", "STATE_STREAMING", "STATE_COMPLETE", "STATE_FAILED",
-    "STATE_CANCELLED", "SNIPPET_OPEN", "SNIPPET_CLOSE", "CURRENT_VERSION",
+    "STATE_CANCELLED", "SNIPPET_OPEN", "SNIPPET_CLOSE", "CURRENT_VERSION", "answer_markdown",
 ]

