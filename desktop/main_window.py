@@ -30,9 +30,9 @@ from searchain.llm import starter_label, starter_notice
 
 from .answer_flow import AnswerFlow
 from .context import AppContext
+from .conversation_flow import ConversationFlow
 from .menus import build_menus
 from .passage_actions import PassageActions
-from .conversation_flow import ConversationFlow
 from .text_zoom import TextZoom
 from .views.chat import ChatView
 from .views.message_bar import MessageBar

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .datasets import EvalDataset
 from ..metrics import cover_em
+from .datasets import EvalDataset
 from .runner import QuestionOutcome
 
 KINDS = ("right", "no_path", "final_writing", "reading", "planning_or_retrieval")

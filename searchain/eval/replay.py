@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ..errors import ConfigError, CorpusError
+from ..metrics import cover_em, token_f1
 from ..reasoning.parts import locate
 from ..reasoning.result import Node
 from ..types import Passage
 from .compare import pair
-from ..metrics import cover_em, token_f1
 
 PassageLookup = Callable[[dict], "Passage | None"]
 

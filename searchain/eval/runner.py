@@ -20,9 +20,9 @@ from typing import Any
 
 from ..errors import SearchainError
 from ..events import CancelToken, EventCallback, Progress, check, emit
+from ..metrics import cover_em, token_f1
 from ..reasoning.result import SOURCES, AnswerResult, honest_source
 from .datasets import EvalDataset, EvalQuestion, load_dataset
-from ..metrics import cover_em, token_f1
 from .stats import bootstrap_ci
 
 _MARK = re.compile(r"\s*\[\d+\]")

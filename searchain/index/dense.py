@@ -6,11 +6,11 @@ import numpy as np
 
 from ..errors import IndexError_
 from ..types import Hit
+from .ann.vector_index import VectorIndex, open_vector_index, read_meta
 from .embed.embedder import Embedder
 from .layout import IndexLayout, IndexMeta, rebuild_hint
 from .passages import PassageSource
 from .status import mismatch_message
-from .ann.vector_index import VectorIndex, open_vector_index, read_meta
 
 NAME = "dense"
 

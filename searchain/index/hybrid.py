@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from ..types import Hit, Passage
 from .bm25.fts5 import BM25Retriever
-from .dense import DenseRetriever
 from .bm25.query import title_match, tokenize
+from .dense import DenseRetriever
 
 NAME = "hybrid"
 METHODS = ("zscore", "minmax", "rrf")

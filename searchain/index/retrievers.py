@@ -16,10 +16,10 @@ from ..types import Hit
 from .bm25.fts5 import BM25Retriever
 from .dense import DenseRetriever, open_vectors
 from .embed.embedder import Embedder
+from .embed.second import second_embedder_name
 from .hybrid import HybridRetriever
 from .layout import IndexLayout
 from .passages import PassageSource
-from .embed.second import second_embedder_name
 
 if TYPE_CHECKING:
     from .cross_encoder import CrossEncoderReranker

@@ -20,9 +20,9 @@ from pathlib import Path
 
 from ..config import AppPaths, Settings
 from ..errors import IndexError_
+from ..files import file_sha256
 from .ann.compact import unrefined
 from .embed.embedder import model_id_for
-from ..files import file_sha256
 from .layout import DOC_FORMAT, IndexLayout, IndexMeta, build_hint, rebuild_hint, repair_hint
 
 MISSING, PARTIAL, READY, STALE, MISMATCH, DAMAGED, OUTDATED = (

@@ -42,10 +42,10 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
+from .. import units
 from ..config import AppPaths, Settings
 from ..errors import CorpusError, is_disk_full
 from ..events import CancelToken, EventCallback, Progress, check, emit
-from .. import units
 
 BUNDLE_FORMAT = "searchain-corpus"
 BUNDLE_VERSION = 1  # bump when a reader of version 1 could not install the new layout
@@ -215,7 +215,7 @@ def export_corpus(paths: AppPaths, settings: Settings, name: str, out: str | Pat
         try:
             manifest = Manifest(corpus=name, passages=passages, members=[],
                                 indexes=index_records(folder), index_format=FORMAT_VERSION,
-                                doc_format=DOC_FORMAT, created=_now(), app_version=__version__)
+                                doc_format=DOC_FORMAT, created=now_iso(), app_version=__version__)
             manifest = _write_bundle(tmp, folder, files, manifest, on_event, cancel)
             _fsync(tmp)
             os.replace(tmp, out)
@@ -378,6 +378,7 @@ def _fsync(path: Path) -> None:
         os.fsync(fh.fileno())
 
 
-def _now() -> str:
+def now_iso() -> str:
+    """The time now, UTC, to the second, as manifests and import records write it."""
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import AppPaths, Settings
+from ..corpus.lock import LOCK_NAME, CorpusLock, is_locked
 from ..errors import CorpusError, ModelError, is_disk_full
 from ..events import CancelToken, EventCallback, Progress, check, emit
 from .bundle_export import (
@@ -33,9 +34,9 @@ from .bundle_export import (
     damaged_error,
     copy_hashing,
     need_free_space,
+    now_iso,
     safe_member_path,
 )
-from ..corpus.lock import LOCK_NAME, CorpusLock, is_locked
 
 IMPORT_PREFIX = ".import-"
 STARTING_IMPORT_S = 60.0  # a work folder without its lock file yet is this young at most
@@ -189,7 +190,7 @@ def import_corpus(paths: AppPaths, settings: Settings, file: str | Path, *, as_n
                                      f"says {manifest.passages:,}")
             store.meta_set("name", name)
             store.meta_set("imported", {"file": str(file), "as": name, "exported_as": manifest.corpus,
-                                        "exported_at": manifest.created, "at": _now()})
+                                        "exported_at": manifest.created, "at": now_iso()})
             store.checkpoint_and_detach_wal()
         check(cancel)
         if target.exists():  # made meanwhile by another process: still never replaced
@@ -273,9 +274,3 @@ def _notes(manifest: Manifest, settings: Settings, name: str) -> list[str]:
     if first is None:
         notes.append(f"It has no vector index yet; `searchain corpus index {name}` builds one.")
     return notes
-
-
-def _now() -> str:
-    from datetime import datetime, timezone
-
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -11,9 +11,9 @@ from typing import Any
 
 from ..events import check
 from ..types import Passage
-from .parts import Generator, locate
 from .chain.parser import rewrite_marks, short_answer, strip_marks
 from .chain.prompts import PromptBook
+from .parts import Generator, locate
 from .result import Reference
 
 RAG_MIN_PASSAGES = 3  # retrieve-then-read needs more than the loop's top-1 to be a fair baseline

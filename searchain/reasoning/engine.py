@@ -24,15 +24,15 @@ from ..events import CancelToken, EventCallback, emit
 from ..llm.base import GenerationParams
 from .accounting import metered_reader
 from .baselines import answer_direct, answer_rag
+from .chain.grammar import DEFAULT_MAX_NODES, coq_grammar, final_content_grammar
+from .chain.parser import short_answer, strip_marks
+from .chain.prompts import TASKS, PromptBook, detect_task, evidence_excerpt
 from .duplicates import DuplicateDetector
 from .events import PHASE_REWRITE, Done, Failed, QuestionRewritten
 from .followup import PriorTurn, rewrite_followup
-from .chain.grammar import DEFAULT_MAX_NODES, coq_grammar, final_content_grammar
 from .loop import ReasoningRun
-from .parts import Generator
 from .modes import MODE_DIRECT, MODE_GEEK, MODE_GENGROUND, MODE_RAG, MODE_SEARCHAIN, check_mode, needs_ir
-from .chain.parser import short_answer, strip_marks
-from .chain.prompts import TASKS, PromptBook, detect_task, evidence_excerpt
+from .parts import Generator
 from .result import AnswerResult, Node
 from .tracing import FINAL_ANSWERS, compose_from_path, extract_final_content, finalize, passage_sources, renumber_marks
 

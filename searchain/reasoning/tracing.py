@@ -14,8 +14,8 @@ import re
 from typing import Sequence
 
 from ..types import Passage
-from .parts import locate
 from .chain.parser import answer_tail, parse_chain, rewrite_marks, short_answer, strip_marks
+from .parts import locate
 from .result import Node, Reference
 
 # How the final answer is written (``reasoning.final_answer``): see ``SearChainEngine._write_final``.

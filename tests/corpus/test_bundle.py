@@ -12,6 +12,11 @@ import pytest
 
 from searchain.cli.main import main
 from searchain.config import Settings
+from searchain.corpus.lock import CorpusLock
+from searchain.corpus.manager import CorpusManager
+from searchain.errors import Cancelled, CorpusError
+from searchain.events import CancelToken, Progress
+from searchain.index.status import READY, index_status
 from searchain.library.bundle_export import BUNDLE_VERSION, MANIFEST_NAME, corpus_members, export_corpus
 from searchain.library.bundle_import import (
     CorpusExists,
@@ -19,11 +24,6 @@ from searchain.library.bundle_import import (
     import_corpus,
     inspect_bundle,
 )
-from searchain.corpus.lock import CorpusLock
-from searchain.corpus.manager import CorpusManager
-from searchain.errors import Cancelled, CorpusError
-from searchain.events import CancelToken, Progress
-from searchain.index.status import READY, index_status
 from tests.fixtures.index import MINI_CORPUS
 
 REPO = Path(__file__).resolve().parents[2]

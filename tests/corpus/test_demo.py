@@ -5,9 +5,9 @@ import re
 import pytest
 
 from searchain.config import Settings
-from searchain.library.demo import (DEMO_NAME, FINGERPRINT_KEY, articles_fingerprint,
-                                   demo_articles_dir, ensure_demo_corpus)
 from searchain.corpus.manager import CorpusManager
+from searchain.library.demo import (DEMO_NAME, FINGERPRINT_KEY, articles_fingerprint,
+                                    demo_articles_dir, ensure_demo_corpus)
 
 
 def bm25_titles(store, query, k):

@@ -8,8 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from searchain.config import Settings
 from searchain.bench.ingest.measure import make_dump
+from searchain.config import Settings
 from searchain.corpus.manager import CorpusManager
 from searchain.corpus.problems import ProblemLog
 from searchain.corpus.sources.mediawiki import MediaWikiSource

@@ -6,10 +6,10 @@ import json
 import pytest
 
 from searchain.errors import Cancelled, ConfigError
-from searchain.events import CancelToken
 from searchain.eval.compare import read_details, run_comparison
 from searchain.eval.datasets import load_dataset
 from searchain.eval.stats import mcnemar_exact
+from searchain.events import CancelToken
 from searchain.reasoning.result import AnswerResult
 
 GOLD = {"Q1?": "Paris", "Q2?": "1902", "Q3?": "Stanley", "Q4?": "blue whale"}

@@ -11,12 +11,12 @@ from dataclasses import replace
 import pytest
 
 from searchain.config import Settings
+from searchain.index.build.builder import build_index
 from searchain.index.embed import packaged
 from searchain.index.embed import precision
 from searchain.index.embed import second
-from searchain.index.build.builder import build_index
-from searchain.index.retrievers import open_retriever
 from searchain.index.embed.second import AUTO_ENV, AUTO_MODEL, AutoChoice, auto_choice, second_embedder_name
+from searchain.index.retrievers import open_retriever
 from searchain.index.status import READY, STALE, index_status
 from tests.fixtures.index import MINI_CORPUS
 

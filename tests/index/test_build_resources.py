@@ -14,9 +14,9 @@ from searchain.config import Settings
 from searchain.corpus.manager import CorpusManager
 from searchain.errors import IndexError_
 from searchain.index.build.builder import build_index
+from searchain.index.build.shards import ShardStore
 from searchain.index.layout import IndexLayout
 from searchain.index.retrievers import open_retriever
-from searchain.index.build.shards import ShardStore
 from searchain.index.status import PARTIAL, READY, STALE, index_status
 from tests.fixtures.index import MINI_CORPUS, MINI_PASSAGES, write_mini_corpus
 

@@ -18,7 +18,7 @@ from searchain.index.embed.embedder import Embedder, resolve_model_path
 from searchain.index.layout import IndexLayout, IndexMeta
 from searchain.index.retrievers import open_retriever
 from searchain.index.status import (DAMAGED, MISMATCH, MISSING, OUTDATED, PARTIAL, READY, STALE,
-                                     index_status)
+                                    index_status)
 from tests.fixtures.index import MINI_CORPUS, MINI_PASSAGES, write_mini_corpus
 
 REPO = Path(__file__).resolve().parents[2]

@@ -9,13 +9,13 @@ import pytest
 from searchain.bench.ann.hnsw_bench import clustered_vectors
 from searchain.errors import IndexError_
 from searchain.index.ann import compact
-from searchain.index.build import compact_build
 from searchain.index.ann.compact import CompactIndex, estimated_index_bytes, needs_retraining, plan_spec
-from searchain.index.build.compact_build import build_compact
-from searchain.index.layout import DOC_FORMAT, IndexLayout, IndexMeta
 from searchain.index.ann.rowvectors import shard_vectors
-from searchain.index.build.shards import ShardStore
 from searchain.index.ann.vector_index import open_vector_index
+from searchain.index.build import compact_build
+from searchain.index.build.compact_build import build_compact
+from searchain.index.build.shards import ShardStore
+from searchain.index.layout import DOC_FORMAT, IndexLayout, IndexMeta
 
 DIM, SHARD = 32, 500
 MODEL = "test-model"

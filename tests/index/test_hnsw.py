@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from searchain.errors import IndexError_
 from searchain.bench.ann.hnsw import HnswIndex, file_sha256, incomplete_save
+from searchain.errors import IndexError_
 
 REPO = Path(__file__).resolve().parents[2]
 

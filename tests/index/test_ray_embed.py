@@ -15,8 +15,8 @@ from searchain.corpus.manager import CorpusManager
 from searchain.errors import Cancelled, IndexError_
 from searchain.events import CancelToken, Progress
 from searchain.index.build.builder import build_index
-from searchain.index.layout import IndexLayout
 from searchain.index.build.shards import ShardStore
+from searchain.index.layout import IndexLayout
 from searchain.index.status import READY, index_status
 from tests.fixtures.index import MINI_PASSAGES, write_mini_corpus
 

@@ -6,12 +6,12 @@ blocks never reach the parser."""
 import pytest
 
 from searchain.errors import ModelError
-from searchain.llm.models.catalogue import CATALOGUE
 from searchain.llm.chat_prompt import ChatPromptBuilder, fold_system, strip_think
 from searchain.llm.chat_templates import SPECIAL_TOKENS, TEMPLATES
+from searchain.llm.models.catalogue import CATALOGUE
 from searchain.reader.llm_reader import LLMReader
-from searchain.reasoning.followup import PriorTurn, format_turns
 from searchain.reasoning.chain.prompts import PromptBook, detect_task
+from searchain.reasoning.followup import PriorTurn, format_turns
 from searchain.types import Passage
 
 QUESTION = "Where was the director of the film {Inception} born?"  # braces: user text

@@ -8,11 +8,11 @@ from searchain.config import LLMSettings
 from searchain.errors import ModelError
 from searchain.llm import gpu
 from searchain.llm import llama_cpp_backend
-from searchain.llm.models import memory
 from searchain.llm.base import GenerationParams
 from searchain.llm.events import LLMWarning
-from searchain.llm.models.gguf_info import read_model_facts
 from searchain.llm.loader import load_llm
+from searchain.llm.models import memory
+from searchain.llm.models.gguf_info import read_model_facts
 
 
 def _settings(path, **kw):

@@ -5,9 +5,9 @@ import pytest
 from searchain.llm.base import GenerationParams
 from searchain.llm.fakes.grammar_walker import Grammar, GrammarWalkerLLM
 from searchain.reasoning.chain import grammar as chain_grammars
+from searchain.reasoning.chain.parser import parse_chain
 from searchain.reasoning.strategies import grammar as sg
 from searchain.reasoning.strategies import parse as sp
-from searchain.reasoning.chain.parser import parse_chain
 
 ACTIONS = ("AddDecomp", "RetrieveExtract", "SelfAnswer", "FinalAnswer")
 

@@ -5,8 +5,8 @@ import pytest
 
 from searchain.errors import ModelError
 from searchain.llm.fakes.bpe_vocab import build_vocab, bytes_to_unicode
-from searchain.llm.models.gguf_info import read_model_facts
 from searchain.llm.fakes.testmodel import LAYOUTS, write_test_gguf
+from searchain.llm.models.gguf_info import read_model_facts
 
 
 def test_byte_map_is_a_bijection_over_all_bytes():

@@ -7,8 +7,8 @@ import pytest
 
 from searchain.config import ReasoningSettings
 from searchain.llm.fakes.scripted import ScriptedLLM
-from searchain.reasoning.engine import SearChainEngine
 from searchain.reasoning.chain.prompts import TASKS, PromptBook
+from searchain.reasoning.engine import SearChainEngine
 from searchain.reasoning.result import DECISION_COMPLETED, DECISION_NOT_CONFIRMED, SOURCE_IR_COMPLETED
 from tests.fixtures.reasoning import PAPER_TRACING, Q1, Q2, QUESTION, chain
 from tests.reasoning.test_honest_badges import FixedReader

@@ -6,12 +6,12 @@ import pytest
 
 from searchain.config import ReasoningSettings
 from searchain.llm.fakes.scripted import ScriptedLLM
+from searchain.reasoning.chain.parser import parse_chain
 from searchain.reasoning.engine import SearChainEngine
 from searchain.reasoning.events import PHASE_REWRITE, QuestionRewritten, TokenGenerated
 from searchain.reasoning.followup import (
     STANDALONE_CHARS, PriorTurn, format_turns, parse_standalone, standalone_grammar,
 )
-from searchain.reasoning.chain.parser import parse_chain
 from tests.fixtures.reasoning import HashingEmbedder, chain
 
 HISTORY = [

@@ -15,8 +15,8 @@ import re
 
 import pytest
 
-from searchain.metrics import normalize_answer
 from searchain.llm.models.starter import STARTER_ENV, starter_model_path
+from searchain.metrics import normalize_answer
 from searchain.reasoning.result import ALL_SOURCES, DECISIONS, honest_source
 
 

@@ -8,8 +8,8 @@ import pytest
 from searchain.cli.ask import MODES as ASK_MODES, render_text, result_to_json
 from searchain.cli.eval import MODES as EVAL_MODES
 from searchain.config import Settings
-from searchain.eval.runner import score_question
 from searchain.eval.datasets import EvalQuestion
+from searchain.eval.runner import score_question
 from searchain.llm.fakes.scripted import ScriptedLLM
 from searchain.reasoning.strategies.view import describe, describe_event, votes
 from searchain.settings_schema import CHOICES

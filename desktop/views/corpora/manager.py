@@ -35,10 +35,10 @@ from searchain.events import Progress
 from ...context import AppContext
 from ...render import describe_error, format_bytes
 from ...workers import Job, JobRunner
-from .build_plan import PlannedIndexBuilds, plan_index_build
-from .transfer import CorpusTransfer
 from ..progress import ProgressRow
 from ..tables import read_only_table
+from .build_plan import PlannedIndexBuilds, plan_index_build
+from .transfer import CorpusTransfer
 
 HEADERS = ("Name", "Passages", "Indexed", "Embedder", "Index", "State", "Size", "Active")
 INDEX_STATE_TEXT = {"missing": "not built", "partial": "build stopped", "ready": "ready",

@@ -31,8 +31,8 @@ from ...context import AppContext
 from ...render import describe_error, format_bytes
 from ...workers import Job, JobRunner
 from ..progress import ProgressRow
-from .pypi_panel import PypiModelsPanel
 from ..tables import read_only_table
+from .pypi_panel import PypiModelsPanel
 
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
 GIB = 1024 ** 3

@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import IndexError_
-from .compact import DEFAULT_NPROBE, CompactIndex
 from ..layout import IndexLayout, IndexMeta, build_hint, repair_hint
+from .compact import DEFAULT_NPROBE, CompactIndex
 from .rowvectors import RowVectors
 
 UPGRADE_HINT = ("Upgrade it with: searchain corpus index {name} (the new index is made from the "

@@ -27,10 +27,10 @@ import sqlite3
 from ...corpus.store import FTS_TOKENIZER
 from ...errors import IndexError_
 from ...types import Hit
-from . import tantivy_index as bm25_tantivy
-from .terms import TermScorer
 from ..passages import PassageSource
+from . import tantivy_index as bm25_tantivy
 from .query import keywords, quoted_or
+from .terms import TermScorer
 
 NAME = "bm25"
 RESCORE_DEPTH = 100  # candidates the plain query proposes for rare-term rescoring

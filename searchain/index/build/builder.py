@@ -25,16 +25,16 @@ import numpy as np
 from ...config import AppPaths, Settings
 from ...errors import IndexError_, ModelError, is_disk_full
 from ...events import CancelToken, EventCallback, Progress, check, emit
+from ...machine import total_memory_bytes
+from ..ann.compact import estimated_index_bytes
 from ..bm25 import tantivy_index as bm25_tantivy
 from ..embed.embedder import Embedder
-from ..ann.compact import estimated_index_bytes
+from ..embed.second import second_embedder_name
+from ..layout import DOC_FORMAT, IndexLayout, doc_text, rebuild_hint
+from ..status import mismatch_message
 from .budget import MAX_RAM_SHARE, index_memory_limit
 from .compact_build import build_compact
-from ...machine import total_memory_bytes
-from ..layout import DOC_FORMAT, IndexLayout, doc_text, rebuild_hint
-from ..embed.second import second_embedder_name
 from .shards import ShardStore
-from ..status import mismatch_message
 
 log = logging.getLogger("searchain.index")
 DEFAULT_SHARD_SIZE = 4096

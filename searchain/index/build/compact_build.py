@@ -27,10 +27,10 @@ import numpy as np
 from ...config import atomic_write, atomic_write_text
 from ...errors import IndexError_
 from ...events import CancelToken, EventCallback, Progress, check, emit
-from ..ann.compact import CompactIndex, extension_fits, needs_retraining, plan_spec
 from ...files import file_sha256
-from ..layout import BACKEND, DOC_FORMAT, FORMAT_VERSION, IndexLayout, IndexMeta, rebuild_hint
+from ..ann.compact import CompactIndex, extension_fits, needs_retraining, plan_spec
 from ..ann.rowvectors import RowVectors
+from ..layout import BACKEND, DOC_FORMAT, FORMAT_VERSION, IndexLayout, IndexMeta, rebuild_hint
 from .shards import ShardStore
 
 CHECKPOINT_ROWS = 2_000_000  # rows added between two checkpoints of an unfinished build

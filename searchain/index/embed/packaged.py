@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
+from ... import units
 from ...errors import Cancelled, ModelError, is_disk_full
 from ...events import CancelToken, EventCallback, Progress, check, emit
-from ... import units
 
 EMBEDDERS_DIR = "embedders"
 MARKER = ".searchain-packaged.json"

@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from ... import units
 from ...config import AppPaths
 from ...errors import Cancelled, ModelError, is_disk_full
 from ...events import CancelToken, EventCallback, Progress, check, emit
 from ...files import file_sha256
-from ... import units
 from .catalogue import CATALOGUE, CatalogueEntry
 from .gguf_info import ModelFacts, read_model_facts
 

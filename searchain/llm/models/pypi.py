@@ -26,10 +26,10 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ... import units
 from ...errors import Cancelled, ModelError, is_disk_full
 from ...events import CancelToken, EventCallback, Progress, check, emit
 from ...files import file_sha256
-from ... import units
 
 PIP_TIMEOUT_S = 60 * 60  # a 1.1 GB download on a slow line; cancel stops it sooner
 

@@ -25,10 +25,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ...metrics import normalize_answer
 from ...llm.model_kind import strip_special_tokens
+from ...metrics import normalize_answer
 from .cleanup import (cut_chatter, cut_repetition, first_paragraph, first_sentence,
-                         is_degenerate, is_prose_opener, leading_lines, unquote)
+                      is_degenerate, is_prose_opener, leading_lines, unquote)
 
 __all__ = ["ParsedChain", "ParsedStep", "is_degenerate", "is_unknown_answer", "marks_in",
            "parse_chain", "short_answer", "strip_marks"]

@@ -29,21 +29,21 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 
 from ...config import ReasoningSettings
-from ...metrics import normalize_answer
 from ...events import check, emit
+from ...metrics import normalize_answer
 from ..duplicates import DuplicateDetector
 from ..events import ChainGenerated, RoundStarted
 from ..parts import Generator, Retriever, locate
 from ..result import (
     DECISION_EXTRACTED, DECISION_SELF_ANSWERED, DECISION_UNGROUNDED, SOURCE_IR_EXTRACTED, SOURCE_LLM, Branch, Node,
 )
+from .base import StrategyOutcome, StrategyRun
 from .events import (
     ACTION_ADD_DECOMP, ACTION_BRANCH, ACTION_FINAL, ACTION_RETRIEVE, ACTION_SELF_ANSWER, PHASE_ACTION, PHASE_STEP,
     StrategyStep, VotesCounted,
 )
 from .grammar import action_grammar, conclude_grammar, decomp_grammar, extract_grammar, fact_grammar
 from .parse import Option, parse_action, parse_conclusion, parse_fact, parse_options, yes_no
-from .base import StrategyOutcome, StrategyRun
 from .prompts import StrategyPrompts
 
 GEEK_BRANCHES = 4  # alternatives per AddDecomp (the paper: n = 4) ...

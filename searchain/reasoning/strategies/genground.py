@@ -20,8 +20,8 @@ from __future__ import annotations
 
 
 from ...config import ReasoningSettings
-from ...metrics import not_equal
 from ...events import check, emit
+from ...metrics import not_equal
 from ...types import Passage
 from ..duplicates import DuplicateDetector
 from ..events import ChainGenerated, RoundStarted
@@ -29,13 +29,13 @@ from ..parts import Generator, Retriever, locate
 from ..result import (
     DECISION_EMPTY, DECISION_GROUNDED, DECISION_UNGROUNDED, SOURCE_IR_GROUNDED, SOURCE_LLM, Branch, Node,
 )
+from .base import StrategyOutcome, StrategyRun
 from .events import (
     ACTION_DEDUCE, ACTION_FINAL, ACTION_GROUND, PHASE_DEDUCE, PHASE_GROUND, StrategyStep,
 )
 from .grammar import deduce_grammar, final_answer_grammar, ground_grammar
 from .parse import field, parse_deduction, parse_grounding
 from .parse import yes_no as as_yes_no
-from .base import StrategyOutcome, StrategyRun
 from .prompts import StrategyPrompts
 
 GROUND_TOP_K = 10  # the paper grounds in the top 10 passages ...

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..duplicates import DuplicateDetector
-from ..parts import Generator
-from ..modes import MODE_GEEK, MODE_GENGROUND
 from ..chain.parser import short_answer
 from ..chain.prompts import TASK_YESNO
+from ..duplicates import DuplicateDetector
+from ..modes import MODE_GEEK, MODE_GENGROUND
+from ..parts import Generator
 from ..result import AnswerResult
-from .prompts import StrategyPrompts
 from ..tracing import finalize
+from .prompts import StrategyPrompts
 
 _PROMPTS: dict[str, StrategyPrompts] = {}
 
