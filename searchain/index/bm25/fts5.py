@@ -13,10 +13,10 @@ candidates and each term's own BM25 over them gives the weighted score (``bm25_t
 computes FTS5's formula from FTS5's own counts, at a cost that does not grow with the corpus). Measured in ``docs/retrieval.md``: +3 points top-1 on MuSiQue steps,
 neutral to slightly positive on HotpotQA.
 
-Large corpora (from ``bm25_tantivy.TANTIVY_FROM_PASSAGES``) get a tantivy index beside the
+Large corpora (from ``tantivy_index.TANTIVY_FROM_PASSAGES``) get a tantivy index beside the
 store, built by ``searchain corpus index``; while it holds exactly the store's passages (and the
 weights are ones it can express: an integer title weight, text weight 1) it answers instead of
-FTS5, with the same formula in one top-k query (``bm25_tantivy.py``). Otherwise FTS5 answers.
+FTS5, with the same formula in one top-k query (``tantivy_index.py``). Otherwise FTS5 answers.
 """
 
 from __future__ import annotations

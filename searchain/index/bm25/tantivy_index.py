@@ -5,7 +5,7 @@ seconds once the corpus has millions of passages (BENCHMARKS.md, issue #18). tan
 engine in the Lucene mould) answers the same top-k with block-max WAND: it skips the posting
 blocks whose best possible score cannot enter the top k, so a common term costs little.
 
-The scoring is FTS5's (``bm25.py``), measured equal in recall on the eval queries:
+The scoring is FTS5's (``fts5.py``), measured equal in recall on the eval queries:
 
 - title weight: FTS5 scores a row as one document whose term frequency is
   ``title_weight * tf_title + tf_text``. Here each passage is indexed as one field, ``body``, that

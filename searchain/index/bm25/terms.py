@@ -1,6 +1,6 @@
 """Per-term BM25 of a few candidate passages, computed exactly as FTS5 would, at any corpus size.
 
-Rare-term emphasis (``bm25.py``) needs each query term's own BM25 for ~100 candidates. Asking
+Rare-term emphasis (``fts5.py``) needs each query term's own BM25 for ~100 candidates. Asking
 FTS5 (``MATCH term AND rowid IN (...)``) costs time in proportion to the term's posting list:
 FTS5's ``bm25()`` counts the rows holding each phrase anew for every statement, and a common term
 at 5M passages holds ~500,000. Here FTS5's formula (``fts5_aux.c``, ``fts5Bm25Function``) is

@@ -14,7 +14,7 @@ off at the token limit, and degenerate loops ("141414...").
 The approach: find every marker anywhere in the text, keep those that start a step (at a line
 start, after a sentence, or after an answer; not inside quotes, not a bare mention without a
 colon mid-sentence), cut the text into (marker, content) segments, clean each content
-(``chain_text``), then assemble steps with a small state machine that ignores the numbers
+(``cleanup``), then assemble steps with a small state machine that ignores the numbers
 (order of appearance is what counts). ``[Question]`` lines split the text into candidate
 chains; the first that has steps and a final content wins.
 """

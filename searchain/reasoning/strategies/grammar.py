@@ -1,4 +1,4 @@
-"""GBNF grammars for the GenGround and GEEK strategies (the formats of ``strategy_parse.py``).
+"""GBNF grammars for the GenGround and GEEK strategies (the formats of ``parse.py``).
 
 Same rules as ``chain/grammar.py``: every field starts with a visible character, holds no newline or
 square bracket and has a character cap, so even a small or random-weight model ends in bounded

@@ -1,5 +1,5 @@
 """Prompts of the GenGround and GEEK strategies (wording in ``resources/prompts/genground_*.txt``
-and ``geek_*.txt``, our own words; the markers are the contract with ``strategy_parse.py``)."""
+and ``geek_*.txt``, our own words; the markers are the contract with ``parse.py``)."""
 
 from __future__ import annotations
 
