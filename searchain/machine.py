@@ -1,9 +1,12 @@
-"""What this machine has: its memory, total and free. Read from the OS, never cached, so a
-figure is as fresh as the question ("will this model fit now?")."""
+"""What this machine has: its memory, total and free, and which packages are installed where.
+Read from the OS each time, never cached, so a figure is as fresh as the question ("will this
+model fit now?")."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+from pathlib import Path
 
 
 def _meminfo(key: str) -> int | None:
@@ -34,3 +37,15 @@ def total_memory_bytes() -> int | None:
 def available_memory_bytes() -> int | None:
     """RAM that can be allocated without swapping (``MemAvailable``), or None if unknown."""
     return _meminfo("MemAvailable") or _sysconf_pages("SC_AVPHYS_PAGES")
+
+
+def package_folders(name: str) -> list[Path]:
+    """The folders of installed package ``name``, found without importing it (torch takes
+    seconds to import, and what is asked is often only which build it is); [] if not installed."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return []
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    return [Path(folder) for folder in spec.submodule_search_locations]

@@ -90,7 +90,9 @@ def test_probing_reads_nvidia_smi_and_the_build(monkeypatch, tmp_path):
     class Spec:
         submodule_search_locations = [str(tmp_path / "llama_cpp")]
 
-    monkeypatch.setattr(rec.importlib.util, "find_spec", lambda name: Spec())
+    from searchain import machine
+
+    monkeypatch.setattr(machine.importlib.util, "find_spec", lambda name: Spec())
     monkeypatch.setattr(rec.sys, "platform", "linux")
     assert rec.gpu_build_installed() is False
     (lib / "libggml-cuda.so").touch()

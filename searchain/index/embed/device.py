@@ -21,19 +21,16 @@ GPU_BATCH_SIZE = 512
 def cuda_build() -> bool:
     """Whether the installed torch is a CUDA build, read from its ``version.py`` without importing
     torch (a second's work, and the default install's CPU build can never use a GPU)."""
-    import importlib.util
     import re
-    from pathlib import Path
 
-    try:
-        spec = importlib.util.find_spec("torch")
-    except (ImportError, ValueError):
+    from ...machine import package_folders
+
+    folders = package_folders("torch")
+    if not folders:
         return False
-    if spec is None or not spec.submodule_search_locations:
-        return False
-    for folder in spec.submodule_search_locations:
+    for folder in folders:
         try:
-            text = (Path(folder) / "version.py").read_text(encoding="utf-8")
+            text = (folder / "version.py").read_text(encoding="utf-8")
         except OSError:
             continue
         match = re.search(r"^cuda\s*(?::[^=]*)?=\s*(.+)$", text, re.MULTILINE)

@@ -16,14 +16,12 @@ no more than is free now. Non-commercial models are never recommended (they stay
 
 from __future__ import annotations
 
-import importlib.util
 import platform
 import re
 import shutil
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from .catalogue import CATALOGUE, DEFAULT_N_CTX, GIB, CatalogueEntry
 
@@ -166,16 +164,15 @@ def gpu_build_installed() -> bool:
     """Does the installed llama-cpp-python ship a GPU backend? Read from its library files, not
     by importing it (see the module docstring). Builds that link every backend into one library
     are not recognised (reported as CPU-only); Apple Silicon builds use Metal by default."""
-    try:
-        spec = importlib.util.find_spec("llama_cpp")
-    except (ImportError, ValueError):
-        return False
-    if spec is None or not spec.submodule_search_locations:
+    from ...machine import package_folders
+
+    folders = package_folders("llama_cpp")
+    if not folders:
         return False
     if sys.platform == "darwin" and platform.machine() == "arm64":
         return True
-    for folder in spec.submodule_search_locations:
-        lib = Path(folder) / "lib"
+    for folder in folders:
+        lib = folder / "lib"
         if lib.is_dir() and any(_GPU_LIBS.search(p.name) for p in lib.iterdir()):
             return True
     return False
