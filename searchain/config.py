@@ -129,6 +129,9 @@ class LLMSettings:
     # process: llama.cpp runs in a worker process, so a native crash cannot end the app
     # (llm/isolated.py); inprocess: in this process (no worker start-up; a crash ends the app).
     isolation: str = "process"
+    # Folders of GGUF files to list beside the app's own and the other apps' stores
+    # (llm/models/discovery.py); absolute paths, "~" allowed. Models are used where they lie.
+    model_folders: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -250,6 +253,10 @@ def _field_value(cls: type, name: str, value: Any, where: str, problems: list[st
         if isinstance(default, int) and value != int(value):
             raise ConfigError(f"{where}.{name} must be a whole number, got {value!r}.")
         return type(default)(value)
+    if isinstance(default, list):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{where}.{name} must be a list of strings, got {value!r}.")
+        return list(value)
     if isinstance(default, str) and not isinstance(value, str):
         raise ConfigError(f"{where}.{name} must be a string, got {value!r}.")
     return value
