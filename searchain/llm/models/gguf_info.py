@@ -47,6 +47,13 @@ class ModelFacts:
                 return f"{n / scale:.1f}{unit}"
         return str(n)
 
+    @property
+    def template_family(self) -> str:
+        """The chat template's family, told from its markers: ``qwen3``, ``qwen2.5``, ``chatml``,
+        ``llama3``, ``gemma``, ``phi3``, ``mistral``, ``llama2``, ``deepseek``; ``other`` for a
+        template none of these; ``none`` when the file has no template (a base model)."""
+        return template_family(self.chat_template)
+
     def kv_cache_bytes(self, n_ctx: int) -> int:
         """Bytes of an F16 KV cache for ``n_ctx`` tokens (keys + values, every layer)."""
         if not self.head_count:
@@ -55,6 +62,22 @@ class ModelFacts:
         keys, values = self.key_length or head_dim, self.value_length or head_dim
         kv_heads = self.head_count_kv or self.head_count
         return 2 * n_ctx * self.n_layers * kv_heads * (keys + values)
+
+
+def template_family(template: str | None) -> str:
+    """See ``ModelFacts.template_family``. The first marker found decides, most specific first."""
+    if not template:
+        return "none"
+    if "<|im_start|>" in template:
+        if "enable_thinking" in template or "<think>" in template:
+            return "qwen3"
+        return "qwen2.5" if "You are Qwen" in template else "chatml"
+    for family, marker in (("llama3", "<|start_header_id|>"), ("gemma", "<start_of_turn>"),
+                           ("deepseek", "<\uff5cUser\uff5c>"), ("phi3", "<|assistant|>"),
+                           ("llama2", "<<SYS>>"), ("mistral", "[INST]")):
+        if marker in template:
+            return family
+    return "other"
 
 
 def read_model_facts(path: str | os.PathLike) -> ModelFacts:
