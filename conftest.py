@@ -22,6 +22,7 @@ import pytest  # noqa: E402
 pytest_plugins = [
     "tests.fixtures.common",
     "tests.fixtures.corpus",
+    "tests.fixtures.discovery",
     "tests.fixtures.index",
     "tests.fixtures.llm",
     "tests.fixtures.reader",
