@@ -148,6 +148,13 @@ def test_windows_and_macos_places(user_home, tmp_path, monkeypatch):
         "mac-llama": "llama.cpp", "win-llama": "llama.cpp"}
 
 
+def test_other_apps_can_be_left_out(app_layouts, home, monkeypatch):
+    assert {m.source for m in _found(app_layouts, home, other_apps=False)} == {"app", "folder"}
+    monkeypatch.setenv("SEARCHAIN_DISCOVER_OTHER_APPS", "off")
+    # The link into LM Studio's folder is now found only as a file of the user's folder.
+    assert {m.name for m in _found(app_layouts, home)} == {"app-model", "mine", "qwen-link"}
+
+
 def test_an_empty_home_finds_nothing_and_a_cancel_stops(app_layouts, home, user_home):
     token = CancelToken()
     token.cancel()
