@@ -194,7 +194,7 @@ def test_message_bar_shows_error_without_traceback(qtbot):
 
 
 def test_parameter_counts_read_naturally_at_every_scale():
-    from desktop.views.model_choice.dialog import parameters_label
+    from desktop.views.model_choice.found_panel import parameters_label
 
     assert parameters_label(1_543_714_304) == "1.54 B"
     assert parameters_label(135_000_000) == "135 M"
