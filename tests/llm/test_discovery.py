@@ -62,6 +62,9 @@ def test_a_link_into_another_apps_folder_is_one_row_with_an_alias(app_layouts, h
     assert rows["Qwen3-4B-Q4_K_M"].source == "lmstudio"
     assert rows["Qwen3-4B-Q4_K_M"].aliases == ("qwen-link",)
     assert "qwen-link" not in rows
+    # LM Studio's publisher/repo folders name each file's repository.
+    assert rows["Qwen3-4B-Q4_K_M"].repo == "lmstudio-community/Qwen3-4B-GGUF"
+    assert rows["Big-Q4_K_M"].repo == "bartowski/Big-GGUF"
 
 
 def test_header_facts_and_fit_for_this_machine(app_layouts, home):

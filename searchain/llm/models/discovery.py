@@ -176,35 +176,32 @@ def _candidates(root: Root) -> Iterator[_Candidate]:
         yield from _gguf_files(root, root.path)
 
 
-def _gguf_files(root: Root, folder: Path, source: str | None = None,
-                repo: str | None = None) -> Iterator[_Candidate]:
-    """The models in a folder of plain GGUF files; split models joined, projectors left out."""
+def _gguf_files(root: Root, folder: Path, repo: str | None = None) -> Iterator[_Candidate]:
+    """The models in a folder of plain GGUF files; split models joined, projectors left out.
+    ``repo``: the repository they belong to (a Hugging Face snapshot's); else LM Studio's
+    publisher/repo folders name it."""
     files = sorted(_walk(folder, root.depth))
-    by_folder: dict[Path, list[Path]] = {}
+    splits = {path: _split_stem(path) for path in files}
     for path in files:
-        by_folder.setdefault(path.parent, []).append(path)
-    for path in files:
-        lower = path.name.lower()
-        if lower.startswith(("mmproj", "incomplete-")):
+        if path.name.lower().startswith(("mmproj", "incomplete-")):
             continue
-        split = _SPLIT.search(path.stem)
-        parts: tuple[Path, ...] = ()
-        if split:
-            if int(split.group(1)) != 1:
-                continue  # counted with the first part
-            prefix = path.stem[:split.start()]
-            parts = tuple(p for p in by_folder[path.parent] if p != path
-                          and _SPLIT.search(p.stem) and p.stem[:_SPLIT.search(p.stem).start()] == prefix)
+        stem, part = splits[path] or (path.stem, 1)
+        if part != 1:
+            continue  # counted with the first part
+        parts = tuple(p for p in files if p != path and p.parent == path.parent
+                      and splits[p] is not None and splits[p][0] == stem) if splits[path] else ()
         rel = path.parent.relative_to(folder).as_posix()
         rel = "" if rel == "." else rel
-        stem = path.stem[:split.start()] if split else path.stem
-        if (root.source == "jan" or stem.lower() in _GENERIC_STEMS) and rel:
-            name = rel  # Jan names each model by its folder; its file is "model.gguf"
-        else:
-            name = stem
-        yield _Candidate(name, path, source or root.source,
-                         repo if repo is not None else (rel if root.source == "lmstudio" else ""),
-                         parts=parts)
+        # Jan names each model by its folder (its file is "model.gguf"), as do others' "model.gguf"s.
+        name = rel if rel and (root.source == "jan" or stem.lower() in _GENERIC_STEMS) else stem
+        where = repo if repo is not None else rel if root.source == "lmstudio" else ""
+        yield _Candidate(name, path, root.source, where, parts=parts)
+
+
+def _split_stem(path: Path) -> tuple[str, int] | None:
+    """("Big-Q4_K_M", 2) for ``Big-Q4_K_M-00002-of-00003.gguf``; None for a whole file."""
+    match = _SPLIT.search(path.stem)
+    return (path.stem[:match.start()], int(match.group(1))) if match else None
 
 
 def _ollama(models: Path) -> Iterator[_Candidate]:
