@@ -26,7 +26,7 @@ from ..config import AppPaths, Settings
 from ..errors import CorpusError
 from ..events import CancelToken, EventCallback
 from .ingest import IngestReport, ingest_source
-from .lock import CorpusLock, is_locked
+from .lock import BUILD_LOCK_NAME, CorpusLock, is_locked
 from .sources import FORMATS
 from .sources.detect import detect_format
 from .store import DB_NAME, PassageStore
@@ -74,6 +74,13 @@ class CorpusManager:
             raise CorpusError(f"There is no corpus named {name!r}.",
                               hint=_known_hint(self.names()))
         return PassageStore.open(self.corpus_dir(name) / DB_NAME, corpus=name)
+
+    def build_lock(self, name: str) -> CorpusLock:
+        """Take the lock an index build of ``name`` holds (``lock.py``): a second build refuses,
+        an add does not wait for it."""
+        if not self.exists(name):
+            raise CorpusError(f"There is no corpus named {name!r}.", hint=_known_hint(self.names()))
+        return CorpusLock(self.corpus_dir(name), BUILD_LOCK_NAME).acquire(name)
 
     def names(self) -> list[str]:
         root = self.paths.corpora_dir

@@ -115,8 +115,8 @@ def build_compact(layout: IndexLayout, corpus_name: str, embedder_id: str, dim: 
             since_checkpoint = 0
     vectors.release()
 
-    removed = codes.mark_deleted(np.flatnonzero(~live))
-    if added or removed or rebuilt or meta is None:
+    removed, restored = codes.hide_exactly(np.flatnonzero(~live))
+    if added or removed or restored or rebuilt or meta is None:
         _save(layout, codes, row_ids, table, embedder_id, dim, n_live)
     return StageReport(added=added, removed=removed, total=codes.count, rebuilt=rebuilt,
                        spec=codes.spec)
