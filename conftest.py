@@ -30,6 +30,7 @@ pytest_plugins = [
     "tests.fixtures.llm",
     "tests.fixtures.reader",
     "tests.fixtures.reasoning",
+    "tests.fixtures.servers",
     "tests.fixtures.starter",
     "tests.fixtures.store",
 ]

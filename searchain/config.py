@@ -118,6 +118,17 @@ class LLMSettings:
     backend: str = "llama_cpp"  # llama_cpp | openai
     server_url: str = ""  # for the OpenAI-compatible backend
     server_model: str = ""  # model name on that server; empty = the first one it lists
+    # Sent as a Bearer token; "" = none (then $SEARCHAIN_LLM_API_KEY). Never printed: `config
+    # show` masks it and errors name the server, not the key.
+    server_key: str = ""
+    # Seconds to wait for the server to connect or send the next piece of a reply.
+    server_timeout: float = 120.0
+    # Output constrained by a GBNF grammar (llama.cpp's `grammar` field): auto = find out with one
+    # tiny request on first use; off = prompting and the tolerant parser only (llm/server_probe.py).
+    server_grammar: str = "auto"
+    # Which server it is, for the switches only one family takes (thinking off, sampling):
+    # auto = read from the server's model list (and Ollama's /api/version).
+    server_family: str = "auto"
     n_gpu_layers: int = -1  # -1 = auto: all layers when the build can offload, else 0
     n_ctx: int = 4096
     n_threads: int = 0  # 0 = let llama.cpp choose

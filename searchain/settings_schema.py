@@ -26,6 +26,8 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "retrieval.embed_device": ("auto", "cpu", "cuda"),
     "llm.backend": ("llama_cpp", "openai"),
     "llm.isolation": ("process", "inprocess"),
+    "llm.server_grammar": ("auto", "on", "off"),
+    "llm.server_family": ("auto", "llama.cpp", "ollama", "lmstudio", "vllm", "other"),
     "reasoning.mode": ("searchain", "coq", "direct", "rag", "genground", "geek"),
     "reasoning.reader": ("auto", "dpr", "llm"),
     "reasoning.task": ("auto", "multihop", "yesno", "longform"),
@@ -53,6 +55,7 @@ RANGES: dict[str, tuple[float | None, float | None]] = {
     "llm.n_batch": (1, None),
     "llm.temperature": (0, None),
     "llm.max_tokens": (1, None),
+    "llm.server_timeout": (1, 86400),
     "reasoning.llm_reader_theta": (0, 1),
     "reasoning.alpha": (0, 1),
     "reasoning.r_max": (1, None),
@@ -67,6 +70,14 @@ RANGES: dict[str, tuple[float | None, float | None]] = {
 FOLDER_LISTS = ("llm.model_folders",)
 
 SKIPPED_SECTIONS = ("ui",)
+# Secrets: kept in the settings file, never printed (`config show/get/set` print a mask).
+SECRET_KEYS = ("llm.server_key",)
+SECRET_MASK = "(set, hidden)"
+
+
+def masked(key: str, value: Any) -> Any:
+    """``value`` as it may be printed: a set secret becomes ``SECRET_MASK``."""
+    return SECRET_MASK if key in SECRET_KEYS and value else value
 
 
 def problem(key: str, value: Any) -> str | None:

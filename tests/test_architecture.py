@@ -46,7 +46,7 @@ LAYERS: dict[str, list[list[str]]] = {
         ["chat_prompt"],
         ["model_kind"],
         ["llama_cpp_backend", "openai_backend"],
-        ["isolated", "worker"],
+        ["isolated", "worker", "server_probe"],
         ["loader"],
         ["fakes"],
     ],

@@ -54,3 +54,16 @@ def test_reset_all_keeps_the_window_layout(home, capsys):
     home.settings_file.write_text(json.dumps({"active_corpus": "wiki", "ui": {"text_zoom": 2}}))
     assert run(capsys, "config", "reset", "--all", "--yes")[0] == 0
     assert Settings.load(home) == Settings(ui={"text_zoom": 2})
+
+
+def test_the_server_key_is_kept_but_never_printed(home, capsys):
+    code, out, _ = run(capsys, "config", "set", "llm.server_key", "sk-secret-93")
+    assert code == 0 and "sk-secret-93" not in out and "hidden" in out
+    assert Settings.load(home).llm.server_key == "sk-secret-93"
+    for argv in (("config", "get", "llm.server_key"), ("config", "show"), ("config", "show", "--json")):
+        code, out, _ = run(capsys, *argv)
+        assert code == 0 and "sk-secret-93" not in out and "(set, hidden)" in out
+    code, _, err = run(capsys, "config", "set", "llm.server_timeout", "0")
+    assert code == 1 and "llm.server_timeout must be at least 1" in err
+    code, _, err = run(capsys, "config", "set", "llm.server_grammar", "maybe")
+    assert code == 1 and "must be one of auto, on, off" in err

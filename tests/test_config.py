@@ -101,6 +101,7 @@ def test_schema_choices_match_what_the_engine_accepts():
     from searchain.index.embed.precision import PRECISIONS
     from searchain.index.retrievers import KINDS
     from searchain.llm.loader import BACKENDS, ISOLATIONS
+    from searchain.llm.openai_backend import FAMILIES, GRAMMAR_MODES
     from searchain.reader.loader import READER_CHOICES
     from searchain.reasoning.modes import MODES
     from searchain.reasoning.chain.prompts import TASKS
@@ -112,6 +113,7 @@ def test_schema_choices_match_what_the_engine_accepts():
         "reasoning.mode": MODES, "reasoning.reader": READER_CHOICES, "reasoning.task": ("auto",) + TASKS,
         "reasoning.final_answer": FINAL_ANSWERS,
         "retrieval.embed_precision": PRECISIONS, "retrieval.embed_device": DEVICES, "llm.isolation": ISOLATIONS,
+        "llm.server_grammar": GRAMMAR_MODES, "llm.server_family": FAMILIES,
     }
     keys = flatten(Settings())
     assert set(CHOICES) <= set(keys) and set(RANGES) <= set(keys)

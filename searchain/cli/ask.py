@@ -4,6 +4,9 @@ Progress (rounds, nodes checked, feedback) goes to stderr as it happens; the ans
 stdout, as text or (``--json``) one JSON object with ``final_content``, ``answer``,
 ``references[]`` and ``nodes[]``.
 
+``--server URL`` answers through an OpenAI-compatible server instead of a local GGUF (with
+``--server-model`` and ``--server-key``), printing the same JSON.
+
 ``--chat ID`` asks inside a saved conversation, as the app does: the question is read with that
 conversation's earlier turns (so "When was he born?" works) and the exchange is saved to it.
 """
@@ -22,6 +25,13 @@ def register(sub) -> None:
     p = sub.add_parser("ask", help="answer a question with SearChain and show its references")
     p.add_argument("question", help="the question to answer")
     p.add_argument("--model", metavar="PATH", help="GGUF model file (default: the configured one)")
+    p.add_argument("--server", metavar="URL",
+                   help="answer through an OpenAI-compatible server (Ollama, LM Studio, llama-server, "
+                        "vLLM), e.g. http://127.0.0.1:11434/v1")
+    p.add_argument("--server-model", metavar="NAME",
+                   help="the model on that server (default: the configured one, else its first)")
+    p.add_argument("--server-key", metavar="KEY",
+                   help="API key for the server (default: llm.server_key, else $SEARCHAIN_LLM_API_KEY)")
     p.add_argument("--corpus", metavar="NAME", help="corpus to search (default: the active one)")
     p.add_argument("--mode", choices=MODES,
                    help="searchain (default), coq (no IR), direct, rag, genground (generate-then-ground), geek")
@@ -40,8 +50,17 @@ def handle(ctx, args) -> int:
     from ..workspace import Workspace
 
     settings = ctx.settings
-    if args.model:
-        settings.llm.model_path = args.model  # for this run only; not saved
+    if args.model:  # for this run only; not saved (nor are the server options)
+        settings.llm.model_path, settings.llm.backend = args.model, "llama_cpp"
+    if args.server:
+        if args.server != settings.llm.server_url:  # another server: its own name, family, grammar
+            settings.llm.server_model, settings.llm.server_family = "", "auto"
+            settings.llm.server_grammar = "auto"
+        settings.llm.backend, settings.llm.server_url = "openai", args.server
+    if args.server_model:
+        settings.llm.server_model = args.server_model
+    if args.server_key:
+        settings.llm.server_key = args.server_key
     if args.no_grammar:
         settings.llm.use_grammar = False
     grammar = _read_grammar(args.grammar) if args.grammar else None

@@ -53,10 +53,11 @@ def _path(ctx, args) -> int:
 
 def _show(ctx, args) -> int:
     from ..config import Settings
-    from ..settings_schema import flatten
+    from ..settings_schema import flatten, masked
 
     _warn(ctx)
     values, defaults = flatten(ctx.settings), flatten(Settings())
+    values = {k: masked(k, v) for k, v in values.items()}
     if args.changed:
         values = {k: v for k, v in values.items() if v != defaults[k]}
     if args.json:
@@ -73,21 +74,21 @@ def _show(ctx, args) -> int:
 
 
 def _get(ctx, args) -> int:
-    from ..settings_schema import get_value
+    from ..settings_schema import get_value, masked
 
     _warn(ctx)
-    print(_shown(get_value(ctx.settings, args.key)))
+    print(_shown(masked(args.key, get_value(ctx.settings, args.key))))
     return 0
 
 
 def _set(ctx, args) -> int:
-    from ..settings_schema import get_value, parse_value, with_value
+    from ..settings_schema import get_value, masked, parse_value, with_value
 
     _warn(ctx)
     current = get_value(ctx.settings, args.key)
     ctx.settings = with_value(ctx.settings, args.key, parse_value(args.value, current))
     ctx.save_settings()
-    print(f"{args.key} = {json.dumps(get_value(ctx.settings, args.key))}")
+    print(f"{args.key} = {json.dumps(masked(args.key, get_value(ctx.settings, args.key)))}")
     return 0
 
 

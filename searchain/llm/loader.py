@@ -4,9 +4,10 @@
 validated from its GGUF header first, RAM is checked, GPU offload is automatic and falls back to
 the CPU with an ``LLMWarning`` if it fails) in a worker process (``settings.isolation ==
 "process"``: a crash in llama.cpp becomes a ``ModelCrashed`` error, see ``isolated.py``) or in
-this process (``"inprocess"``), ``openai`` connects to
+this process (``"inprocess"``), ``openai`` talks to
 ``settings.server_url`` (model: ``settings.server_model``, else the server's first listed one;
-API key: ``$SEARCHAIN_LLM_API_KEY``).
+API key: ``settings.server_key``, else ``$SEARCHAIN_LLM_API_KEY``; ``server_timeout``,
+``server_grammar`` and ``server_family`` as ``openai_backend`` describes).
 Warnings go to ``on_event`` and stay on the instance as ``.warnings``.
 """
 
@@ -40,6 +41,12 @@ def load_llm(settings: LLMSettings, *, on_event: EventCallback | None = None) ->
                               hint="Set llm.server_url, e.g. http://127.0.0.1:8080.")
         from .openai_backend import OpenAICompatibleLLM
 
-        return OpenAICompatibleLLM(settings.server_url, model=settings.server_model or None)
+        # Nothing is sent yet: the first request checks the model name, the family and (auto)
+        # whether grammars are honoured.
+        grammar = {"auto": "auto", "on": "grammar", "off": None}.get(settings.server_grammar, "auto")
+        return OpenAICompatibleLLM(settings.server_url, model=settings.server_model or None,
+                                   api_key=settings.server_key or None,
+                                   timeout=settings.server_timeout, grammar_field=grammar,
+                                   family=settings.server_family)
     raise ConfigError(f"Unknown LLM backend {settings.backend!r} (settings llm.backend).",
                       hint=f"Use one of: {', '.join(BACKENDS)}.")

@@ -46,9 +46,13 @@ class RunInfo:
         (settings say ``auto`` for the reader, the engine knows which one it picked)."""
         r = settings.reasoning
         model_name = model
+        if model_name is None and settings.llm.backend == "openai":  # "qwen3:8b @ host:port"
+            from ..llm.openai_backend import server_label
+
+            model_name = server_label(settings.llm.server_url,
+                                      settings.llm.server_model or "the server's first model")
         if model_name is None:
-            model_name = Path(settings.llm.model_path).name if settings.llm.model_path \
-                else settings.llm.server_url
+            model_name = Path(settings.llm.model_path).name if settings.llm.model_path else ""
             if not model_name and settings.llm.backend == "llama_cpp":
                 from ..llm.models.starter import starter_model_path  # the starter answers unset models
 

@@ -1,10 +1,6 @@
 """The OpenAI-compatible backend against the real ``llama_cpp.server`` on loopback."""
 
 import re
-import socket
-import subprocess
-import sys
-import time
 
 import pytest
 
@@ -14,45 +10,14 @@ from searchain.events import CancelToken
 from searchain.llm.base import LLM, GenerationParams
 from searchain.llm.loader import load_llm
 from searchain.llm.openai_backend import OpenAICompatibleLLM
+from tests.fixtures.servers import free_port
 
 QUERY_GRAMMAR = r'root ::= "[Query 1]: " [a-z ]{3,20} "\n"'
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def server_url(tiny_gguf, tmp_path_factory):
-    port = _free_port()
-    log = (tmp_path_factory.mktemp("server") / "server.log").open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(tiny_gguf), "--host",
-         "127.0.0.1", "--port", str(port), "--n_ctx", "1024", "--n_threads", "1"],
-        stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(600):  # readiness: the port accepts connections (up to ~60 s)
-            if proc.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited with {proc.returncode}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("llama_cpp.server did not start listening")
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+def server_url(llama_server):
+    return llama_server.url.removesuffix("/v1")  # the /v1 suffix is optional
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +84,7 @@ def test_load_llm_picks_the_openai_backend(server_url):
 
 
 def test_unreachable_server_and_bad_url_are_clear_errors():
-    port = _free_port()  # nothing listens there
+    port = free_port()  # nothing listens there
     with pytest.raises(ModelError, match="Cannot reach the LLM server"):
         OpenAICompatibleLLM(f"http://127.0.0.1:{port}", model="m").complete("x")
     with pytest.raises(ModelError, match="not an http"):
