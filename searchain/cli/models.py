@@ -57,6 +57,16 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_make_test_model)
 
+    p = msub.add_parser("server", help="test an OpenAI-compatible server (Ollama, LM Studio, "
+                                       "llama-server, vLLM): what works; --use answers through it")
+    p.add_argument("url", help="e.g. http://127.0.0.1:11434/v1 (Ollama), :1234/v1 (LM Studio), "
+                               ":8080/v1 (llama-server)")
+    p.add_argument("--model", help="the model on the server (default: the first it lists)")
+    p.add_argument("--key", help="API key (default: llm.server_key, else $SEARCHAIN_LLM_API_KEY)")
+    p.add_argument("--use", action="store_true", help="save it as the model answers come from")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_server)
+
     p = msub.add_parser("check", help="can this install offload to a GPU? optionally load a model")
     p.add_argument("--model", help="GGUF to load (default: the active model, if any)")
     p.add_argument("--json", action="store_true")
@@ -303,3 +313,27 @@ def cmd_check(ctx, args) -> int:
         for key, value in report.items():
             print(f"{key:<22} {value}")
     return 0
+
+
+def cmd_server(ctx, args) -> int:
+    """Ask the server what works (``llm/server_probe.py``); ``--use`` saves what was found."""
+    from ..llm.server_probe import probe_server
+
+    llm = ctx.settings.llm
+    key = args.key or (llm.server_key if args.url == llm.server_url else "")
+    report = probe_server(args.url, model=args.model, api_key=key, timeout=llm.server_timeout)
+    if args.use:
+        llm.backend, llm.server_url, llm.server_model = "openai", args.url, report.model
+        llm.server_key, llm.server_family = key or "", report.family
+        llm.server_grammar = report.grammar_setting
+        ctx.save_settings()
+    if args.json:
+        print(json.dumps({**report.to_json(), "used": bool(args.use)}, indent=2))
+        return 0 if report.works("chat") else 1
+    print("\n".join(report.lines()))
+    print(f"models: {', '.join(report.models) or '(none listed)'}")
+    for line in report.lost():
+        print(f"lost: {line}")
+    if args.use:
+        print(f"Answers now come from {report.model} on {args.url}.")
+    return 0 if report.works("chat") else 1

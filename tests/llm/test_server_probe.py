@@ -69,3 +69,20 @@ def test_the_loop_answers_through_a_server_that_ignores_grammars(plain_server, r
     assert asked and all("grammar" not in body for body in asked)
     assert all(body.get("stop") for body in asked)  # prompting: the chain's own stops instead
     assert all(body.get("think") is False for body in asked)  # qwen3 on Ollama: thinking off
+
+
+def test_models_server_use_saves_what_it_found(plain_server, home, capsys):
+    import json
+
+    from searchain.cli.main import main
+    from searchain.config import Settings
+
+    code = main(["--home", str(home.config_dir.parent), "models", "server", plain_server.url,
+                 "--model", "qwen3:8b", "--key", "sk-cli-5", "--use", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["used"] and out["grammar_setting"] == "off" and out["lost"]
+    llm = Settings.load(home).llm
+    assert (llm.backend, llm.server_url, llm.server_model, llm.server_key, llm.server_family,
+            llm.server_grammar) == ("openai", plain_server.url, "qwen3:8b", "sk-cli-5", "ollama", "off")
+    headers = [h for _m, _p, _b, h in plain_server.requests]
+    assert all(h.get("Authorization") == "Bearer sk-cli-5" for h in headers)
