@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from searchain.config import resources_dir
-from searchain.llm import starter_label, starter_notice
+from searchain.llm import STARTER_BEST_MODE, server_label, starter_app_notice, starter_label
 
 from .answer_flow import AnswerFlow
 from .context import AppContext
@@ -117,11 +117,17 @@ class MainWindow(PassageActions, QMainWindow):
             self.statusBar().addPermanentWidget(label)
 
     def update_status(self) -> None:
-        model = self.ctx.settings.llm.model_path
-        starter = starter_label(self.ctx.settings.llm, self.ctx.paths.models_dir)
-        self.model_label.setText(f"Model: {Path(model).name}" if model else
-                                 f"Model: {starter} (tiny starter)" if starter else "Model: none installed")
-        self.chat.set_starter_notice(" ".join(starter_notice()) if starter else "")
+        llm = self.ctx.settings.llm
+        model = llm.model_path
+        starter = starter_label(llm, self.ctx.paths.models_dir)
+        if llm.backend == "openai":
+            self.model_label.setText(f"Model: {server_label(llm.server_url, llm.server_model or 'first listed')}"
+                                     " (server)")
+        else:
+            self.model_label.setText(f"Model: {Path(model).name}" if model else
+                                     f"Model: {starter} (tiny starter)" if starter else "Model: none installed")
+        if not starter:
+            self.message_bar.withdraw("starter")  # a real model is chosen: the notice has done its job
         self._offer_demo_questions()
         retrieval = self.ctx.settings.retrieval
         reranker = retrieval.reranker.strip()
@@ -130,10 +136,22 @@ class MainWindow(PassageActions, QMainWindow):
                                   + (f", re-ranked by {Path(reranker).name}" if reranker else ""))
 
     def show_starter_notice(self) -> None:
-        """No model chosen, the starter installed: say it is tiny and offer the catalogue."""
-        message, hint = starter_notice()
-        self.message_bar.show_message(message, hint, kind="info",
-                                      actions=[("catalogue", "Model catalogue…"), ("open_gguf", "Open GGUF file…")])
+        """No model chosen, the starter installed: say once, above the chat, that it is tiny, with
+        a button to choose a real model and one for the mode it answers best with."""
+        mode = self.ctx.settings.reasoning.mode
+        message, hint = starter_app_notice(mode)
+        actions = [("catalogue", "Choose a model…")]
+        if mode != STARTER_BEST_MODE:
+            actions.append(("starter_mode", "Answer with Retrieve then read"))
+        self.message_bar.show_message(message, hint, kind="info", actions=actions, topic="starter")
+
+    def use_starter_mode(self) -> None:
+        """Make Retrieve then read the default mode (what the starter answers best with)."""
+        self.ctx.settings.reasoning.mode = STARTER_BEST_MODE
+        self.chat.strategy.choose(None)  # "as in Settings", which now says RAG
+        self.ctx.save_settings()
+        self.show_starter_notice()  # the same notice, without the button it no longer needs
+        self.statusBar().showMessage("Questions are now answered with Retrieve then read.", 5000)
 
     def _offer_demo_questions(self) -> None:
         from searchain.library import DEMO_NAME, demo_questions
@@ -200,6 +218,7 @@ class MainWindow(PassageActions, QMainWindow):
 
     def _on_banner_action(self, action: str) -> None:
         {"catalogue": self.open_model_catalogue, "open_gguf": self.open_gguf_file,
+         "starter_mode": self.use_starter_mode,
          "search": self.open_search, "settings": self.open_settings,
          "logs": self.open_log_folder, "doctor": self.check_setup}.get(action, lambda: None)()
 
@@ -269,6 +288,7 @@ class MainWindow(PassageActions, QMainWindow):
 
         self.model_dialog = ModelDialog(self.ctx, self.runner, self)
         self.model_dialog.model_chosen.connect(self.use_model)
+        self.model_dialog.server_chosen.connect(self.use_server)
         self.model_dialog.show()
 
     def open_gguf_file(self) -> None:
@@ -282,8 +302,17 @@ class MainWindow(PassageActions, QMainWindow):
                                           "Pick an existing .gguf file.", kind="error")
             return
         self.ctx.settings.llm.model_path = str(path)
+        self.ctx.settings.llm.backend = "llama_cpp"  # a file, not a server, answers from now on
         self._settings_applied(model_changed=True)
         self.message_bar.show_message(f"Model set to {Path(path).name}. It loads when you ask a question.")
+
+    def use_server(self, label: str) -> None:
+        """The model dialog saved a server in the settings (``llm.backend = openai``)."""
+        from searchain.llm import server_grammar_note
+
+        self._settings_applied(model_changed=True)
+        self.message_bar.show_message(f"Answers now come from {label}.",
+                                      server_grammar_note(self.ctx.settings.llm.server_grammar))
 
     def _settings_applied(self, model_changed: bool = True) -> None:
         if self.answers.busy:

@@ -93,12 +93,6 @@ class ChatView(QWidget):
         self.phase.setObjectName("phaseLabel")
         self.phase.setTextFormat(Qt.TextFormat.PlainText)
         self.phase.setVisible(False)
-        # Says, above the input, when the tiny starter model answers (hidden otherwise).
-        self.starter_notice = QLabel("", self)
-        self.starter_notice.setObjectName("starterNotice")
-        self.starter_notice.setTextFormat(Qt.TextFormat.PlainText)
-        self.starter_notice.setWordWrap(True)
-        self.starter_notice.setVisible(False)
         self.input = MessageInput(self)
         self.input.setObjectName("messageInput")
         self.input.setAccessibleName("Your question")
@@ -129,7 +123,6 @@ class ChatView(QWidget):
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.find_bar)
         layout.addWidget(self.phase)
-        layout.addWidget(self.starter_notice)
         layout.addLayout(row)
 
         self.entries: list[ChatEntry] = []
@@ -153,11 +146,6 @@ class ChatView(QWidget):
         self.phase.setVisible(busy)
         if not busy:
             self.phase.setText("")
-
-    def set_starter_notice(self, text: str) -> None:
-        """Show ``text`` (plain) above the input; "" hides the notice."""
-        self.starter_notice.setText(text)
-        self.starter_notice.setVisible(bool(text))
 
     def set_phase(self, text: str) -> None:
         self.phase.setText(text)
@@ -214,7 +202,8 @@ class ChatView(QWidget):
         if entry is not None:
             entry.status = "cancelled" if cancelled else "failed"
             entry.error = message
-            entry.text = self.streamed_text if cancelled else entry.text
+            # What streamed before it stopped stays on screen, as the store keeps it.
+            entry.text = self.streamed_text or entry.text
         self.set_busy(False)
         self.render()
 

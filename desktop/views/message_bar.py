@@ -53,13 +53,15 @@ class MessageBar(QFrame):
         row.addLayout(text, 1)
         row.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
         self.kind = ""
+        self.topic = ""  # what the message is about ("starter"), so its owner can take it back
         self._watch_parent()
         self.hide()
 
     def show_message(self, message: str, hint: str = "", kind: str = "info",
-                     actions: list[tuple[str, str]] | None = None) -> None:
-        """``actions``: (action id, button text) pairs; clicking emits ``action_triggered(id)``."""
-        self.kind = kind
+                     actions: list[tuple[str, str]] | None = None, topic: str = "") -> None:
+        """``actions``: (action id, button text) pairs; clicking emits ``action_triggered(id)``.
+        ``topic``: names the message for ``withdraw``."""
+        self.kind, self.topic = kind, topic
         self._restyle()
         self.message.setText(message)
         self.hint.setText(hint)
@@ -75,6 +77,14 @@ class MessageBar(QFrame):
             button.clicked.connect(lambda _=False, a=action_id: self.action_triggered.emit(a))
             self._buttons.insertWidget(position, button)
         self.show()
+
+    def withdraw(self, topic: str) -> bool:
+        """Hide the bar if it still shows the message about ``topic`` (another one stays)."""
+        if self.topic != topic or self.isHidden():
+            return False
+        self.topic = ""
+        self.hide()
+        return True
 
     def _restyle(self) -> None:
         # The parent's palette: our own carries the banner background the style sheet set.

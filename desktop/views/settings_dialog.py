@@ -69,6 +69,12 @@ class SettingsDialog(QDialog):
         self.n_threads = self._spin(0, 256, llm.n_threads, "nThreads", special="automatic")
         model_box = QGroupBox("Model", self)
         form = QFormLayout(model_box)
+        self.server_note = QLabel(self._server_note(), self)
+        self.server_note.setObjectName("serverNote")
+        self.server_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.server_note.setWordWrap(True)
+        self.server_note.setVisible(llm.backend == "openai")
+        form.addRow(self.server_note)
         form.addRow("GGUF file:", path_row)
         form.addRow("GPU layers:", self.gpu_layers)
         form.addRow("", self.gpu_support)
@@ -291,6 +297,17 @@ class SettingsDialog(QDialog):
                                   False: "No GPU offload in this build: layers run on the CPU"}.get(
             supported, "GPU offload support unknown"))
 
+    def _server_note(self) -> str:
+        """Where answers come from when a server is chosen, and what its lack of grammars costs."""
+        from searchain.llm import server_grammar_note, server_label
+
+        llm = self.ctx.settings.llm
+        if llm.backend != "openai":
+            return ""
+        return (f"Answers come from {server_label(llm.server_url, llm.server_model or 'its first model')} "
+                "(Models > Use a server to change it; a GGUF file below answers instead). "
+                + server_grammar_note(llm.server_grammar))
+
     def _browse(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Choose a GGUF model", str(Path.home()), "GGUF (*.gguf)")
         if path:
@@ -300,6 +317,8 @@ class SettingsDialog(QDialog):
         llm, reasoning = self.ctx.settings.llm, self.ctx.settings.reasoning
         before = (llm.model_path, llm.n_gpu_layers, llm.n_ctx, llm.n_threads, reasoning.reader)
         llm.model_path = self.model_path.text().strip()
+        if llm.model_path and llm.model_path != before[0]:
+            llm.backend = "llama_cpp"  # a file was chosen here: it answers, not the server
         llm.n_gpu_layers = self.gpu_layers.value()
         llm.n_ctx = self.n_ctx.value()
         llm.n_threads = self.n_threads.value()
@@ -320,6 +339,8 @@ class SettingsDialog(QDialog):
         retrieval.reranker = self.reranker.currentData() or ""
         retrieval.rerank_depth = self.rerank_depth.value()
         after = (llm.model_path, llm.n_gpu_layers, llm.n_ctx, llm.n_threads, reasoning.reader)
+        self.server_note.setText(self._server_note())
+        self.server_note.setVisible(llm.backend == "openai")
         self.applied.emit(before != after)
 
     def restore_defaults(self) -> None:

@@ -10,8 +10,11 @@ __all__, __getattr__, __dir__ = face(__name__, {
     "gpu": ("gpu_offload_supported",),
     "models.manager": ("ModelManager",),
     "models.catalogue": ("CATALOGUE",),
-    "models.starter": ("starter_model_path", "starter_label", "starter_notice", "UPGRADE_NAME"),
+    "models.starter": ("starter_model_path", "starter_label", "starter_notice", "UPGRADE_NAME",
+                       "starter_app_notice", "STARTER_BEST_MODE"),
     "models.recommend": ("recommend", "machine_facts"),
     "models.pypi": ("PYPI_MODELS", "pypi_entry", "install as install_pypi_model"),
     "models.discovery": ("discover_models",),
+    "openai_backend": ("server_label",),
+    "server_probe": ("probe_server", "list_models as list_server_models", "grammar_note as server_grammar_note"),
 })

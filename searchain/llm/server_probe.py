@@ -44,6 +44,17 @@ _FORMATS = ({"type": "json_schema", "json_schema": {"name": "probe", "strict": T
 _ASK = [{"role": "user", "content": "Reply with one word."}]
 
 
+def grammar_note(setting: str) -> str:
+    """What ``llm.server_grammar`` means for answers, in words the settings can show."""
+    if setting == "on":
+        return "Grammar constraints: on (the server holds each step to SearChain's format)."
+    if setting == "off":
+        return "Grammar constraints: off. " + LOST["grammar"]
+    return ("Grammar constraints: checked with one tiny request on the first question; if the "
+            "server ignores them, answers still work by prompting and the tolerant parser, with "
+            "more misformatted steps from small models.")
+
+
 @dataclass(frozen=True)
 class Capability:
     name: str  # one of CAPABILITIES

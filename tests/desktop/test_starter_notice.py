@@ -1,4 +1,8 @@
-"""The window says plainly when the tiny starter model answers, and names the model to get."""
+"""The starter's notice as a newcomer meets it (#35): shown once, above the chat, in words a
+desktop user acts on, with a button that opens the model dialog and one that switches to the mode
+the starter answers best with; gone once a real model or a server is chosen."""
+
+from PySide6.QtWidgets import QLabel, QPushButton
 
 from desktop.context import AppContext
 from desktop.main_window import MainWindow
@@ -13,22 +17,74 @@ def _window(qtbot, home):
     return window
 
 
-def test_the_starter_notice_shows_while_the_starter_answers(qtbot, home, fake_starter, tiny_gguf):
+def _button(window, action):
+    """The banner's visible button for ``action`` (replaced ones are hidden, deleted later)."""
+    return next((b for b in window.message_bar.findChildren(QPushButton, f"action_{action}")
+                 if b.isVisible()), None)
+
+
+def _visible_texts(window) -> list[str]:
+    return [label.text() for label in window.findChildren(QLabel) if label.isVisible() and label.text()]
+
+
+def test_the_notice_shows_once_in_a_desktop_users_words(qtbot, home, fake_starter):
     window = _window(qtbot, home)
-    notice = window.chat.starter_notice
-    assert notice.isVisible() and "tiny starter model" in notice.text()
-    assert starter.UPGRADE_NAME in notice.text()
+    window.show_starter_notice()  # what the app does after its first frame (app.start_background)
+    qtbot.waitUntil(lambda: _button(window, "starter_mode") is not None)
     assert window.model_label.text() == f"Model: {starter.STARTER_LABEL} (tiny starter)"
+    shown = [text for text in _visible_texts(window) if "starter model" in text]
+    assert len(shown) == 1  # once: the banner above the chat, nothing again above the input
+    text = window.message_bar.message.text() + " " + window.message_bar.hint.text()
+    assert starter.STARTER_LABEL in text and "weak or wrong" in text
+    assert "`" not in text and "searchain " not in text and ".md" not in text  # no CLI, no dev files
+    assert _button(window, "catalogue").text() == "Choose a model…"
+    assert _button(window, "starter_mode").text() == "Answer with Retrieve then read"
+
+
+def test_the_buttons_open_the_models_and_switch_to_the_starters_mode(qtbot, home, fake_starter):
+    window = _window(qtbot, home)
     window.show_starter_notice()
-    assert "tiny starter model" in window.message_bar.message.text()
-    assert window.message_bar.findChild(object, "action_catalogue") is not None
-    # A chosen model: the notice goes.
+    qtbot.waitUntil(lambda: _button(window, "starter_mode") is not None)
+    assert window.ctx.settings.reasoning.mode == "searchain"
+    _button(window, "catalogue").click()
+    assert window.model_dialog.isVisible() and window.model_dialog.local.rowCount() >= 0
+    window.model_dialog.close()
+    _button(window, "starter_mode").click()
+    assert window.ctx.settings.reasoning.mode == starter.STARTER_BEST_MODE == "rag"
+    assert Settings.load(home).reasoning.mode == "rag"  # saved: the next start keeps it
+    assert window.chat.strategy.chosen() is None  # "as in Settings", which now says RAG
+    # The notice stays (the model is still tiny), without the button it no longer needs.
+    assert window.message_bar.isVisible() and "answers use Retrieve then read" in window.message_bar.hint.text()
+    qtbot.waitUntil(lambda: _button(window, "catalogue") is not None)  # new buttons show when laid out
+    assert _button(window, "starter_mode") is None
+
+
+def test_choosing_a_real_model_or_a_server_takes_the_notice_away(qtbot, home, fake_starter, tiny_gguf):
+    window = _window(qtbot, home)
+    window.show_starter_notice()
+    window.use_model(str(tiny_gguf))
+    assert "starter" not in window.message_bar.message.text()
+    assert window.model_label.text() == f"Model: {tiny_gguf.name}"
+    # Back to no model, then a server: the notice goes too.
+    window.ctx.settings.llm.model_path = ""
+    window.update_status()
+    window.show_starter_notice()
+    llm = window.ctx.settings.llm
+    llm.backend, llm.server_url, llm.server_model = "openai", "http://127.0.0.1:11434/v1", "qwen3:8b"
+    window.use_server("qwen3:8b @ 127.0.0.1:11434")
+    assert window.message_bar.message.text() == "Answers now come from qwen3:8b @ 127.0.0.1:11434."
+    assert window.model_label.text() == "Model: qwen3:8b @ 127.0.0.1:11434 (server)"
+
+
+def test_another_message_is_not_taken_away(qtbot, home, fake_starter, tiny_gguf):
+    window = _window(qtbot, home)
+    window.message_bar.show_message("The corpus could not be opened.", kind="error")
     window.ctx.settings.llm.model_path = str(tiny_gguf)
     window.update_status()
-    assert not notice.isVisible() and window.model_label.text() == f"Model: {tiny_gguf.name}"
+    assert window.message_bar.isVisible() and "corpus" in window.message_bar.message.text()
 
 
 def test_no_notice_without_a_starter(qtbot, home, no_starter):
     window = _window(qtbot, home)
-    assert not window.chat.starter_notice.isVisible()
+    assert not [text for text in _visible_texts(window) if "starter model" in text]
     assert window.model_label.text() == "Model: none installed"

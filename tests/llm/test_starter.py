@@ -82,7 +82,17 @@ def test_the_notice_names_the_upgrade_plainly():
     message, hint = starter_notice()
     assert "tiny starter model" in message and starter.STARTER_LABEL in message
     assert f"searchain models pull {starter.UPGRADE_NAME}" in hint and "<" not in message + hint
-    assert "(mode rag)" in hint  # measured: the tiny model answers more often without the chain
+    assert "--mode rag" in hint  # measured: the tiny model answers more often without the chain
+    assert "models list --all" in hint and "--server URL" in hint and "BENCHMARKS" not in hint
+
+
+def test_the_app_notice_has_no_commands_or_developer_files():
+    for mode in ("searchain", starter.STARTER_BEST_MODE):
+        message, hint = starter.starter_app_notice(mode)
+        assert starter.STARTER_LABEL in message
+        assert "`" not in hint and "searchain " not in hint and ".md" not in hint
+        assert "1.1 GB" in hint and "Retrieve then read" in hint
+    assert "answers use Retrieve then read" in starter.starter_app_notice("rag")[1]
 
 
 def test_doctor_says_the_starter_answers(fake_starter, home):

