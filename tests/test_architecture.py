@@ -44,7 +44,7 @@ LAYERS: dict[str, list[list[str]]] = {
         ["base", "events", "gpu", "sampling", "text_stream", "prefix_states"],
         ["models", "chat_templates"],
         ["chat_prompt"],
-        ["model_kind"],
+        ["model_kind", "openai_wire"],
         ["llama_cpp_backend", "openai_backend"],
         ["isolated", "worker", "server_probe"],
         ["loader"],

@@ -29,7 +29,7 @@ import os
 import socket
 import threading
 import time
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 from urllib.parse import urlsplit
 
 from ..errors import ModelError
@@ -37,6 +37,8 @@ from ..events import CancelToken
 from .base import ChatMessage, Completion, GenerationParams, TokenCallback, Usage
 from .chat_prompt import validate_messages
 from .model_kind import strip_special_tokens  # a server's template can leak them too
+from .openai_wire import error_detail, finish_of, logprobs_of, usage_of
+from .openai_wire import sse_events as _sse_events  # one name tests can wrap (a kill mid-stream)
 
 API_KEY_ENV = "SEARCHAIN_LLM_API_KEY"
 FAMILIES = ("auto", "llama.cpp", "ollama", "lmstudio", "vllm", "other")  # llm.server_family
@@ -76,6 +78,7 @@ class OpenAICompatibleLLM:
         self._model = model or None
         self._family = None if family in ("auto", "", None) else family
         self._connected = False
+        self.streamed = True  # whether the last streamed request came back as a stream
         self._lock = threading.RLock()
         self.warnings: list = []  # same attribute as LlamaCppLLM; nothing to warn about yet
 
@@ -227,16 +230,19 @@ class OpenAICompatibleLLM:
             choice = (reply.get("choices") or [{}])[0]
             text = (choice.get("message") or {}).get("content") or "" if chat \
                 else choice.get("text") or ""
-            return Completion(strip_special_tokens(text), _usage(reply, 0),
-                              _finish(choice.get("finish_reason")),
+            return Completion(strip_special_tokens(text), usage_of(reply, 0),
+                              finish_of(choice.get("finish_reason")),
                               seconds=time.perf_counter() - started,
-                              token_logprobs=_logprobs(choice, chat))
+                              token_logprobs=logprobs_of(choice, chat))
         body = {**body, "stream": True, "stream_options": {"include_usage": True}}
         pieces: list[str] = []
         logprobs: list[float] = []
         finish, usage_reply, first_at, events = "stop", None, None, 0
         ended = {"done": False}  # [DONE] or a finish_reason: the reply is whole
         conn, response = self._open("POST", path, body)
+        self.streamed = "json" not in (response.getheader("Content-Type") or "")
+        if not self.streamed:  # a server that ignores "stream": its whole reply, as one piece
+            return self._unstreamed(conn, response, path, on_token, chat, started)
         try:
             for event in _sse_events(response, ended):
                 if cancel is not None and cancel.cancelled:
@@ -252,9 +258,9 @@ class OpenAICompatibleLLM:
                         events += 1
                         pieces.append(piece)
                         on_token and on_token(piece)
-                    logprobs.extend(_logprobs(choice, chat))
+                    logprobs.extend(logprobs_of(choice, chat))
                     if choice.get("finish_reason"):
-                        finish = _finish(choice["finish_reason"])
+                        finish = finish_of(choice["finish_reason"])
                         ended["done"] = True
         except (OSError, http.client.HTTPException) as exc:
             raise self._broken(exc, events) from exc
@@ -262,11 +268,26 @@ class OpenAICompatibleLLM:
             conn.close()  # on cancel this is what tells the server to stop
         if finish != "cancelled" and not ended["done"]:
             raise self._broken(None, events)
-        usage = _usage(usage_reply, events) if usage_reply else Usage(0, 0, events)
+        usage = usage_of(usage_reply, events) if usage_reply else Usage(0, 0, events)
         return Completion(strip_special_tokens("".join(pieces)), usage, finish,
                           seconds=time.perf_counter() - started,
                           prompt_seconds=(first_at or time.perf_counter()) - started,
                           token_logprobs=tuple(logprobs))
+
+    def _unstreamed(self, conn, response, path, on_token, chat: bool, started: float) -> Completion:
+        try:
+            reply = json.loads(response.read())
+        except (OSError, http.client.HTTPException, ValueError) as exc:
+            raise self._broken(exc, 0) from exc
+        finally:
+            conn.close()
+        choice = (reply.get("choices") or [{}])[0]
+        text = strip_special_tokens((choice.get("message") or {}).get("content") or "" if chat
+                                    else choice.get("text") or "")
+        if text and on_token is not None:
+            on_token(text)
+        return Completion(text, usage_of(reply, 0), finish_of(choice.get("finish_reason")),
+                          seconds=time.perf_counter() - started, token_logprobs=logprobs_of(choice, chat))
 
     def request(self, method: str, path: str, body: dict | None, *, root: bool = False) -> dict:
         """One JSON request to ``/v1`` + ``path`` (``root``: to ``path`` at the server's root)."""
@@ -300,7 +321,7 @@ class OpenAICompatibleLLM:
             raise self._unreachable(exc) from exc
         if response.status >= 400:
             try:
-                detail = _error_detail(response.read()[:2000])
+                detail = error_detail(response.read()[:2000])
             except (OSError, http.client.HTTPException):
                 detail = ""
             conn.close()
@@ -345,6 +366,12 @@ class OpenAICompatibleLLM:
         if isinstance(exc, (socket.timeout, TimeoutError)):
             return self._unreachable(exc)
         what = f": {self._mask(str(exc) or type(exc).__name__)}" if exc is not None else ""
+        if not pieces:  # llama-cpp-python also ends a stream so when the request fails in it
+            return ModelError(f"The LLM server at {self.base_url} closed its reply before sending "
+                              f"any text{what}.",
+                              hint="It may have stopped, or failed on this request (a prompt longer "
+                                   "than its context window is a common cause; its log says): check "
+                                   "that it runs and its context size, then ask again.")
         return ModelError(f"The LLM server at {self.base_url} stopped in the middle of the answer "
                           f"(after {pieces} piece{'s' if pieces != 1 else ''} of text){what}.",
                           hint="It may have crashed or been stopped: check that it still runs, "
@@ -352,65 +379,3 @@ class OpenAICompatibleLLM:
 
     def _mask(self, text: str) -> str:
         return text.replace(self._api_key, _KEY_MASK) if self._api_key else text
-
-
-def _error_detail(data: bytes) -> str:
-    """The message of an error reply on one line: OpenAI's ``error.message``, FastAPI's
-    ``detail``, or the text."""
-    return " ".join(_error_text(data).split())
-
-
-def _error_text(data: bytes) -> str:
-    text = data.decode("utf-8", "replace").strip()
-    try:
-        reply = json.loads(text)
-    except ValueError:
-        return text[:500]
-    if isinstance(reply, dict):
-        error = reply.get("error")
-        if isinstance(error, dict) and error.get("message"):
-            return str(error["message"])[:500]
-        if isinstance(error, str):
-            return error[:500]
-        if reply.get("detail"):
-            return json.dumps(reply["detail"])[:500] if not isinstance(reply["detail"], str) \
-                else reply["detail"][:500]
-    return text[:500]
-
-
-def _sse_events(response, ended: dict) -> Iterator[dict]:
-    """JSON payloads of ``data:`` lines until ``[DONE]`` (``ended["done"]`` set) or the end."""
-    for raw in response:
-        line = raw.strip()
-        if not line.startswith(b"data:"):
-            continue
-        payload = line[5:].strip()
-        if payload == b"[DONE]":
-            ended["done"] = True
-            return
-        try:
-            yield json.loads(payload)
-        except ValueError:
-            continue  # a keep-alive or a partial line: skip it
-
-
-def _usage(reply: dict | None, events: int) -> Usage:
-    usage = (reply or {}).get("usage") or {}
-    prompt = int(usage.get("prompt_tokens") or 0)
-    completion = int(usage.get("completion_tokens") or events)
-    timings = (reply or {}).get("timings") or {}
-    evaluated = int(timings.get("prompt_n", prompt))
-    return Usage(prompt, evaluated, completion)
-
-
-def _finish(reason: str | None) -> str:
-    return "length" if reason == "length" else "stop"
-
-
-def _logprobs(choice: dict, chat: bool) -> tuple[float, ...]:
-    lp = choice.get("logprobs")
-    if not lp:
-        return ()
-    if chat:
-        return tuple(float(c["logprob"]) for c in lp.get("content") or [])
-    return tuple(float(x) for x in lp.get("token_logprobs") or [] if x is not None)

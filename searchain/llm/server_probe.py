@@ -143,6 +143,8 @@ def _streaming(llm) -> Capability:
         llm.chat(_ASK, GenerationParams(max_tokens=8), on_token=pieces.append)
     except ModelError as exc:
         return Capability("streaming", False, exc.message)
+    if not llm.streamed:
+        return Capability("streaming", False, "the server sends each reply whole")
     return Capability("streaming", bool(pieces), f"{len(pieces)} piece(s)" if pieces
                       else "no text came as a stream")
 

@@ -11,7 +11,7 @@ from searchain.errors import ModelError
 from searchain.llm.base import GenerationParams
 from searchain.llm.loader import load_llm
 from searchain.llm.openai_backend import OpenAICompatibleLLM
-from tests.fixtures.servers import LlamaServer, StubServer, models_reply
+from tests.fixtures.servers import LlamaServer, StubServer, kill_after_first_piece, models_reply
 
 pytestmark = pytest.mark.slow  # starts server processes (a few seconds each)
 
@@ -19,25 +19,41 @@ ASK = [{"role": "user", "content": "Go on."}]
 KEY = "sk-test-4c1d9e"
 
 
-def test_a_server_killed_in_the_middle_of_an_answer(tiny_gguf, tmp_path):
+def test_a_server_killed_in_the_middle_of_an_answer(tiny_gguf, tmp_path, monkeypatch):
     with LlamaServer(tiny_gguf, log_dir=tmp_path, n_ctx=8192) as server:
         llm = OpenAICompatibleLLM(server.url, timeout=60)
+        before_kill = kill_after_first_piece(monkeypatch, server)  # SIGKILL, as a crash ends it
         pieces = []
-
-        def on_token(piece):
-            pieces.append(piece)
-            if len(pieces) == 3:
-                server.kill()  # SIGKILL, as a crash or an out-of-memory kill ends it
-
         with pytest.raises(ModelError) as caught:
             # Thousands of tokens to go when it dies: the reply cannot have been sent whole.
-            llm.chat(ASK, GenerationParams(max_tokens=8000, grammar="root ::= [a-z]+"), on_token=on_token)
+            llm.chat(ASK, GenerationParams(max_tokens=4000, grammar="root ::= [a-z]+"),
+                     on_token=pieces.append)
     assert "stopped in the middle of the answer" in caught.value.message
     assert "still runs" in caught.value.hint and "kept" in caught.value.hint
-    assert len(pieces) >= 3  # what streamed before is the caller's to keep
+    # What streamed before (and what was already on its way) is the caller's to keep.
+    assert before_kill and pieces[:len(before_kill)] == before_kill
     # Asked again, the dead server is a plain "cannot reach".
     with pytest.raises(ModelError, match="Cannot reach the LLM server"):
         llm.chat(ASK, GenerationParams(max_tokens=4))
+
+
+def test_a_stream_that_ends_before_any_text_says_so():
+    # llama-cpp-python ends a stream with nothing (no error, no [DONE]) when the request fails
+    # inside it, e.g. a prompt longer than its context window.
+    def handler(method, path, body):
+        if path.endswith("/models"):
+            return 200, models_reply("m")
+        return 200, None  # an empty body: no event, no [DONE]
+
+    server = StubServer(handler)
+    try:
+        llm = OpenAICompatibleLLM(server.url, model="m", grammar_field=None)
+        with pytest.raises(ModelError) as caught:
+            llm.chat(ASK, GenerationParams(max_tokens=4), on_token=lambda _p: None)
+        assert "closed its reply before sending any text" in caught.value.message
+        assert "context window" in caught.value.hint
+    finally:
+        server.close()
 
 
 def test_a_model_the_server_does_not_have(llama_server, tiny_gguf):

@@ -51,8 +51,9 @@ def test_a_server_without_grammars_is_reported_with_what_is_lost(plain_server):
     lost = " ".join(report.lost())
     assert "prompting alone" in lost and "tolerant parser" in lost and "how sure" in lost
     assert "Grammar constraints (GBNF): no (the server ignores llama.cpp's grammar field)" in report.lines()
-    # A stub that does not stream answers with one JSON body: that is a clear "no", not a hang.
-    assert "stopped in the middle" in next(c.detail for c in report.capabilities if c.name == "streaming")
+    # A server that ignores "stream" answers with one JSON body: a clear "no", and still an answer.
+    assert next(c.detail for c in report.capabilities if c.name == "streaming") == \
+        "the server sends each reply whole"
 
 
 def test_the_loop_answers_through_a_server_that_ignores_grammars(plain_server, retriever, reader):
