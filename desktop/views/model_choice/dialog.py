@@ -46,7 +46,7 @@ class ModelDialog(QDialog):
     def __init__(self, ctx: AppContext, runner: JobRunner, parent: QWidget | None = None):
         super().__init__(parent)
         self.setWindowTitle("Language models")
-        self.resize(900, 560)
+        self.resize(900, 640)  # room for a server report under the tabs
         self.ctx = ctx
         self.runner = runner
         self.job: Job | None = None

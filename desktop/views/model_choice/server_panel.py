@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -97,7 +98,12 @@ class ServerPanel(QWidget):
         layout.addLayout(presets)
         layout.addLayout(form)
         layout.addLayout(buttons)
-        layout.addWidget(self.result, 1, Qt.AlignmentFlag.AlignTop)
+        scroll = QScrollArea(self)  # the report and what is lost can outgrow the tab
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.result.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        scroll.setWidget(self.result)
+        layout.addWidget(scroll, 1)
 
     # -- the user's choices -----------------------------------------------------------------
 
