@@ -45,8 +45,8 @@ def test_an_answer_through_a_server_names_the_server_model(qtbot, demo_home, lla
 def test_a_server_killed_mid_answer_keeps_the_partial_answer(qtbot, demo_home, tiny_gguf, tmp_path,
                                                              monkeypatch):
     with LlamaServer(tiny_gguf, log_dir=tmp_path, n_ctx=8192) as server:
-        # SearChain's chain is held to its grammar, so its first piece is text ("[Query 1]: ..."),
-        # never a stray byte the server holds back.
+        # SearChain's chain is held to its grammar, so its first piece is whole text ("[Query 1]:
+        # ..."), which the server sends at once (it holds back bytes that end mid-character).
         window = _window(qtbot, demo_home, server.url, r_max=1)
         window.ctx.settings.llm.max_tokens = 4000  # far more than can stream before the kill
         before_kill = kill_after_first_piece(monkeypatch, server)
