@@ -289,6 +289,8 @@ class MainWindow(PassageActions, QMainWindow):
         self.model_dialog = ModelDialog(self.ctx, self.runner, self)
         self.model_dialog.model_chosen.connect(self.use_model)
         self.model_dialog.server_chosen.connect(self.use_server)
+        if self.ctx.settings.llm.backend == "openai":  # a server answers: its tab is the one to fix
+            self.model_dialog.show_servers()
         self.model_dialog.show()
 
     def open_gguf_file(self) -> None:

@@ -3,13 +3,14 @@ through llama-cpp-python's OpenAI-compatible server on loopback.
 
 The server (``python -m llama_cpp.server``) is started on a free 127.0.0.1 port with the same
 context, threads, batch and GPU layers as the in-process backend (``llm.isolation = inprocess``).
-Speed: the same chat turn (an essay, so every run reaches the limit), greedy, ``--tokens`` tokens, in rotating order, ``--repeats`` times; the
-in-process backend and the server streamed (as the app asks), and the server in one JSON reply
-(``server_plain``); the prompt stays cached on both sides, as in a conversation.
-``server_vs_inprocess`` is the ratio of tokens per second (1.0: the server costs nothing; < 1:
-slower). The loop: each demo question in each ``--modes`` answered by both over the demo corpus
-(BM25, so both read the same passages), greedily with the same seed; ``identical`` says whether
-every answer (final text, nodes, references) came out the same. Prints ONE JSON object.
+Speed: the same chat turn (an essay, so every run reaches the limit), greedy, ``--tokens``
+tokens, in rotating order, ``--repeats`` times; the in-process backend and the server streamed
+(as the app asks), and the server in one JSON reply (``server_plain``); the prompt stays cached
+on both sides, as in a conversation. ``server_vs_inprocess`` is the ratio of tokens per second
+(1.0: the server costs nothing; < 1: slower). The loop: each demo question in each ``--modes``
+answered by both over the demo corpus (BM25, so both read the same passages), greedily with the
+same seed; ``identical`` says whether every answer (final text, nodes, references) came out the
+same. Prints ONE JSON object.
 """
 
 from __future__ import annotations
