@@ -112,7 +112,8 @@ class OpenAICompatibleLLM:
     def chat_text(self, messages: Sequence[ChatMessage], params: GenerationParams,
                   **extra: Any) -> str:
         """One non-streamed chat reply's text, with ``extra`` request fields (for probes)."""
-        body = {**self._body(params, messages=[dict(m) for m in messages]), **extra}
+        body = {**self._body(params, messages=[dict(m) for m in messages]), **self._thinking_off(),
+                **extra}
         reply = self.request("POST", "/chat/completions", body)
         return ((reply.get("choices") or [{}])[0].get("message") or {}).get("content") or ""
 
