@@ -3,10 +3,17 @@
 Schema (``<data>/corpora/<name>/passages.db``, WAL mode)::
 
     passages(id INTEGER PRIMARY KEY AUTOINCREMENT, pid TEXT UNIQUE, title, text,
-             source, doc_id, start, end)
+             source, doc_id, start, end, page, section)
     passages_fts  FTS5(title, text), external content = passages, content_rowid = id,
                   tokenize 'porter unicode61 remove_diacritics 2', kept in sync by triggers
     meta(key TEXT PRIMARY KEY, value TEXT)   JSON values: corpus facts (state, sources, ...)
+    documents(doc_id TEXT PRIMARY KEY, source, format, size, mtime_ns, sha256, passages, problem)
+                  one row per file a folder ingest met (``documents.DocumentRecord``)
+
+``PRAGMA user_version`` is the schema's version: 0 for stores written before pages and sections
+(#34), 1 since. Opening an older store adds what it lacks (``_migrate``: new columns with
+defaults, the documents table), so every corpus made before stays readable; a store that cannot
+be written (a read-only file) is read as it is, its passages without page or section.
 
 ``id`` is the label the vector index stores, so it is never reused or renumbered:
 AUTOINCREMENT guarantees a deleted id is not handed out again, and a rebuild copies the
@@ -28,11 +35,28 @@ from typing import Any, Iterable, Iterator
 
 from ..errors import CorpusError, is_disk_full
 from ..types import Passage
+from .documents import DocumentRecord
 
 DB_NAME = "passages.db"
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
 DEFAULT_BATCH = 500
-_COLUMNS = "pid, title, text, source, doc_id, start, \"end\""
+SCHEMA_VERSION = 1
+_COLUMNS = "pid, title, text, source, doc_id, start, \"end\", page, section"
+_MARKS = ",".join("?" * 9)
+# What a version-0 store that could not be migrated gives in place of the new columns.
+_LEGACY_COLUMNS = "pid, title, text, source, doc_id, start, \"end\", NULL, ''"
+_DOCUMENT_COLUMNS = "doc_id, source, format, size, mtime_ns, sha256, passages, problem"
+
+_DOCUMENTS_TABLE = """CREATE TABLE IF NOT EXISTS documents (
+    doc_id TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    format TEXT NOT NULL DEFAULT '',
+    size INTEGER NOT NULL DEFAULT 0,
+    mtime_ns INTEGER NOT NULL DEFAULT 0,
+    sha256 TEXT NOT NULL DEFAULT '',
+    passages INTEGER NOT NULL DEFAULT 0,
+    problem TEXT NOT NULL DEFAULT ''
+);"""
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS passages (
@@ -43,10 +67,13 @@ CREATE TABLE IF NOT EXISTS passages (
     source TEXT NOT NULL DEFAULT '',
     doc_id TEXT NOT NULL DEFAULT '',
     start INTEGER NOT NULL DEFAULT 0,
-    "end" INTEGER NOT NULL DEFAULT 0
+    "end" INTEGER NOT NULL DEFAULT 0,
+    page INTEGER,
+    section TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS passages_doc ON passages(doc_id, start);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+{_DOCUMENTS_TABLE}
 CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(
     title, text, content="passages", content_rowid="id", tokenize='{FTS_TOKENIZER}'
 );
@@ -62,7 +89,17 @@ CREATE TRIGGER IF NOT EXISTS passages_au AFTER UPDATE ON passages BEGIN
         VALUES ('delete', old.id, old.title, old.text);
     INSERT INTO passages_fts(rowid, title, text) VALUES (new.id, new.title, new.text);
 END;
+PRAGMA user_version = {SCHEMA_VERSION};
 """
+
+# MIGRATIONS[v] takes a store from version v to v + 1; released steps are never edited.
+MIGRATIONS = [
+    # 1 (#34): where in its file a passage is, and what each file was when it was read.
+    ["ALTER TABLE passages ADD COLUMN page INTEGER",
+     "ALTER TABLE passages ADD COLUMN section TEXT NOT NULL DEFAULT ''",
+     _DOCUMENTS_TABLE],
+]
+assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
 @dataclass(frozen=True)
@@ -80,6 +117,8 @@ class PassageStore:
         self.path = path
         self.corpus = corpus
         self.db = sqlite_utils.Database(conn)
+        self.version = _user_version(conn)
+        self._select = _COLUMNS if self.version >= 1 else _LEGACY_COLUMNS
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -113,6 +152,8 @@ class PassageStore:
                                       hint="Remove the corpus and add it again.")
                 conn.executescript(_SCHEMA)
                 conn.commit()
+            else:
+                _migrate(conn)
         except sqlite3.DatabaseError as exc:
             if is_disk_full(exc):
                 raise CorpusError(f"Disk full: cannot create {path}.",
@@ -161,7 +202,9 @@ class PassageStore:
         return AddResult(added, duplicates)
 
     def _insert_batch(self, batch: list[Passage], ids_from: "PassageStore | None") -> tuple[int, int]:
-        rows = [(p.pid, p.title, p.text, p.source, p.doc_id, p.start, p.end) for p in batch]
+        self._require_current()
+        rows = [(p.pid, p.title, p.text, p.source, p.doc_id, p.start, p.end, p.page, p.section)
+                for p in batch]
         conn = self.conn
         try:
             with conn:
@@ -169,11 +212,11 @@ class PassageStore:
                 # and rows skipped by OR IGNORE: exactly the passages inserted.
                 if ids_from is None:
                     cur = conn.executemany(
-                        f"INSERT OR IGNORE INTO passages ({_COLUMNS}) VALUES (?,?,?,?,?,?,?)", rows)
+                        f"INSERT OR IGNORE INTO passages ({_COLUMNS}) VALUES ({_MARKS})", rows)
                 else:
                     old = ids_from.ids_of_unchanged(batch)
                     cur = conn.executemany(
-                        f"INSERT OR IGNORE INTO passages (id, {_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+                        f"INSERT OR IGNORE INTO passages (id, {_COLUMNS}) VALUES (?,{_MARKS})",
                         [(old.get(r[0]),) + r for r in rows])
                 inserted = cur.rowcount
         except sqlite3.DatabaseError as exc:
@@ -224,7 +267,7 @@ class PassageStore:
 
     def get(self, pid: str) -> Passage:
         """The passage with stable id ``pid``; CorpusError if there is none."""
-        row = self.conn.execute(f"SELECT id, {_COLUMNS} FROM passages WHERE pid=?", (pid,)).fetchone()
+        row = self.conn.execute(f"SELECT id, {self._select} FROM passages WHERE pid=?", (pid,)).fetchone()
         if row is None:
             raise CorpusError(f"Corpus {self.corpus!r} has no passage {pid!r}.")
         return self._passage(row)
@@ -266,7 +309,7 @@ class PassageStore:
             chunk = unique[i:i + 500]
             marks = ",".join("?" * len(chunk))
             for row in self.conn.execute(
-                    f"SELECT id, {_COLUMNS} FROM passages WHERE id IN ({marks})", chunk):
+                    f"SELECT id, {self._select} FROM passages WHERE id IN ({marks})", chunk):
                 by_id[row[0]] = self._passage(row)
         missing = [i for i in unique if i not in by_id]
         if missing:
@@ -281,7 +324,7 @@ class PassageStore:
         last = after_id
         while True:
             rows = self.conn.execute(
-                f"SELECT id, {_COLUMNS} FROM passages WHERE id > ? ORDER BY id LIMIT ?",
+                f"SELECT id, {self._select} FROM passages WHERE id > ? ORDER BY id LIMIT ?",
                 (last, batch_size)).fetchall()
             if not rows:
                 return
@@ -291,12 +334,54 @@ class PassageStore:
     def document(self, doc_id: str) -> list[Passage]:
         """Every passage of source document ``doc_id``, in document order."""
         rows = self.conn.execute(
-            f"SELECT id, {_COLUMNS} FROM passages WHERE doc_id=? ORDER BY start, id", (doc_id,))
+            f"SELECT id, {self._select} FROM passages WHERE doc_id=? ORDER BY start, id", (doc_id,))
         return [self._passage(row) for row in rows]
 
+    def passages_by_id(self, ids: list[int]) -> dict[int, Passage]:
+        """``{id: Passage}`` for those of ``ids`` that are stored (missing ones left out)."""
+        found: dict[int, Passage] = {}
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        for i in range(0, len(unique), 500):  # SQLite's bound-variable limit
+            chunk = unique[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute(
+                    f"SELECT id, {self._select} FROM passages WHERE id IN ({marks})", chunk):
+                found[row[0]] = self._passage(row)
+        return found
+
     def _passage(self, row: tuple) -> Passage:
-        _, pid, title, text, source, doc_id, start, end = row
-        return Passage(self.corpus, pid, title, text, source, doc_id, start, end)
+        return Passage(self.corpus, *row[1:])
+
+    # -- documents (files of a folder corpus) ----------------------------------------------
+
+    def put_documents(self, records: Iterable[DocumentRecord]) -> None:
+        """Record (or replace) what each file was when it was read; see ``documents``."""
+        rows = [(r.doc_id, r.source, r.format, r.size, r.mtime_ns, r.sha256, r.passages, r.problem)
+                for r in records]
+        if not rows:
+            return
+        self._require_current()
+        try:
+            with self.conn:
+                self.conn.executemany(
+                    f"INSERT OR REPLACE INTO documents ({_DOCUMENT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+                    rows)
+        except sqlite3.DatabaseError as exc:
+            raise self._write_error(exc) from exc
+
+    def documents(self) -> list[DocumentRecord]:
+        """Every recorded file, by doc_id ([] for a store older than the documents table)."""
+        if self.version < 1:
+            return []
+        rows = self.conn.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents ORDER BY doc_id")
+        return [DocumentRecord(*row) for row in rows]
+
+    def _require_current(self) -> None:
+        if self.version < SCHEMA_VERSION:
+            raise CorpusError(
+                f"The passage store {self.path} is from an older SearChain and could not be "
+                "updated (is it read-only?).",
+                hint="Make the file writable and open it again; it is then updated in place.")
 
     # -- corpus facts ----------------------------------------------------------------------
 
@@ -324,3 +409,34 @@ class PassageStore:
         """Fold the WAL into the main file and leave rollback-journal mode (one file on disk)."""
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self.conn.execute("PRAGMA journal_mode=DELETE")
+
+
+def _user_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Bring an older store up to SCHEMA_VERSION, one step per transaction (see MIGRATIONS).
+
+    A store that cannot be written stays as it is and is read through ``_LEGACY_COLUMNS``.
+    """
+    if _user_version(conn) >= SCHEMA_VERSION:
+        return  # the usual case: no write lock needed
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        if "readonly" in str(exc) or "read-only" in str(exc):
+            return
+        raise
+    try:
+        version = _user_version(conn)  # re-read under the write lock: another process may have done it
+        for step in MIGRATIONS[version:]:
+            for sql in step:
+                conn.execute(sql)
+            version += 1
+            conn.execute(f"PRAGMA user_version = {version}")
+        conn.execute("COMMIT")
+    except sqlite3.OperationalError as exc:
+        conn.execute("ROLLBACK")
+        if "readonly" not in str(exc):
+            raise
