@@ -155,6 +155,17 @@ class ReasoningSettings:
 
 
 @dataclass
+class CorpusSettings:
+    # A folder's file larger than this (in MB, 10^6 bytes) is reported and not read: one huge
+    # file must not hold up or exhaust the memory of an ingest (each file is read whole). 0 = no limit.
+    max_file_mb: float = 200.0
+
+    @property
+    def max_file_bytes(self) -> int | None:
+        return int(self.max_file_mb * 1e6) if self.max_file_mb > 0 else None
+
+
+@dataclass
 class Settings:
     """Everything a user can set. Persisted as JSON; unknown keys are ignored on load."""
 
@@ -162,6 +173,7 @@ class Settings:
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
     llm: LLMSettings = field(default_factory=LLMSettings)
     reasoning: ReasoningSettings = field(default_factory=ReasoningSettings)
+    corpus: CorpusSettings = field(default_factory=CorpusSettings)
     ui: dict[str, Any] = field(default_factory=dict)  # window geometry etc., owned by desktop/
 
     def to_dict(self) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from ..errors import CorpusError
 from ..events import CancelToken, EventCallback
 from .ingest import IngestReport, ingest_source
 from .lock import CorpusLock, is_locked
-from .sources import FORMATS
+from .sources import FORMATS, SourceOptions
 from .sources.detect import detect_format
 from .store import DB_NAME, PassageStore
 
@@ -123,6 +123,10 @@ class CorpusManager:
 
     # -- changing --------------------------------------------------------------------------
 
+    def source_options(self) -> SourceOptions:
+        """How sources read under the current settings (``corpus.max_file_mb``)."""
+        return SourceOptions(max_file_bytes=self.settings.corpus.max_file_bytes)
+
     def add(self, name: str, source: str | Path, format: str | None = None, *,
             on_event: EventCallback | None = None, cancel: CancelToken | None = None) -> IngestReport:
         """Ingest ``source`` into corpus ``name`` (created if new; appended to otherwise).
@@ -135,7 +139,8 @@ class CorpusManager:
         try:
             with CorpusLock(folder).acquire(name), \
                     PassageStore.open(folder / DB_NAME, create=True, corpus=name) as store:
-                return _ingest_into(store, name, path, fmt, is_new, on_event, cancel)
+                return _ingest_into(store, name, path, fmt, is_new, self.source_options(),
+                                    on_event, cancel)
         except CorpusError:
             if is_new and _store_is_empty(folder / DB_NAME):
                 shutil.rmtree(folder, ignore_errors=True)  # leave no empty corpus behind a failure
@@ -185,7 +190,8 @@ class CorpusManager:
                     fresh.meta_set("state", INGESTING)
                     for s in sources:
                         part = ingest_source(fresh, Path(s["path"]), s["format"], ids_from=old,
-                                             on_event=on_event, cancel=cancel)
+                                             options=self.source_options(), on_event=on_event,
+                                             cancel=cancel)
                         _record_source(fresh, Path(s["path"]), s["format"], status="done", report=part)
                         report.merge(part)
                     fresh.meta_set("state", READY)
@@ -199,7 +205,8 @@ class CorpusManager:
 
 
 def _ingest_into(store: PassageStore, name: str, path: Path, fmt: str, is_new: bool,
-                 on_event: EventCallback | None, cancel: CancelToken | None) -> IngestReport:
+                 options: SourceOptions, on_event: EventCallback | None,
+                 cancel: CancelToken | None) -> IngestReport:
     if is_new:
         store.meta_set("name", name)
         store.meta_set("created", _now())
@@ -210,7 +217,8 @@ def _ingest_into(store: PassageStore, name: str, path: Path, fmt: str, is_new: b
     _record_source(store, path, fmt, status=INGESTING)
     store.meta_set("state", INGESTING)
     try:
-        report = ingest_source(store, path, fmt, resume=resume, on_event=on_event, cancel=cancel)
+        report = ingest_source(store, path, fmt, resume=resume, options=options,
+                               on_event=on_event, cancel=cancel)
     except CorpusError:
         if store.count() == before:  # nothing of this source was stored: forget it
             _forget_source(store, path, fmt)
