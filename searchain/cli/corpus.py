@@ -3,6 +3,7 @@ active corpus."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -23,10 +24,13 @@ def register(sub) -> None:
 
     p = csub.add_parser("add", help="ingest a source into a corpus (created if new) and index it")
     p.add_argument("name")
-    p.add_argument("source", help="a file (TSV, JSONL, HotpotQA/MuSiQue JSONL, MediaWiki XML[.bz2]) or a folder")
+    p.add_argument("source", help="a file (TSV, JSONL, HotpotQA/MuSiQue JSONL, MediaWiki XML[.bz2]) or a "
+                   "folder of documents (PDF, Word .docx, OpenDocument .odt, HTML, EPUB, Markdown, text)")
     p.add_argument("--format", choices=FORMAT_CHOICES, help="skip format detection")
     p.add_argument("--no-index", action="store_true", help="store passages only; index later")
     p.add_argument("--yes", action="store_true", help="start a long index build without asking")
+    p.add_argument("--json", action="store_true",
+                   help="print the ingest report as one JSON object (passages, problems, ...) on stdout")
     p.set_defaults(func=cmd_add)
 
     p = csub.add_parser("list", help="list corpora")
@@ -101,10 +105,26 @@ def cmd_add(ctx, args) -> int:
                 print("note: passages stored so far are kept; run the same command again to "
                       "continue.", file=sys.stderr)
             raise
-    _print_report(args.name, report)
+    if args.json:
+        print(json.dumps(report_json(args.name, report), ensure_ascii=False))
+    else:
+        _print_report(args.name, report)
     if args.no_index:
         return 0
+    if args.json:  # stdout holds the one JSON object: the index build reports on stderr
+        with contextlib.redirect_stdout(sys.stderr):
+            return _build_index(ctx, args.name, rebuild=False, assume_yes=args.yes)
     return _build_index(ctx, args.name, rebuild=False, assume_yes=args.yes)
+
+
+def report_json(name: str, report) -> dict:
+    """``corpus add --json``: ``passages`` added, and ``problems`` as ``{"file", "reason"}``
+    (with ``line`` where a line is to blame), one per file or record that gave nothing."""
+    return {"corpus": name, "passages": report.added, "duplicates": report.duplicates,
+            "files": report.files, "ignored": report.ignored, "skipped": report.skipped,
+            "problems": [{"file": p.file, "reason": p.reason, **({"line": p.line} if p.line else {})}
+                         for p in report.problems],
+            "seconds": round(report.seconds, 3)}
 
 
 def cmd_rebuild(ctx, args) -> int:
@@ -187,7 +207,8 @@ def _build_index(ctx, name: str, *, rebuild: bool, assume_yes: bool = False, emb
 
 
 def _print_report(name: str, report) -> None:
-    print(f"{name}: added {report.added:,} passages ({report.duplicates:,} duplicates, "
+    files = f" from {report.files:,} files" if report.files else ""
+    print(f"{name}: added {report.added:,} passages{files} ({report.duplicates:,} duplicates, "
           f"{report.skipped:,} skipped, {report.ignored:,} left out) in {report.seconds:.1f}s")
     for problem in report.problems[:SHOWN_PROBLEMS]:
         print(f"  skipped {problem}", file=sys.stderr)
