@@ -1,7 +1,8 @@
 """A conversation as Markdown: each question, each answer, then its numbered references.
 
-Each reference gives the passage's title, where it came from, and the full passage text with the
-cited span in bold, so the exported file stands on its own without the corpus.
+Each reference gives the passage's title, where in its file it is (page, heading path), where it
+came from, and the full passage text with the cited span in bold, so the exported file stands on
+its own without the corpus.
 """
 
 from __future__ import annotations
@@ -91,7 +92,8 @@ def _reference_lines(ref: Reference) -> list[str]:
     origin = f"corpus `{p.corpus}`, passage `{p.pid}`"
     if p.source:
         origin += f", from {p.source}"
-    return [f"[{ref.mark}] **{p.title}** ({origin})", "", *_quoted(_with_span(ref)), ""]
+    where = f", {p.location()}" if p.location() else ""  # ", report.pdf, p. 12 - 3.2 Results"
+    return [f"[{ref.mark}] **{p.title}**{where} ({origin})", "", *_quoted(_with_span(ref)), ""]
 
 
 def _with_span(ref: Reference) -> str:

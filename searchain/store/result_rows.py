@@ -18,11 +18,11 @@ _NODE_COLUMNS = (
     "message_id, ordinal, branch_ordinal, path_index, round, position, query, llm_answer, "
     "unsolved, reader_answer, confidence, decision, source, passage_corpus, passage_pid, "
     "passage_title, passage_text, passage_source, passage_doc_id, passage_start, passage_end, "
-    "span_start, span_end"
+    "passage_page, passage_section, span_start, span_end"
 )
 _CITATION_COLUMNS = (
     'message_id, ordinal, mark, corpus, pid, title, text, source, doc_id, start, "end", '
-    "span_start, span_end, query, answer"
+    "page, section, span_start, span_end, query, answer"
 )
 _BRANCH_COLUMNS = (
     "message_id, ordinal, round, raw_text, parent_round, parent_position, feedback, final_content"
@@ -31,6 +31,9 @@ _RESULT_COLUMNS = (
     "message_id, question, mode, final_content, answer, rounds, stop_reason, prompt_tokens, "
     "completion_tokens, seconds, standalone_question"
 )
+
+
+_PASSAGE_WIDTH = 10  # the passage's columns in a node or citation row
 
 
 def _opt_float(value) -> float | None:
@@ -43,8 +46,9 @@ def _span_columns(span) -> tuple[int | None, int | None]:
 
 def _passage_columns(p: Passage | None) -> tuple:
     if p is None:
-        return (None,) * 8
-    return (p.corpus, p.pid, p.title, p.text, p.source, p.doc_id, int(p.start), int(p.end))
+        return (None,) * _PASSAGE_WIDTH
+    return (p.corpus, p.pid, p.title, p.text, p.source, p.doc_id, int(p.start), int(p.end),
+            p.page, p.section)
 
 
 def _node_row(message_id: int, ordinal: int, node: Node, branch_ordinal, path_index) -> tuple:
@@ -92,10 +96,10 @@ def save_reasoning_rows(conn: sqlite3.Connection, message_id: int, result: Answe
         else:
             node_rows.append(list(_node_row(message_id, len(node_rows), node, None, path_index)))
     conn.executemany(
-        f"INSERT INTO nodes ({_NODE_COLUMNS}) VALUES ({','.join('?' * 23)})", node_rows
+        f"INSERT INTO nodes ({_NODE_COLUMNS}) VALUES ({','.join('?' * 25)})", node_rows
     )
     conn.executemany(
-        f"INSERT INTO citations ({_CITATION_COLUMNS}) VALUES ({','.join('?' * 15)})",
+        f"INSERT INTO citations ({_CITATION_COLUMNS}) VALUES ({','.join('?' * 17)})",
         [
             (message_id, i, int(r.mark), *_passage_columns(r.passage), *_span_columns(r.span),
              r.query, r.answer)
@@ -115,19 +119,22 @@ def _find_branch_row(branches, branch_rows, node, node_rows) -> int | None:
     return None
 
 
-_PASSAGE_FIELDS = ("corpus", "pid", "title", "text", "source", "doc_id", "start", "end")
+_PASSAGE_FIELDS = ("corpus", "pid", "title", "text", "source", "doc_id", "start", "end", "page",
+                   "section")
 
 
 def _passage(row, offset: int, seen: dict) -> Passage | None:
-    """The Passage in ``row[offset:offset + 8]``; one object per distinct passage in ``seen``.
+    """The Passage in ``row[offset:offset + 10]``; one object per distinct passage in ``seen``.
 
     Reopening a long chat builds thousands of passages and a frozen dataclass's ``__init__``
     (``object.__setattr__`` per field) was the largest single cost, so a passage met again
     (a citation of a node's passage) is reused and new ones fill ``__dict__`` directly.
     """
-    values = row[offset:offset + 8]
+    values = row[offset:offset + _PASSAGE_WIDTH]
     if values[3] is None:
         return None
+    if values[9] is None:  # a node saved before v5 (its section column is NULL, not '')
+        values = values[:9] + ("",)
     passage = seen.get(values)
     if passage is None:
         passage = object.__new__(Passage)
@@ -144,7 +151,7 @@ def _node(row, seen: dict) -> Node:
     # Positional, in Node's field order (round, position, query, llm_answer, unsolved,
     # reader_answer, confidence, decision, source, passage, span): keywords cost more.
     return Node(row[4], row[5], row[6], row[7], bool(row[8]), row[9], row[10], row[11], row[12],
-                _passage(row, 13, seen), _span(row[21], row[22]))
+                _passage(row, 13, seen), _span(row[23], row[24]))
 
 
 def load_results(conn: sqlite3.Connection, where: str, params: tuple) -> dict[int, AnswerResult]:
@@ -187,9 +194,9 @@ def load_results(conn: sqlite3.Connection, where: str, params: tuple) -> dict[in
         params,
     ):
         passage = _passage(row, 3, seen.setdefault(row[0], {}))
-        span = None if row[11] is None else (row[11], row[12])
+        span = None if row[13] is None else (row[13], row[14])
         # Positional, in field order (mark, passage, span, query, answer).
-        references[row[0]].append(Reference(row[2], passage, span, row[13], row[14]))
+        references[row[0]].append(Reference(row[2], passage, span, row[15], row[16]))
     for message_id, result in results.items():
         result.branches = branches.get(message_id, [])
         result.path = [node for _, node in sorted(paths.get(message_id, []), key=lambda p: p[0])]

@@ -114,6 +114,16 @@ _V4_STANDALONE = [
 ]
 
 
+# v5 (#34): where in its file a cited passage is: its page (PDF) and heading path. NULL / ''
+# for answers saved before, whose passages had neither.
+_V5_LOCATION = [
+    "ALTER TABLE nodes ADD COLUMN passage_page INTEGER",
+    "ALTER TABLE nodes ADD COLUMN passage_section TEXT",
+    "ALTER TABLE citations ADD COLUMN page INTEGER",
+    "ALTER TABLE citations ADD COLUMN section TEXT NOT NULL DEFAULT ''",
+]
+
+
 def _statements(statements: list[str]) -> Callable[[sqlite3.Connection], None]:
     def step(conn: sqlite3.Connection) -> None:
         for sql in statements:
@@ -128,6 +138,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _statements(_V2_SEARCH),
     _statements(_V3_LIST_ORDER),
     _statements(_V4_STANDALONE),
+    _statements(_V5_LOCATION),
 ]
 CURRENT_VERSION = len(MIGRATIONS)
 

@@ -78,9 +78,12 @@ def test_answers_saved_before_v4_load_as_answered_as_typed(tmp_path, sample_resu
     with ConversationStore.open(path) as s:
         cid = s.create_conversation("chat")
         _exchange(s, cid, sample_run, sample_result.question, sample_result)
-    # Roll the file back to what v3 wrote: no standalone_question column.
+    # Roll the file back to what v3 wrote: no standalone_question column (nor v5's columns).
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("ALTER TABLE results DROP COLUMN standalone_question")
+    for table, column in (("nodes", "passage_page"), ("nodes", "passage_section"),
+                          ("citations", "page"), ("citations", "section")):
+        conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
     conn.execute("PRAGMA user_version = 3")
     conn.close()
     with ConversationStore.open(path) as s:

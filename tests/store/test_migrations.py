@@ -36,9 +36,30 @@ def _build_old(path, version, sample_result):
                      "stop_reason, prompt_tokens, completion_tokens, seconds) VALUES (?,?,?,?,?,?,?,?,?,?)",
                      (71, r.question, r.mode, r.final_content, r.answer, r.rounds, r.stop_reason,
                       r.prompt_tokens, r.completion_tokens, r.seconds))
-        save_reasoning_rows(conn, 71, sample_result)
+        _save_rows_as(conn, version, 71, sample_result)
         conn.execute("COMMIT")
     conn.close()
+
+
+def _save_rows_as(conn, version, message_id, result):
+    """The reasoning rows as release ``version`` laid them out: before v5, nodes and citations
+    had no page or section columns, so those values are dropped from today's rows."""
+    if version >= 5:
+        save_reasoning_rows(conn, message_id, result)
+        return
+    new_columns = {"passage_page", "passage_section", "page", "section"}
+
+    class OldLayout:
+        def executemany(self, sql, rows):
+            head, _, _ = sql.partition(") VALUES")
+            table, _, columns = head.partition(" (")
+            names = [c.strip() for c in columns.split(",")]
+            keep = [i for i, name in enumerate(names) if name not in new_columns]
+            old = ", ".join(names[i] for i in keep)
+            conn.executemany(f"{table} ({old}) VALUES ({','.join('?' * len(keep))})",
+                             [[row[i] for i in keep] for row in rows])
+
+    save_reasoning_rows(OldLayout(), message_id, result)
 
 
 @pytest.mark.parametrize("version", range(schema.CURRENT_VERSION))
