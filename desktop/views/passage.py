@@ -1,7 +1,8 @@
 """The passage viewer: the passage behind a ``[n]`` mark, its supporting span highlighted.
 
-Shows title, corpus, passage id and source as plain-text labels and the passage as escaped
-HTML (``render.passage_html``). "Open whole document" asks the main window (through the
+Shows title, where in its file the passage is ("report.pdf, p. 12 - 3.2 Results", when the
+file has pages or headings), corpus, passage id and source as plain-text labels and the passage
+as escaped HTML (``render.passage_html``). "Open whole document" asks the main window (through the
 ``document_requested`` signal) to fetch the full document off the UI thread.
 """
 
@@ -47,6 +48,7 @@ class PassageViewer(QWidget):
         font.setPointSizeF(font.pointSizeF() * 1.2)
         font.setBold(True)
         self.title.setFont(font)
+        self.location = _plain_label(self, "passageLocation")
         self.corpus = _plain_label(self, "passageCorpus")
         self.query = _plain_label(self, "passageQuery")
         self.body = QTextBrowser(self)
@@ -63,6 +65,8 @@ class PassageViewer(QWidget):
         self.open_source.clicked.connect(lambda: self.passage and self.source_requested.emit(self.passage))
 
         form = QFormLayout()
+        form.addRow("Found in:", self.location)
+        self.location_label = form.labelForField(self.location)
         form.addRow("Corpus:", self.corpus)
         form.addRow("Supports:", self.query)
         buttons = QHBoxLayout()
@@ -83,6 +87,7 @@ class PassageViewer(QWidget):
         self.passage = None
         self.span = None
         self.title.setText("No passage selected")
+        self._show_location("")
         self.corpus.setText("")
         self.query.setText("")
         self.body.setPlainText("Click a [n] mark in an answer, or a reference under it, to see the passage it cites.")
@@ -96,6 +101,7 @@ class PassageViewer(QWidget):
         self.passage = passage
         self.span = span
         self.title.setText(passage.title or "(untitled)")
+        self._show_location(passage.location())
         where = f"{passage.corpus} · passage {passage.pid}"
         if passage.source:
             where += f" · {passage.source}"
@@ -104,6 +110,12 @@ class PassageViewer(QWidget):
         self._draw_body()
         self.open_document.setEnabled(bool(passage.doc_id))
         self.open_source.setEnabled(bool(passage.source))
+
+    def _show_location(self, text: str) -> None:
+        """The "Found in:" row, hidden for passages with neither page nor section."""
+        self.location.setText(text)
+        self.location.setVisible(bool(text))
+        self.location_label.setVisible(bool(text))
 
     def _draw_body(self) -> None:
         if getattr(self, "passage", None) is not None:  # (a palette change can come mid-__init__)
