@@ -160,6 +160,25 @@ def test_passage_viewer_highlights_span_and_escapes(qtbot, answer_result):
     assert "<script>" in dialog.body.toPlainText()
 
 
+def test_passage_viewer_shows_where_in_the_file_as_plain_text(qtbot, answer_result):
+    from dataclasses import replace
+
+    viewer = PassageViewer()
+    qtbot.addWidget(viewer)
+    viewer.show()
+    plain = answer_result.references[0].passage
+    viewer.show_passage(plain)
+    assert viewer.location.isHidden()  # a Wikipedia-like passage: nothing to say
+    located = replace(plain, source="/home/u/papers/report.pdf", page=12,
+                      section="3.2 Results <b>&amp;</b>")
+    viewer.show_passage(located)
+    assert viewer.location.isVisible() and viewer.location_label.isVisible()
+    assert viewer.location.text() == "report.pdf, p. 12 - 3.2 Results <b>&amp;</b>"
+    assert viewer.location.textFormat() == Qt.TextFormat.PlainText
+    viewer.show_empty()
+    assert viewer.location.isHidden()
+
+
 def test_sidebar_groups_and_requests(qtbot):
     sidebar = Sidebar()
     qtbot.addWidget(sidebar)
