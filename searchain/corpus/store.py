@@ -5,7 +5,8 @@ Schema (``<data>/corpora/<name>/passages.db``, WAL mode)::
     passages(id INTEGER PRIMARY KEY AUTOINCREMENT, pid TEXT UNIQUE, title, text,
              source, doc_id, start, end, page, section)
     passages_fts  FTS5(title, text), external content = passages, content_rowid = id,
-                  tokenize 'porter unicode61 remove_diacritics 2', kept in sync by triggers
+                  tokenize 'porter unicode61 remove_diacritics 2'; ``add`` indexes each
+                  batch it inserts, triggers follow deletes and updates
     meta(key TEXT PRIMARY KEY, value TEXT)   JSON values: corpus facts (state, sources, ...)
     documents(doc_id TEXT PRIMARY KEY, source, format, size, mtime_ns, sha256, passages, problem)
                   one row per file a folder ingest met (``documents.DocumentRecord``)
@@ -77,9 +78,6 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(
     title, text, content="passages", content_rowid="id", tokenize='{FTS_TOKENIZER}'
 );
-CREATE TRIGGER IF NOT EXISTS passages_ai AFTER INSERT ON passages BEGIN
-    INSERT INTO passages_fts(rowid, title, text) VALUES (new.id, new.title, new.text);
-END;
 CREATE TRIGGER IF NOT EXISTS passages_ad AFTER DELETE ON passages BEGIN
     INSERT INTO passages_fts(passages_fts, rowid, title, text)
         VALUES ('delete', old.id, old.title, old.text);
@@ -97,7 +95,9 @@ MIGRATIONS = [
     # 1 (#34): where in its file a passage is, and what each file was when it was read.
     ["ALTER TABLE passages ADD COLUMN page INTEGER",
      "ALTER TABLE passages ADD COLUMN section TEXT NOT NULL DEFAULT ''",
-     _DOCUMENTS_TABLE],
+     _DOCUMENTS_TABLE,
+     # add() indexes each batch in one INSERT ... SELECT, 3x cheaper than a trigger per row
+     "DROP TRIGGER IF EXISTS passages_ai"],
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
@@ -208,16 +208,29 @@ class PassageStore:
         conn = self.conn
         try:
             with conn:
-                # rowcount sums sqlite3_changes(), which leaves out the FTS trigger's writes
-                # and rows skipped by OR IGNORE: exactly the passages inserted.
+                # rowcount sums sqlite3_changes(), which leaves out rows skipped by OR IGNORE:
+                # exactly the passages inserted. Then the new rows join the FTS index in one
+                # statement (measured 3x cheaper than an insert trigger firing per row).
                 if ids_from is None:
+                    top = conn.execute("SELECT coalesce(max(id), 0) FROM passages").fetchone()[0]
                     cur = conn.executemany(
                         f"INSERT OR IGNORE INTO passages ({_COLUMNS}) VALUES ({_MARKS})", rows)
+                    # AUTOINCREMENT: every id handed out now is above the largest before
+                    conn.execute("INSERT INTO passages_fts(rowid, title, text) "
+                                 "SELECT id, title, text FROM passages WHERE id > ?", (top,))
                 else:
                     old = ids_from.ids_of_unchanged(batch)
+                    pids = [r[0] for r in rows]
+                    known = self.ids_of(pids)
                     cur = conn.executemany(
                         f"INSERT OR IGNORE INTO passages (id, {_COLUMNS}) VALUES (?,{_MARKS})",
                         [(old.get(r[0]),) + r for r in rows])
+                    new = [i for pid, i in self.ids_of(pids).items() if pid not in known]
+                    for k in range(0, len(new), 500):  # SQLite's bound-variable limit
+                        chunk = new[k:k + 500]
+                        conn.execute("INSERT INTO passages_fts(rowid, title, text) SELECT id, "
+                                     f"title, text FROM passages WHERE id IN ({','.join('?' * len(chunk))})",
+                                     chunk)
                 inserted = cur.rowcount
         except sqlite3.DatabaseError as exc:
             raise self._write_error(exc) from exc

@@ -149,3 +149,26 @@ def test_database_file_is_wal_and_plain_sqlite(store):
     assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     with sqlite3.connect(store.path) as other:
         assert other.execute("SELECT count(*) FROM passages").fetchone()[0] == 1
+
+
+def test_every_inserted_passage_is_in_the_full_text_index_once(tmp_path):
+    """add() indexes each batch itself (no per-row trigger): new rows exactly, duplicates never,
+    and the same when a rebuild hands over old ids (``ids_from``)."""
+    def matches(store, word):
+        return sorted(r[0] for r in store.conn.execute(
+            "SELECT rowid FROM passages_fts WHERE passages_fts MATCH ?", (word,)))
+
+    with PassageStore.open(tmp_path / "a" / "passages.db", create=True) as old:
+        old.add([P(f"p{i}", text=f"moraine number{i}") for i in range(7)], batch_size=3)
+        old.add([P("p1", text="moraine again"), P("q", text="drumlin")], batch_size=3)
+        assert old.fts_integrity_ok() and len(matches(old, "moraine")) == 7
+        assert matches(old, "drumlin") == [old.id_of("q")]
+        old.delete(["p2"])
+        assert old.fts_integrity_ok() and len(matches(old, "moraine")) == 6
+        with PassageStore.open(tmp_path / "b" / "passages.db", create=True) as fresh:
+            fresh.add([P("p0", text="moraine number0"), P("new", text="moraine esker"),
+                       P("q", text="drumlin")], ids_from=old, batch_size=2)
+            assert fresh.fts_integrity_ok()
+            assert fresh.id_of("p0") == old.id_of("p0") and fresh.id_of("q") == old.id_of("q")
+            assert matches(fresh, "moraine") == sorted([fresh.id_of("p0"), fresh.id_of("new")])
+            assert matches(fresh, "esker") == [fresh.id_of("new")]
