@@ -19,9 +19,11 @@ LONG_RECORD_WORDS = 200  # a record longer than this is a document and gets chun
 @dataclass(frozen=True)
 class SourceOptions:
     """Settings a source reads by (from ``Settings.corpus``): ``max_file_bytes`` is the size
-    over which a folder's file is reported and not read (None: no limit)."""
+    over which a folder's file is reported and not read (None: no limit); ``read_ahead`` how
+    many files a folder reads ahead on its reader thread (0: none, all on the caller's thread)."""
 
     max_file_bytes: int | None = None
+    read_ahead: int = 2
 
 
 class Source:

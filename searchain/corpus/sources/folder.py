@@ -10,11 +10,18 @@ stable for unchanged files.
 A file that gives nothing (encrypted, scanned, damaged, too large, mislabelled, unreadable)
 is one problem line in the report and the walk goes on; each file met is recorded, with its
 size, mtime and content hash, as a ``DocumentRecord`` in ``documents`` for the store.
+
+Files are read and parsed ahead on one reader thread (``SourceOptions.read_ahead`` files) while
+the caller's thread chunks and stores the file before: PDFium and SQLite release the GIL, so with
+a core free the two overlap and chunking and storage cost little wall time (BENCHMARKS.md).
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator
 
@@ -26,6 +33,15 @@ from .base import Source
 from .documents import Unreadable, format_of, read_document
 from .documents.files import FileEntry, read, walk
 from .documents.model import Document, short_error
+
+
+@dataclass
+class _Loaded:
+    """One file, read and parsed on the reader thread: its document, or why it gave none."""
+
+    document: Document | None
+    record: DocumentRecord
+    line: int | None = None  # the line to blame, for a text file that is not UTF-8
 
 
 class FolderSource(Source):
@@ -41,38 +57,58 @@ class FolderSource(Source):
         wanted = [(e, fmt) for e, fmt in wanted if fmt is not None]
         self.ignored += len(entries) - len(wanted)
         self.bytes_total = sum(e.size for e, _ in wanted)
-        for entry, fmt in wanted:
-            yield from self._file(entry, fmt)
+        for entry, loaded in self._loaded(wanted):
+            record, count = loaded.record, 0
+            if loaded.document is not None:
+                for passage in document_passages(loaded.document, self.corpus, record.doc_id,
+                                                 record.source, _default_title(entry.path)):
+                    count += 1
+                    yield passage
+                record = replace(record, passages=count,
+                                 problem="" if count else "no text in this file")
+            if record.problem:
+                self.problems.skip(entry.path, loaded.line, record.problem)
+            # recorded after its passages, so the ingest stores the record once they are committed
+            self.documents.append(record)
             self.bytes_done += entry.size
 
-    def _file(self, entry: FileEntry, fmt: str) -> Iterator[Passage]:
-        doc_id = f"{self.path.name}/{entry.relative}"
-        digest = ""
+    def _loaded(self, wanted: list[tuple[FileEntry, str]]) -> Iterator[tuple[FileEntry, _Loaded]]:
+        """Each file loaded, in order, up to ``read_ahead`` files ahead on a reader thread."""
+        ahead = self.options.read_ahead
+        if ahead < 1:
+            for entry, fmt in wanted:
+                yield entry, self._load(entry, fmt)
+            return
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="searchain-read")
+        pending: deque[tuple[FileEntry, Future]] = deque()
+        todo = iter(wanted)
+        try:
+            while True:
+                while len(pending) <= ahead:
+                    job = next(todo, None)
+                    if job is None:
+                        break
+                    pending.append((job[0], pool.submit(self._load, *job)))
+                if not pending:
+                    return
+                entry, future = pending.popleft()
+                yield entry, future.result()
+        finally:  # also when the ingest stops early (cancelled): drop what was not started
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _load(self, entry: FileEntry, fmt: str) -> _Loaded:
+        """Read, hash and parse one file; every failure becomes its problem line."""
+        record = DocumentRecord(f"{self.path.name}/{entry.relative}", str(entry.path), fmt,
+                                entry.size, entry.mtime_ns)
         try:
             data = read(entry, self.options.max_file_bytes)
-            digest = hashlib.sha256(data).hexdigest()
-            document = read_document(data, fmt)
-            passages = list(document_passages(document, self.corpus, doc_id, str(entry.path),
-                                              _default_title(entry.path)))
-            if not passages:
-                raise Unreadable("no text in this file")
+            record = replace(record, sha256=hashlib.sha256(data).hexdigest())
+            return _Loaded(read_document(data, fmt), record)
         except Unreadable as exc:
-            self._record(entry, doc_id, fmt, digest, 0, exc.reason, exc.line)
-            return
+            return _Loaded(None, replace(record, problem=exc.reason), exc.line)
         except Exception as exc:  # noqa: BLE001 - one bad file must not stop the folder
-            self._record(entry, doc_id, fmt, digest, 0,
-                         f"could not be read ({type(exc).__name__}: {short_error(exc)})")
-            return
-        yield from passages
-        # recorded after its passages, so the ingest stores the record after they are committed
-        self._record(entry, doc_id, fmt, digest, len(passages))
-
-    def _record(self, entry: FileEntry, doc_id: str, fmt: str, digest: str, count: int,
-                problem: str = "", line: int | None = None) -> None:
-        if problem:
-            self.problems.skip(entry.path, line, problem)
-        self.documents.append(DocumentRecord(doc_id, str(entry.path), fmt, entry.size,
-                                             entry.mtime_ns, digest, count, problem))
+            reason = f"could not be read ({type(exc).__name__}: {short_error(exc)})"
+            return _Loaded(None, replace(record, problem=reason))
 
 
 def document_passages(document: Document, corpus: str, doc_id: str, source: str,

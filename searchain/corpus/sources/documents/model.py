@@ -103,6 +103,16 @@ class DocumentBuilder:
             self._part_start = self._length
         self._write(text + "\n\n")
 
+    def text_block(self, text: str) -> None:
+        """Text kept as extracted (a PDF page's lines), only trimmed; blank lines inside it
+        stay, and the chunker prefers to cut there."""
+        text = text.strip()
+        if not text:
+            return
+        if self._part_start is None:
+            self._part_start = self._length
+        self._write(text + "\n\n")
+
     def build(self, title: str = "") -> Document:
         """The document; a single level-1 heading that is (part of) its title is left out of
         the paths: it names the whole document, which the citation names already."""

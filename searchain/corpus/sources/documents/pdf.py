@@ -9,6 +9,7 @@ page, so text above a heading that starts mid-page stays in the section before i
 from __future__ import annotations
 
 import re
+import threading
 
 from .model import SECTION_SEPARATOR, Document, DocumentBuilder, Unreadable
 from .sniff import mismatch
@@ -17,14 +18,22 @@ from .sniff import mismatch
 _SOFT_HYPHEN_BREAK = re.compile("[\u0002\ufffe]\r?\n")
 _CONTROL = re.compile("[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]")
 
+# PDFium is not thread-safe: two ingests (two folders, two corpora) must not call into it at once.
+_PDFIUM = threading.Lock()
+
 NO_TEXT = "no text layer (a scan or images only): OCR it first, e.g. with ocrmypdf, then add the result"
 
 
 def read_pdf(data: bytes) -> Document:
-    import pypdfium2 as pdfium
-
     if b"%PDF-" not in data[:1024]:
         raise mismatch("a PDF", data)
+    with _PDFIUM:
+        return _read(data)
+
+
+def _read(data: bytes) -> Document:
+    import pypdfium2 as pdfium
+
     try:
         pdf = pdfium.PdfDocument(data)
     except pdfium.PdfiumError as exc:
@@ -38,7 +47,7 @@ def read_pdf(data: bytes) -> Document:
             cuts, section = _section_cuts(text, outline.get(index, []), section)
             for (start, name), (end, _) in zip(cuts, cuts[1:] + [(len(text), "")]):
                 builder.page(index + 1, name)
-                builder.paragraph(text[start:end], keep_lines=True)
+                builder.text_block(text[start:end])
         title = _useful_title(pdf.get_metadata_dict().get("Title") or "")
         pages = len(pdf)
     finally:
@@ -60,8 +69,9 @@ def page_text(pdf, index: int) -> str:
             textpage.close()
     finally:
         page.close()
-    text = _SOFT_HYPHEN_BREAK.sub("", text).replace("\r\n", "\n")
-    return _CONTROL.sub("", text)
+    if "\u0002" in text or "\ufffe" in text:
+        text = _SOFT_HYPHEN_BREAK.sub("", text)
+    return _CONTROL.sub("", text.replace("\r\n", "\n"))
 
 
 def _outline(pdf) -> dict[int, list[str]]:
