@@ -220,3 +220,21 @@ def test_location_formats_page_and_section():
     assert Passage("c", "x", "T", "t", "C:\\docs\\a.pdf", page=2).location() == "a.pdf, p. 2"
     assert Passage("c", "x", "T", "t", "/d/a.md", section="Setup").location() == "a.md - Setup"
     assert Passage("c", "x", "T", "t", "enwiki.xml.bz2#12").location() == ""
+
+
+def test_html_chrome_named_by_class_or_id_is_left_out_but_look_alikes_stay(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "old-site.html").write_text(
+        "<html><head><title>Old Site</title></head><body>"
+        "<div id='top-menu'><a>Home</a> <a>Archive</a></div><div class='breadcrumbs'>Home / 2009</div>"
+        "<div class='post'><div class='post-header'><h1>Harbour Notes</h1></div>"
+        "<p>The harbour froze in 1709.</p><div class='related-work'><h2>Related work</h2>"
+        "<p>Earlier winters were milder.</p></div><p class='share-buttons'>Share this</p></div>"
+        "<div class='sidebar widget'><p>Popular posts</p></div><div role='contentinfo'>Contact</div>"
+        "<div id='footer'>Copyright</div></body></html>", encoding="utf-8")
+    passages, _, _ = read_folder(root)
+    assert [(p.section, p.text) for p in passages] == [
+        ("Harbour Notes", "The harbour froze in 1709."),
+        ("Harbour Notes > Related work", "Earlier winters were milder.")]
+    assert passages[0].title == "Old Site"

@@ -7,8 +7,8 @@ extracted word sequences after NFKC (so a ligature glyph read as "fi" counts as 
 "exact" counts pages whose words come back exactly.
 
 HTML: our selectolax reader (as shipped: main content, chrome dropped) against trafilatura's
-extractor, pages per second, the share of body sentences kept (article pages inside site
-chrome, and chrome-free chapter pages) and the share of chrome sentences let through.
+extractor, pages per second, the share of body sentences kept and of chrome sentences let
+through, for each kind of page ``make.html_pages`` writes.
 """
 
 from __future__ import annotations
@@ -106,18 +106,17 @@ def compare_html(pages: int, repeats: int) -> dict:
             out[name] = "not installed"
             continue
         seconds, texts = _timed(lambda: [extract(html) for html, _, _ in docs], repeats)
-        kept = {"article": [], "chapter": []}
-        leaked = []
-        for (html, body, chrome), text in zip(docs, texts):
-            flat = _flat(text)
+        kinds = ("semantic", "div", "chapter")  # html_pages's three kinds, in turn
+        kept: dict[str, list[float]] = {k: [] for k in kinds}
+        leaked: dict[str, list[float]] = {k: [] for k in kinds[:2]}
+        for i, ((html, body, chrome), text) in enumerate(zip(docs, texts)):
+            flat, kind = _flat(text), kinds[i % 3]
             sentences = _sentences(body)
-            kept["chapter" if not chrome else "article"].append(
-                sum(s in flat for s in sentences) / max(1, len(sentences)))
+            kept[kind].append(sum(s in flat for s in sentences) / max(1, len(sentences)))
             if chrome:
                 bits = _sentences(chrome)
-                leaked.append(sum(b in flat for b in bits) / max(1, len(bits)))
+                leaked[kind].append(sum(b in flat for b in bits) / max(1, len(bits)))
         out[name] = {"pages_per_s": round(pages / seconds, 1),
-                     "body_kept_article": round(statistics.mean(kept["article"]), 4),
-                     "body_kept_chapter": round(statistics.mean(kept["chapter"]), 4),
-                     "chrome_let_through": round(statistics.mean(leaked), 4)}
+                     **{f"body_kept_{k}": round(statistics.mean(v), 4) for k, v in kept.items()},
+                     **{f"chrome_let_through_{k}": round(statistics.mean(v), 4) for k, v in leaked.items()}}
     return out

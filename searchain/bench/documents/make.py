@@ -87,9 +87,10 @@ def pdf_cases(folder: Path, pages: int, seed: int = 1) -> dict[str, tuple[Path, 
 
 
 def html_pages(rng: random.Random, count: int) -> list[tuple[str, str, str]]:
-    """``(html, body text, chrome text)`` of saved web pages: an article inside navigation,
-    banner, sidebar, footer and scripts; every other one a chapter-like page of short paragraphs
-    with no chrome at all (as an e-book chapter or a manual page)."""
+    """``(html, body text, chrome text)`` of saved web pages, three kinds in turn: an article
+    inside semantic chrome (``nav``, ``header``, ``aside``, ``footer``, scripts); the same chrome
+    written as plain ``div``s named by class and id, as older sites do; and a chapter-like page
+    of short paragraphs with no chrome at all (an e-book chapter, a manual page)."""
     pages = []
     for i in range(count):
         paragraphs = [prose(rng, rng.randint(12, 90)) for _ in range(rng.randint(3, 12))]
@@ -101,9 +102,18 @@ def html_pages(rng: random.Random, count: int) -> list[tuple[str, str, str]]:
             blocks.append(f"<p>{para}</p>")
         body = "\n".join(blocks)
         title = f"Page {i} {prose(rng, 4).rstrip('.')}"
-        if i % 2:
+        if i % 3 == 2:
             html = f"<html><head><title>{title}</title></head><body><h1>{title}</h1>{body}</body></html>"
             chrome = ""
+        elif i % 3 == 1:
+            chrome_bits = [prose(rng, 6) for _ in range(5)]
+            html = (f"<html><head><title>{title}</title></head><body>"
+                    f"<div id='top-menu'><a href='/'>{chrome_bits[0]}</a> <a>{chrome_bits[1]}</a></div>"
+                    f"<div class='breadcrumbs'>{chrome_bits[2]}</div><div id='page'>"
+                    f"<div class='post'><h1>{title}</h1>{body}</div>"
+                    f"<div class='sidebar widget'><p>{chrome_bits[3]}</p></div></div>"
+                    f"<div id='footer'><p>{chrome_bits[4]}</p></div></body></html>")
+            chrome = " ".join(chrome_bits)
         else:
             chrome_bits = [prose(rng, 6) for _ in range(6)]
             html = (f"<html><head><title>{title} | Example</title><script>var tracker = 1;</script>"

@@ -5,7 +5,8 @@ Chosen over trafilatura by measurement (docs/corpus.md): it is many times faster
 block of a page that is all content (an e-book chapter, a manual) where a boilerplate
 classifier may drop some, and pulls in one small wheel. Site chrome is left out by structure:
 the page's ``<main>`` (else its ``<article>``s, else its ``<body>``), without navigation,
-headers, footers, asides, forms, scripts and styles.
+footers, asides, forms, scripts and styles, nor the blocks that older sites mark as chrome by
+name only (``<div id="top-menu">``, ``class="sidebar"``, ARIA roles: see ``_CHROME_WORDS``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,15 @@ _BLOCKS = {"p", "div", "section", "article", "main", "li", "ul", "ol", "dl", "dt
            "blockquote", "pre", "table", "tr", "figure", "figcaption", "address", "details",
            "summary", "caption", "hr", "br", "body", "header", "center"}
 _CELLS = {"td", "th"}
+# A container whose id or class has one of these words (split at "-", "_", spaces) is site
+# chrome. Not "header" ("post-header" holds the title) nor "related" ("related-work").
+_CHROME_WORDS = {"nav", "navbar", "navigation", "menu", "menubar", "sidebar", "footer",
+                 "breadcrumb", "breadcrumbs", "cookie", "cookies", "banner", "advert",
+                 "advertisement", "ads", "share", "sharing", "social", "comments", "masthead",
+                 "toolbar", "widget", "popup", "newsletter", "subscribe", "skip"}
+_CHROME_ROLES = {"navigation", "banner", "contentinfo", "complementary", "search", "menu", "menubar"}
+_NAMED = {"div", "section", "ul", "ol", "table", "span", "p", "header"}  # containers checked by name
+_WORD_SPLIT = re.compile(r"[^a-z0-9]+")
 _CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.I)
 
 
@@ -93,6 +103,17 @@ def _inside(node, tag: str) -> bool:
     return False
 
 
+def _is_chrome(node) -> bool:
+    """True for a block named as site chrome by its id, class or ARIA role."""
+    attrs = node.attributes
+    if not attrs:
+        return False
+    if (attrs.get("role") or "").lower() in _CHROME_ROLES:
+        return True
+    names = f"{attrs.get('id') or ''} {attrs.get('class') or ''}".lower()
+    return bool(names.strip()) and not _CHROME_WORDS.isdisjoint(_WORD_SPLIT.split(names))
+
+
 class _Walker:
     """Depth-first over the DOM, collecting inline text until a block boundary."""
 
@@ -106,7 +127,7 @@ class _Walker:
             tag = child.tag
             if tag == "-text":
                 self.inline.append(child.text_content or "")
-            elif tag in _DROP:
+            elif tag in _DROP or (tag in _NAMED and _is_chrome(child)):
                 continue
             elif tag in _HEADINGS:
                 self.flush()
