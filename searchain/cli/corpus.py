@@ -14,7 +14,7 @@ from .confirm import confirm
 from .progress import ProgressPrinter, cancel_on_interrupt
 
 BUNDLE_SUFFIX = ".searchain-corpus"  # searchain.library.bundle_export.SUFFIX (not imported: keeps --help fast)
-FORMAT_CHOICES = ("tsv", "jsonl", "hotpotqa", "musique", "mediawiki", "folder")
+FORMAT_CHOICES = ("tsv", "jsonl", "hotpotqa", "musique", "mediawiki", "folder", "document")
 SHOWN_PROBLEMS = 20
 
 
@@ -24,8 +24,9 @@ def register(sub) -> None:
 
     p = csub.add_parser("add", help="ingest a source into a corpus (created if new) and index it")
     p.add_argument("name")
-    p.add_argument("source", help="a file (TSV, JSONL, HotpotQA/MuSiQue JSONL, MediaWiki XML[.bz2]) or a "
-                   "folder of documents (PDF, Word .docx, OpenDocument .odt, HTML, EPUB, Markdown, text)")
+    p.add_argument("source", help="a file (TSV, JSONL, HotpotQA/MuSiQue JSONL, MediaWiki XML[.bz2]), a "
+                   "document (PDF, Word .docx, OpenDocument .odt, HTML, EPUB, Markdown, text) or a "
+                   "folder of documents")
     p.add_argument("--format", choices=FORMAT_CHOICES, help="skip format detection")
     p.add_argument("--no-index", action="store_true", help="store passages only; index later")
     p.add_argument("--yes", action="store_true", help="start a long index build without asking")

@@ -253,7 +253,7 @@ def _resolve_source(source: str | Path, fmt: str | None) -> tuple[Path, str]:
     if (fmt == "folder") != path.is_dir():
         raise CorpusError(f"Format {fmt!r} does not fit {path} "
                           f"({'a folder' if path.is_dir() else 'a file'}).",
-                          hint="Use --format folder for folders, a file format for files.")
+                          hint="Use --format folder for folders, a file format (or document) for files.")
     return path, fmt
 
 

@@ -238,3 +238,21 @@ def test_html_chrome_named_by_class_or_id_is_left_out_but_look_alikes_stay(tmp_p
         ("Harbour Notes", "The harbour froze in 1709."),
         ("Harbour Notes > Related work", "Earlier winters were milder.")]
     assert passages[0].title == "Old Site"
+
+
+def test_a_single_document_is_a_corpus_source_of_its_own(home, tmp_path):
+    from searchain.config import Settings
+    from searchain.corpus.manager import CorpusManager
+    from searchain.corpus.sources.detect import detect_format
+
+    pdf = write_pdf(tmp_path / "paper.pdf", page_texts(2, seed=41), title="Paper")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Plain prose about moraines, not a table of records.\n", encoding="utf-8")
+    assert detect_format(pdf) == "document" and detect_format(notes) == "document"
+    manager = CorpusManager(home, Settings())
+    report = manager.add("one", pdf)
+    assert report.files == 1 and report.added > 0
+    with manager.open_store("one") as store:
+        [record] = store.documents()
+        assert record.doc_id == "paper.pdf" and record.passages == report.added
+        assert {p.page for p in store.document("paper.pdf")} == {1, 2}

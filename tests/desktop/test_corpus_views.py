@@ -280,3 +280,20 @@ def test_a_dropped_folder_becomes_a_corpus_and_other_drops_are_refused(qtbot, ct
     assert outcome.args == ["done"], dialog.status.text()
     row = row_of(dialog, "field-notes")
     assert int(row["Passages"]) >= 3 and row["Index"] == "ready"
+
+
+def test_a_folder_of_documents_reports_the_files_it_could_not_read(qtbot, ctx, tmp_path):
+    from tests.fixtures.documents import page_texts, write_pdf
+
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    write_pdf(folder / "open.pdf", page_texts(2, seed=51))
+    write_pdf(folder / "locked.pdf", page_texts(1, seed=52), password="pw")
+    dialog = make_manager(qtbot, ctx)
+    with qtbot.waitSignal(dialog.job_finished, timeout=180_000) as outcome:
+        dialog.add("papers", folder)
+    assert outcome.args == ["done"], dialog.status.text()
+    status = dialog.status.text()
+    assert "Index ready" in status and "1 could not be read and were left out" in status
+    assert "locked.pdf: encrypted PDF: it needs a password" in status
+    assert int(row_of(dialog, "papers")["Passages"]) > 0

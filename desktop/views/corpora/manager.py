@@ -145,10 +145,11 @@ class CorpusManagerDialog(PlannedIndexBuilds, QDialog):
     # -- actions -----------------------------------------------------------------------------
     def add_dialog(self, kind: str) -> None:
         if kind == "folder":
-            source = QFileDialog.getExistingDirectory(self, "Add a folder of text files")
+            source = QFileDialog.getExistingDirectory(self, "Add a folder of documents")
         else:
-            filt = "Wikipedia dumps (*.xml *.xml.bz2 *.bz2)" if kind == "mediawiki" else \
-                "Corpus files (*.jsonl *.json *.tsv *.txt *.xml *.bz2);;All files (*)"
+            filt = "Wikipedia dumps (*.xml *.xml.bz2 *.bz2)" if kind == "mediawiki" else (
+                "Documents and corpus files (*.pdf *.docx *.odt *.html *.htm *.epub *.md *.txt "
+                "*.jsonl *.json *.tsv *.xml *.bz2);;All files (*)")
             source, _ = QFileDialog.getOpenFileName(self, "Add a corpus source", "", filt)
         if not source:
             return
@@ -187,7 +188,7 @@ class CorpusManagerDialog(PlannedIndexBuilds, QDialog):
         """Add one dropped file or folder (its format detected, a Wikipedia dump included)."""
         if len(paths) > 1:
             self.status.setText(f"{len(paths)} items were dropped: drop one file or folder at a time "
-                                "(a folder of .txt/.md files becomes one corpus).")
+                                "(a folder of documents becomes one corpus).")
             return None
         source = str(paths[0])
         name = self.ask_name(source)
@@ -290,7 +291,12 @@ class CorpusManagerDialog(PlannedIndexBuilds, QDialog):
                 text += f"\nThe second embedding model was left out: {report.second_problem}"
         else:
             text = f"Done{f': {added:,} passages added' if isinstance(added, int) else ''}."
-        self._end(text, "done")
+        self._end(text + self.take_ingest_note(), "done")
+
+    def take_ingest_note(self) -> str:
+        """The last ingest's unread files, once (shown after its index build too)."""
+        note, self.ingest_note = getattr(self, "ingest_note", ""), ""
+        return note
 
     def _on_error(self, exc: BaseException) -> None:
         message, hint = describe_error(exc)

@@ -14,7 +14,7 @@ from ...errors import CorpusError
 from ..problems import ProblemLog
 from .base import Source, SourceOptions
 
-FORMATS = ("tsv", "jsonl", "hotpotqa", "musique", "mediawiki", "folder")
+FORMATS = ("tsv", "jsonl", "hotpotqa", "musique", "mediawiki", "folder", "document")
 
 
 def open_source(path: Path, fmt: str, corpus: str, problems: ProblemLog,
@@ -29,7 +29,7 @@ def open_source(path: Path, fmt: str, corpus: str, problems: ProblemLog,
         cls = HotpotQASource if fmt == "hotpotqa" else MuSiQueSource
     elif fmt == "mediawiki":
         from .mediawiki import MediaWikiSource as cls
-    elif fmt == "folder":
+    elif fmt in ("folder", "document"):  # a document is a folder of one file
         from .folder import FolderSource as cls
     else:
         raise CorpusError(f"Unknown corpus format {fmt!r}.",

@@ -9,6 +9,8 @@ from pathlib import Path
 from ...errors import CorpusError
 
 _SNIFF_BYTES = 1 << 20  # one JSON line of a multi-hop record can be a few hundred KB
+# A single document (read like a folder of one file); .txt is sniffed first (it may be a TSV).
+_DOCUMENT_SUFFIXES = (".pdf", ".docx", ".odt", ".epub", ".html", ".htm", ".xhtml", ".md", ".markdown")
 
 
 def detect_format(path: Path) -> str:
@@ -17,6 +19,8 @@ def detect_format(path: Path) -> str:
     if path.is_dir():
         return "folder"
     name = path.name.lower()
+    if name.endswith(_DOCUMENT_SUFFIXES):
+        return "document"
     if name.endswith((".xml", ".xml.bz2", ".bz2")):
         return "mediawiki"
     head = _head(path)
@@ -38,9 +42,11 @@ def detect_format(path: Path) -> str:
             return "hotpotqa"
         if "text" in record or "contents" in record:
             return "jsonl"
+    if name.endswith(".txt"):
+        return "document"  # plain prose, not records
     raise CorpusError(
         f"Cannot tell the format of {path} from its name or first line.",
-        hint="Pass --format tsv|jsonl|hotpotqa|musique|mediawiki|folder.")
+        hint="Pass --format tsv|jsonl|hotpotqa|musique|mediawiki|folder|document.")
 
 
 def _head(path: Path) -> str:

@@ -45,12 +45,23 @@ class _Loaded:
 
 
 class FolderSource(Source):
+    """A folder of documents, or one document (format ``document``: a folder of one file, its
+    doc_id the file's name)."""
+
     format = "folder"
 
     def passages(self) -> Iterator[Passage]:
-        if not self.path.is_dir():
-            raise CorpusError(f"{self.path} is not a folder.", hint="Pass a folder of documents.")
-        entries, walk_problems = walk(self.path)
+        if self.path.is_file():
+            info = self.path.stat()
+            entries, walk_problems = [FileEntry(self.path, self.path.name, info.st_size,
+                                                info.st_mtime_ns)], []
+            self._prefix = ""
+        elif self.path.is_dir():
+            entries, walk_problems = walk(self.path)
+            self._prefix = f"{self.path.name}/"
+        else:
+            raise CorpusError(f"{self.path} is neither a folder nor a file.",
+                              hint="Pass a folder of documents, or one document.")
         for problem in walk_problems:
             self.problems.skip(problem.path, None, problem.reason)
         wanted = [(e, format_of(e.path.suffix)) for e in entries]
@@ -98,7 +109,7 @@ class FolderSource(Source):
 
     def _load(self, entry: FileEntry, fmt: str) -> _Loaded:
         """Read, hash and parse one file; every failure becomes its problem line."""
-        record = DocumentRecord(f"{self.path.name}/{entry.relative}", str(entry.path), fmt,
+        record = DocumentRecord(f"{self._prefix}{entry.relative}", str(entry.path), fmt,
                                 entry.size, entry.mtime_ns)
         try:
             data = read(entry, self.options.max_file_bytes)
