@@ -12,7 +12,7 @@ Schema (``<data>/corpora/<name>/passages.db``, WAL mode)::
                   one row per file a folder ingest met (``documents.DocumentRecord``)
 
 ``PRAGMA user_version`` is the schema's version: 0 for stores written before pages and sections
-(#34), 1 since. Opening an older store adds what it lacks (``_migrate``: new columns with
+(#34), 1 since. Opening an older store adds what it lacks (``store_schema``: new columns with
 defaults, the documents table), so every corpus made before stays readable; a store that cannot
 be written (a read-only file) is read as it is, its passages without page or section.
 
@@ -37,69 +37,16 @@ from typing import Any, Iterable, Iterator
 from ..errors import CorpusError, is_disk_full
 from ..types import Passage
 from .documents import DocumentRecord
+from .store_schema import FTS_TOKENIZER, SCHEMA, SCHEMA_VERSION, migrate, user_version
 
 DB_NAME = "passages.db"
-FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
 DEFAULT_BATCH = 500
-SCHEMA_VERSION = 1
 _COLUMNS = "pid, title, text, source, doc_id, start, \"end\", page, section"
 _MARKS = ",".join("?" * 9)
 # What a version-0 store that could not be migrated gives in place of the new columns.
 _LEGACY_COLUMNS = "pid, title, text, source, doc_id, start, \"end\", NULL, ''"
 _DOCUMENT_COLUMNS = "doc_id, source, format, size, mtime_ns, sha256, passages, problem"
 
-_DOCUMENTS_TABLE = """CREATE TABLE IF NOT EXISTS documents (
-    doc_id TEXT PRIMARY KEY,
-    source TEXT NOT NULL,
-    format TEXT NOT NULL DEFAULT '',
-    size INTEGER NOT NULL DEFAULT 0,
-    mtime_ns INTEGER NOT NULL DEFAULT 0,
-    sha256 TEXT NOT NULL DEFAULT '',
-    passages INTEGER NOT NULL DEFAULT 0,
-    problem TEXT NOT NULL DEFAULT ''
-);"""
-
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS passages (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    pid TEXT NOT NULL UNIQUE,
-    title TEXT NOT NULL DEFAULT '',
-    text TEXT NOT NULL,
-    source TEXT NOT NULL DEFAULT '',
-    doc_id TEXT NOT NULL DEFAULT '',
-    start INTEGER NOT NULL DEFAULT 0,
-    "end" INTEGER NOT NULL DEFAULT 0,
-    page INTEGER,
-    section TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX IF NOT EXISTS passages_doc ON passages(doc_id, start);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
-{_DOCUMENTS_TABLE}
-CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(
-    title, text, content="passages", content_rowid="id", tokenize='{FTS_TOKENIZER}'
-);
-CREATE TRIGGER IF NOT EXISTS passages_ad AFTER DELETE ON passages BEGIN
-    INSERT INTO passages_fts(passages_fts, rowid, title, text)
-        VALUES ('delete', old.id, old.title, old.text);
-END;
-CREATE TRIGGER IF NOT EXISTS passages_au AFTER UPDATE ON passages BEGIN
-    INSERT INTO passages_fts(passages_fts, rowid, title, text)
-        VALUES ('delete', old.id, old.title, old.text);
-    INSERT INTO passages_fts(rowid, title, text) VALUES (new.id, new.title, new.text);
-END;
-PRAGMA user_version = {SCHEMA_VERSION};
-"""
-
-# MIGRATIONS[v] takes a store from version v to v + 1; released steps are never edited.
-MIGRATIONS = [
-    # 1 (#34): where in its file a passage is, and what each file was when it was read.
-    ["ALTER TABLE passages ADD COLUMN page INTEGER",
-     "ALTER TABLE passages ADD COLUMN section TEXT NOT NULL DEFAULT ''",
-     _DOCUMENTS_TABLE,
-     # add() indexes each batch in one INSERT ... SELECT, 3x cheaper than a trigger per row
-     "DROP TRIGGER IF EXISTS passages_ai"],
-]
-assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
 @dataclass(frozen=True)
@@ -117,7 +64,7 @@ class PassageStore:
         self.path = path
         self.corpus = corpus
         self.db = sqlite_utils.Database(conn)
-        self.version = _user_version(conn)
+        self.version = user_version(conn)
         self._select = _COLUMNS if self.version >= 1 else _LEGACY_COLUMNS
 
     # -- opening ---------------------------------------------------------------------------
@@ -150,10 +97,10 @@ class PassageStore:
                     conn.close()
                     raise CorpusError(f"{path} is not a SearChain passage store (no passages table).",
                                       hint="Remove the corpus and add it again.")
-                conn.executescript(_SCHEMA)
+                conn.executescript(SCHEMA)
                 conn.commit()
             else:
-                _migrate(conn)
+                migrate(conn)
         except sqlite3.DatabaseError as exc:
             if is_disk_full(exc):
                 raise CorpusError(f"Disk full: cannot create {path}.",
@@ -423,33 +370,3 @@ class PassageStore:
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self.conn.execute("PRAGMA journal_mode=DELETE")
 
-
-def _user_version(conn: sqlite3.Connection) -> int:
-    return int(conn.execute("PRAGMA user_version").fetchone()[0])
-
-
-def _migrate(conn: sqlite3.Connection) -> None:
-    """Bring an older store up to SCHEMA_VERSION, one step per transaction (see MIGRATIONS).
-
-    A store that cannot be written stays as it is and is read through ``_LEGACY_COLUMNS``.
-    """
-    if _user_version(conn) >= SCHEMA_VERSION:
-        return  # the usual case: no write lock needed
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-    except sqlite3.OperationalError as exc:
-        if "readonly" in str(exc) or "read-only" in str(exc):
-            return
-        raise
-    try:
-        version = _user_version(conn)  # re-read under the write lock: another process may have done it
-        for step in MIGRATIONS[version:]:
-            for sql in step:
-                conn.execute(sql)
-            version += 1
-            conn.execute(f"PRAGMA user_version = {version}")
-        conn.execute("COMMIT")
-    except sqlite3.OperationalError as exc:
-        conn.execute("ROLLBACK")
-        if "readonly" not in str(exc):
-            raise

@@ -132,7 +132,8 @@ def test_an_unreadable_file_is_reported(tmp_path, monkeypatch):
     finally:
         locked.chmod(0o644)
     assert [p.doc_id for p in passages] == ["docs/open.md"]
-    assert reasons(log, root) == {"private.md": "cannot read: permission denied; check the file's permissions"}
+    assert reasons(log, root) == {
+        "private.md": "cannot read: permission denied; check the file's permissions"}
 
 
 def test_a_library_failure_on_one_file_is_a_problem_not_a_stop(tmp_path, monkeypatch):

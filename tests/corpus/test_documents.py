@@ -153,7 +153,8 @@ def test_html_main_content_without_site_chrome(tmp_path):
         "<header><a href='/'>Example Site</a></header><nav><a>Home</a> <a>Blog</a></nav>"
         "<main><h1>Install Guide</h1><p>Download the <b>installer</b>.</p>"
         "<h2>On Linux</h2><p>Unpack it\n   and run it.</p><ul><li>one</li><li>two</li></ul>"
-        "<h3>Problems</h3><table><tr><th>Error</th><th>Fix</th></tr><tr><td>E1</td><td>retry</td></tr></table>"
+        "<h3>Problems</h3><table><tr><th>Error</th><th>Fix</th></tr>"
+        "<tr><td>E1</td><td>retry</td></tr></table>"
         "</main><aside>Related posts</aside><footer>Copyright</footer></body></html>",
         encoding="utf-8")
     passages, log, _ = read_folder(root)

@@ -73,9 +73,9 @@ def test_an_old_store_opens_reads_and_takes_located_passages(tmp_path):
 def test_an_old_store_that_cannot_be_written_is_still_read(tmp_path):
     db = write_v0_store(tmp_path / "old" / "passages.db")
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, check_same_thread=False)
-    from searchain.corpus import store as store_module
+    from searchain.corpus.store_schema import migrate
 
-    store_module._migrate(conn)  # cannot write: leaves it as it is
+    migrate(conn)  # cannot write: leaves it as it is
     store = PassageStore(conn, db, "old")
     assert store.version == 0
     assert [p.text for p in store.document("p2")] == ["Rivers carry silt to the sea."]

@@ -33,8 +33,9 @@ def _fpdf():
     try:
         from fpdf import FPDF
     except ImportError as exc:
-        raise SearchainError("This benchmark writes its PDFs with fpdf2, which is not installed.",
-                             hint="pip install fpdf2 (it is in the dev extra: pip install -e '.[dev]')") from exc
+        raise SearchainError(
+            "This benchmark writes its PDFs with fpdf2, which is not installed.",
+            hint="pip install fpdf2 (it is in the dev extra: pip install -e '.[dev]')") from exc
     return FPDF
 
 
@@ -67,7 +68,8 @@ def pdf_folder(folder: Path, files: int, pages: int, seed: int = 0) -> tuple[Pat
     folder.mkdir(parents=True, exist_ok=True)
     total = 0
     for i in range(files):
-        path = write_pdf(folder / f"paper{i:03d}.pdf", [prose(rng, rng.randint(350, 550)) for _ in range(pages)])
+        texts = [prose(rng, rng.randint(350, 550)) for _ in range(pages)]
+        path = write_pdf(folder / f"paper{i:03d}.pdf", texts)
         total += path.stat().st_size
     return folder, total
 
@@ -81,7 +83,8 @@ def pdf_cases(folder: Path, pages: int, seed: int = 1) -> dict[str, tuple[Path, 
             continue
         texts = [prose(rng, 380) for _ in range(pages)]
         if "font" in options:  # accents and a ligature a PDF may store as one glyph
-            texts = [t.replace("the ", "thé ").replace("river", "rivière") + " naïve café ﬁnal" for t in texts]
+            texts = [t.replace("the ", "thé ").replace("river", "rivière") + " naïve café ﬁnal"
+                     for t in texts]
         cases[name] = (write_pdf(folder / f"{name}.pdf", texts, **options), texts)
     return cases
 
@@ -118,7 +121,8 @@ def html_pages(rng: random.Random, count: int) -> list[tuple[str, str, str]]:
             chrome_bits = [prose(rng, 6) for _ in range(6)]
             html = (f"<html><head><title>{title} | Example</title><script>var tracker = 1;</script>"
                     f"</head><body><header><div class='logo'>{chrome_bits[0]}</div></header>"
-                    f"<nav><ul><li><a href='/'>{chrome_bits[1]}</a></li><li><a>{chrome_bits[2]}</a></li></ul></nav>"
+                    f"<nav><ul><li><a href='/'>{chrome_bits[1]}</a></li>"
+                    f"<li><a>{chrome_bits[2]}</a></li></ul></nav>"
                     f"<div class='content'><article><h1>{title}</h1>{body}</article>"
                     f"<aside><h3>Related</h3><p>{chrome_bits[3]}</p></aside></div>"
                     f"<footer><p>{chrome_bits[4]}</p><p>{chrome_bits[5]}</p></footer></body></html>")

@@ -23,7 +23,8 @@ def read_docx(data: bytes) -> Document:
     try:
         document = docx.Document(io.BytesIO(data))
     except Exception as exc:  # noqa: BLE001 - python-docx raises lxml, KeyError, ValueError, ...
-        raise Unreadable(f"damaged Word document: {short_error(exc)}; open and save it again in Word") from exc
+        raise Unreadable(f"damaged Word document: {short_error(exc)}; open and save it again "
+                         "in Word") from exc
     levels = _heading_levels(document)
     builder = DocumentBuilder()
     title = (document.core_properties.title or "").strip()

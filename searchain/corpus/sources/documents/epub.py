@@ -46,7 +46,7 @@ def _read(archive) -> Document:
     chapters = []
     for ref in package.iter(f"{_OPF}itemref"):
         item = manifest.get(ref.get("idref"))
-        if item is None or item.get("media-type") not in _XHTML or "nav" in (item.get("properties") or "").split():
+        if item is None or item.get("media-type") not in _XHTML or _is_nav(item):
             continue
         chapters.append(_join(base, item.get("href", "")))
     _refuse_drm(archive, set(chapters))
@@ -64,6 +64,11 @@ def _read(archive) -> Document:
     if not document.parts:
         raise Unreadable("no text in this e-book (only images?)")
     return document
+
+
+def _is_nav(item) -> bool:
+    """The EPUB 3 navigation document (the table of contents as a page), not a chapter."""
+    return "nav" in (item.get("properties") or "").split()
 
 
 def _join(base: str, href: str) -> str:
@@ -88,7 +93,7 @@ def _toc_labels(archive, base: str, items) -> dict[str, str]:
         href = _join(base, item.get("href", ""))
         if href not in archive.NameToInfo:
             continue
-        if "nav" in (item.get("properties") or "").split():
+        if _is_nav(item):
             from selectolax.lexbor import LexborHTMLParser
 
             tree = LexborHTMLParser(decode_html(archive.read(href)))

@@ -36,7 +36,8 @@ def read_odt(data: bytes) -> Document:
         if "mimetype" in archive.NameToInfo:
             kind = archive.read("mimetype").decode("ascii", "replace").strip()
             if kind != MIMETYPE:
-                raise Unreadable(f"not an OpenDocument text: it is {kind or 'unlabelled'} (is the suffix wrong?)")
+                raise Unreadable(f"not an OpenDocument text: it is {kind or 'unlabelled'} "
+                                 "(is the suffix wrong?)")
         try:
             content = ET.fromstring(archive.read("content.xml"))
             meta = ET.fromstring(archive.read("meta.xml")) if "meta.xml" in archive.NameToInfo else None

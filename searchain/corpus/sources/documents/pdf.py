@@ -21,7 +21,9 @@ _CONTROL = re.compile("[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]")
 # PDFium is not thread-safe: two ingests (two folders, two corpora) must not call into it at once.
 _PDFIUM = threading.Lock()
 
-NO_TEXT = "no text layer (a scan or images only): OCR it first, e.g. with ocrmypdf, then add the result"
+_LEFTOVER_TITLE = re.compile(r"\.(docx?|odt|rtf|pdf|pptx?|tex|indd)$", re.I)
+NO_TEXT = ("no text layer (a scan or images only): OCR it first, e.g. with ocrmypdf, "
+           "then add the result")
 
 
 def read_pdf(data: bytes) -> Document:
@@ -119,7 +121,7 @@ def _find_title(text: str, title: str, after: int) -> int | None:
 def _useful_title(title: str) -> str:
     """The metadata title unless it is a converter's leftover ("Microsoft Word - x.docx")."""
     title = " ".join(title.split())
-    if re.search(r"\.(docx?|odt|rtf|pdf|pptx?|tex|indd)$", title, re.I) or title.lower() in ("untitled", "untitled document"):
+    if _LEFTOVER_TITLE.search(title) or title.lower() in ("untitled", "untitled document"):
         return ""
     return title
 
