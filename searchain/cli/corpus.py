@@ -100,6 +100,13 @@ def cmd_add(ctx, args) -> int:
     with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
         try:
             report = manager.add(args.name, args.source, args.format, on_event=show, cancel=cancel)
+        except CorpusError as exc:
+            show.close()
+            if args.json and getattr(exc, "report", None) is not None:
+                # nothing could be read: still one object on stdout, naming every file's reason
+                print(json.dumps({**report_json(args.name, exc.report), "error": exc.message},
+                                 ensure_ascii=False))
+            raise
         except BaseException:
             show.close()
             if manager.exists(args.name):

@@ -82,10 +82,12 @@ def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFA
     report.seconds = time.monotonic() - started
     if report.added + report.duplicates == 0:
         detail = "".join(f"\n  {p}" for p in report.problems[:5])
-        raise CorpusError(
+        error = CorpusError(
             f"No passages found in {path} (format {fmt}); {report.skipped} records were malformed, "
             f"{report.ignored} left out.{detail}",
             hint="Check the file and the --format; see the lines above for what was wrong.")
+        error.report = report  # every problem, for callers that list them (corpus add --json)
+        raise error
     emit(on_event, Progress(STAGE, source.bytes_total or 1, source.bytes_total or 1,
                             f"{report.added:,} passages added", started))
     return report

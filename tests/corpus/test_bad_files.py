@@ -183,3 +183,19 @@ def test_search_json_hits_carry_source_page_and_section(home, tmp_path, capsys):
     assert "beryllium" in pdf_hit["text"]
     memo = next(h for h in hits.values() if h["source"].endswith("memo.docx"))
     assert memo["section"] == "Budget > Travel" and "page" not in memo
+
+
+def test_corpus_add_json_still_lists_the_problems_when_nothing_could_be_read(home, tmp_path, capsys):
+    root = tmp_path / "bad"
+    root.mkdir()
+    write_scanned_pdf(root / "scan.pdf")
+    (root / "renamed.docx").write_text("plain text", encoding="utf-8")
+    code = main(["--home", str(home.config_dir.parent), "corpus", "add", "bad", str(root),
+                 "--no-index", "--json"])
+    captured = capsys.readouterr()
+    assert code == 1 and "No passages found" in captured.err
+    report = json.loads(captured.out)
+    assert report["passages"] == 0 and report["error"].startswith("No passages found")
+    assert {os.path.basename(p["file"]): p["reason"].split(":")[0] for p in report["problems"]} == {
+        "scan.pdf": "no text layer (a scan or images only)", "renamed.docx": "not a Word document (.docx)"}
+    assert not (home.corpora_dir / "bad").exists()  # no empty corpus left behind
