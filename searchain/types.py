@@ -12,6 +12,11 @@ class Passage:
     ``pid`` is stable within its corpus (the source's own id where it has one). ``source`` says
     where the passage came from (file path, dump name, or dataset record) and ``start``/``end``
     are character offsets of ``text`` within the source document ``doc_id``.
+
+    ``url`` and ``section`` are filled where the source knows them (a ZIM or MediaWiki article):
+    the article's address (inside the ZIM file, or on the web when the file names its wiki) and
+    the heading path of the passage's section, e.g. ``"History > Early years"``; "" otherwise.
+    They come last, with defaults, so positional construction elsewhere keeps working.
     """
 
     corpus: str
@@ -22,6 +27,8 @@ class Passage:
     doc_id: str = ""
     start: int = 0
     end: int = 0
+    url: str = ""
+    section: str = ""
 
 
 @dataclass(frozen=True)

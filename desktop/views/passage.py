@@ -1,6 +1,7 @@
 """The passage viewer: the passage behind a ``[n]`` mark, its supporting span highlighted.
 
-Shows title, corpus, passage id and source as plain-text labels and the passage as escaped
+Shows title, corpus, passage id and source, and the article's section and address where the
+source gave them (ZIM files, dumps), as plain-text labels and the passage as escaped
 HTML (``render.passage_html``). "Open whole document" asks the main window (through the
 ``document_requested`` signal) to fetch the full document off the UI thread.
 """
@@ -49,6 +50,8 @@ class PassageViewer(QWidget):
         self.title.setFont(font)
         self.corpus = _plain_label(self, "passageCorpus")
         self.query = _plain_label(self, "passageQuery")
+        self.section = _plain_label(self, "passageSection")
+        self.url = _plain_label(self, "passageUrl")  # plain text: an address to copy, not a link
         self.body = QTextBrowser(self)
         self.body.setObjectName("passageBody")
         self.body.setAccessibleName("Cited passage")
@@ -62,8 +65,10 @@ class PassageViewer(QWidget):
         self.open_source.setEnabled(False)
         self.open_source.clicked.connect(lambda: self.passage and self.source_requested.emit(self.passage))
 
-        form = QFormLayout()
+        self._form = form = QFormLayout()
         form.addRow("Corpus:", self.corpus)
+        form.addRow("Section:", self.section)
+        form.addRow("Address:", self.url)
         form.addRow("Supports:", self.query)
         buttons = QHBoxLayout()
         buttons.addStretch(1)
@@ -84,6 +89,7 @@ class PassageViewer(QWidget):
         self.span = None
         self.title.setText("No passage selected")
         self.corpus.setText("")
+        self._show_article("", "")
         self.query.setText("")
         self.body.setPlainText("Click a [n] mark in an answer, or a reference under it, to see the passage it cites.")
         self.open_document.setEnabled(False)
@@ -100,10 +106,17 @@ class PassageViewer(QWidget):
         if passage.source:
             where += f" · {passage.source}"
         self.corpus.setText(where)
+        self._show_article(passage.section, passage.url)
         self.query.setText(supports)
         self._draw_body()
         self.open_document.setEnabled(bool(passage.doc_id))
         self.open_source.setEnabled(bool(passage.source))
+
+    def _show_article(self, section: str, url: str) -> None:
+        """Section and address rows, hidden for passages whose source has neither (a TSV)."""
+        for label, value in ((self.section, section), (self.url, url)):
+            label.setText(value or "")
+            self._form.setRowVisible(label, bool(value))
 
     def _draw_body(self) -> None:
         if getattr(self, "passage", None) is not None:  # (a palette change can come mid-__init__)

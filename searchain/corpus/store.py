@@ -3,10 +3,13 @@
 Schema (``<data>/corpora/<name>/passages.db``, WAL mode)::
 
     passages(id INTEGER PRIMARY KEY AUTOINCREMENT, pid TEXT UNIQUE, title, text,
-             source, doc_id, start, end)
+             source, doc_id, start, end, url, section)
     passages_fts  FTS5(title, text), external content = passages, content_rowid = id,
                   tokenize 'porter unicode61 remove_diacritics 2', kept in sync by triggers
     meta(key TEXT PRIMARY KEY, value TEXT)   JSON values: corpus facts (state, sources, ...)
+
+``url`` and ``section`` came later (#33): a store made before them gains the two columns (empty
+for its passages) when it is first opened, see ``_migrate``.
 
 ``id`` is the label the vector index stores, so it is never reused or renumbered:
 AUTOINCREMENT guarantees a deleted id is not handed out again, and a rebuild copies the
@@ -32,7 +35,9 @@ from ..types import Passage
 DB_NAME = "passages.db"
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
 DEFAULT_BATCH = 500
-_COLUMNS = "pid, title, text, source, doc_id, start, \"end\""
+_COLUMNS = "pid, title, text, source, doc_id, start, \"end\", url, section"
+# Columns added after the first schema, with their definitions: ``_migrate`` adds missing ones.
+_ADDED_COLUMNS = (("url", "TEXT NOT NULL DEFAULT ''"), ("section", "TEXT NOT NULL DEFAULT ''"))
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS passages (
@@ -43,7 +48,9 @@ CREATE TABLE IF NOT EXISTS passages (
     source TEXT NOT NULL DEFAULT '',
     doc_id TEXT NOT NULL DEFAULT '',
     start INTEGER NOT NULL DEFAULT 0,
-    "end" INTEGER NOT NULL DEFAULT 0
+    "end" INTEGER NOT NULL DEFAULT 0,
+    url TEXT NOT NULL DEFAULT '',
+    section TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS passages_doc ON passages(doc_id, start);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -69,6 +76,17 @@ END;
 class AddResult:
     added: int
     duplicates: int  # passages whose pid was already stored (or repeated in the input)
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Add the columns a store made by an older version lacks (``ALTER TABLE ... ADD COLUMN``
+    with a default: constant time, old rows read the default). The FTS table is untouched."""
+    have = {row[1] for row in conn.execute("PRAGMA table_info(passages)")}
+    missing = [(name, decl) for name, decl in _ADDED_COLUMNS if name not in have]
+    if missing:
+        with conn:
+            for name, decl in missing:
+                conn.execute(f"ALTER TABLE passages ADD COLUMN {name} {decl}")
 
 
 class PassageStore:
@@ -113,6 +131,8 @@ class PassageStore:
                                       hint="Remove the corpus and add it again.")
                 conn.executescript(_SCHEMA)
                 conn.commit()
+            else:
+                _migrate(conn)
         except sqlite3.DatabaseError as exc:
             if is_disk_full(exc):
                 raise CorpusError(f"Disk full: cannot create {path}.",
@@ -161,7 +181,8 @@ class PassageStore:
         return AddResult(added, duplicates)
 
     def _insert_batch(self, batch: list[Passage], ids_from: "PassageStore | None") -> tuple[int, int]:
-        rows = [(p.pid, p.title, p.text, p.source, p.doc_id, p.start, p.end) for p in batch]
+        rows = [(p.pid, p.title, p.text, p.source, p.doc_id, p.start, p.end, p.url, p.section)
+                for p in batch]
         conn = self.conn
         try:
             with conn:
@@ -169,11 +190,11 @@ class PassageStore:
                 # and rows skipped by OR IGNORE: exactly the passages inserted.
                 if ids_from is None:
                     cur = conn.executemany(
-                        f"INSERT OR IGNORE INTO passages ({_COLUMNS}) VALUES (?,?,?,?,?,?,?)", rows)
+                        f"INSERT OR IGNORE INTO passages ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)", rows)
                 else:
                     old = ids_from.ids_of_unchanged(batch)
                     cur = conn.executemany(
-                        f"INSERT OR IGNORE INTO passages (id, {_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+                        f"INSERT OR IGNORE INTO passages (id, {_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
                         [(old.get(r[0]),) + r for r in rows])
                 inserted = cur.rowcount
         except sqlite3.DatabaseError as exc:
@@ -295,8 +316,7 @@ class PassageStore:
         return [self._passage(row) for row in rows]
 
     def _passage(self, row: tuple) -> Passage:
-        _, pid, title, text, source, doc_id, start, end = row
-        return Passage(self.corpus, pid, title, text, source, doc_id, start, end)
+        return Passage(self.corpus, *row[1:])
 
     # -- corpus facts ----------------------------------------------------------------------
 

@@ -41,7 +41,7 @@ class PassageSource:
                 chunk = unique[i:i + 500]
                 marks = ",".join("?" * len(chunk))
                 rows = conn.execute(
-                    f'SELECT id, pid, title, text, source, doc_id, start, "end" FROM passages '
+                    f'SELECT id, pid, title, text, source, doc_id, start, "end", url, section FROM passages '
                     f"WHERE id IN ({marks})", chunk).fetchall()
                 for row in rows:
                     found[row[0]] = Passage(self._store.corpus, *row[1:])

@@ -160,6 +160,24 @@ def test_passage_viewer_highlights_span_and_escapes(qtbot, answer_result):
     assert "<script>" in dialog.body.toPlainText()
 
 
+def test_passage_viewer_shows_article_section_and_address_as_plain_text(qtbot):
+    from searchain.types import Passage
+
+    viewer = PassageViewer()
+    qtbot.addWidget(viewer)
+    zim = Passage("wiki", "A/Ellin#2", "River <Ellin>", "Barges sailed it.", "w.zim", "A/Ellin", 0, 17,
+                  url="https://en.wikipedia.org/wiki/River_Ellin", section="History > <b>Barges</b>")
+    viewer.show_passage(zim)
+    assert viewer.title.text() == "River <Ellin>"
+    assert viewer.section.text() == "History > <b>Barges</b>"
+    assert viewer.section.textFormat() == Qt.TextFormat.PlainText
+    assert viewer.url.text() == "https://en.wikipedia.org/wiki/River_Ellin"
+    assert viewer.url.textFormat() == Qt.TextFormat.PlainText
+    assert not viewer.section.isHidden() and not viewer.url.isHidden()
+    viewer.show_passage(Passage("demo", "p1", "Plain", "No article facts."))
+    assert viewer.section.text() == "" and viewer.url.isHidden() and viewer.section.isHidden()
+
+
 def test_sidebar_groups_and_requests(qtbot):
     sidebar = Sidebar()
     qtbot.addWidget(sidebar)
