@@ -13,7 +13,7 @@ from .confirm import confirm
 from .progress import ProgressPrinter, cancel_on_interrupt
 
 BUNDLE_SUFFIX = ".searchain-corpus"  # searchain.library.bundle_export.SUFFIX (not imported: keeps --help fast)
-FORMAT_CHOICES = ("tsv", "jsonl", "hotpotqa", "musique", "mediawiki", "folder")
+FORMAT_CHOICES = ("tsv", "jsonl", "hotpotqa", "musique", "mediawiki", "zim", "folder")
 SHOWN_PROBLEMS = 20
 
 

@@ -147,14 +147,17 @@ class CorpusManagerDialog(PlannedIndexBuilds, QDialog):
         if kind == "folder":
             source = QFileDialog.getExistingDirectory(self, "Add a folder of text files")
         else:
-            filt = "Wikipedia dumps (*.xml *.xml.bz2 *.bz2)" if kind == "mediawiki" else \
-                "Corpus files (*.jsonl *.json *.tsv *.txt *.xml *.bz2);;All files (*)"
+            filt = "Wikipedia dumps and Kiwix ZIM files (*.xml *.xml.bz2 *.bz2 *.zim)" \
+                if kind == "mediawiki" else \
+                "Corpus files (*.jsonl *.json *.tsv *.txt *.xml *.bz2 *.zim);;All files (*)"
             source, _ = QFileDialog.getOpenFileName(self, "Add a corpus source", "", filt)
         if not source:
             return
         name = self.ask_name(source)
         if name:
-            self.add(name, source, "mediawiki" if kind == "mediawiki" else None)
+            # a .zim picked in the Wikipedia dialog is detected like any other file
+            wiki_dump = kind == "mediawiki" and not source.lower().endswith(".zim")
+            self.add(name, source, "mediawiki" if wiki_dump else None)
 
     def ask_name(self, source: str) -> str | None:
         """The corpus name for ``source``, asked with a suggestion (None: the user cancelled)."""

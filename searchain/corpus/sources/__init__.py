@@ -12,7 +12,7 @@ from ...errors import CorpusError
 from ..problems import ProblemLog
 from .base import Source
 
-FORMATS = ("tsv", "jsonl", "hotpotqa", "musique", "mediawiki", "folder")
+FORMATS = ("tsv", "jsonl", "hotpotqa", "musique", "mediawiki", "zim", "folder")
 
 
 def open_source(path: Path, fmt: str, corpus: str, problems: ProblemLog) -> Source:
@@ -26,6 +26,8 @@ def open_source(path: Path, fmt: str, corpus: str, problems: ProblemLog) -> Sour
         cls = HotpotQASource if fmt == "hotpotqa" else MuSiQueSource
     elif fmt == "mediawiki":
         from .mediawiki import MediaWikiSource as cls
+    elif fmt == "zim":
+        from .zim import ZimSource as cls
     elif fmt == "folder":
         from .folder import FolderSource as cls
     else:

@@ -17,6 +17,8 @@ def detect_format(path: Path) -> str:
     if path.is_dir():
         return "folder"
     name = path.name.lower()
+    if name.endswith(".zim") or _starts_with(path, b"ZIM\x04"):  # (sources.zim.ZIM_MAGIC)
+        return "zim"
     if name.endswith((".xml", ".xml.bz2", ".bz2")):
         return "mediawiki"
     head = _head(path)
@@ -40,7 +42,15 @@ def detect_format(path: Path) -> str:
             return "jsonl"
     raise CorpusError(
         f"Cannot tell the format of {path} from its name or first line.",
-        hint="Pass --format tsv|jsonl|hotpotqa|musique|mediawiki|folder.")
+        hint="Pass --format tsv|jsonl|hotpotqa|musique|mediawiki|zim|folder.")
+
+
+def _starts_with(path: Path, magic: bytes) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(magic)) == magic
+    except OSError:
+        return False
 
 
 def _head(path: Path) -> str:
