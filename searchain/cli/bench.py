@@ -7,7 +7,7 @@ import importlib
 # Modules under ``searchain.bench``, each with ``register(sub)``; a benchmark with helper modules
 # of its own has a folder, and its command module is named here.
 BENCH_MODULES = ("retrieval", "ann.hnsw_bench", "ingest.command", "llm", "grammar", "engine", "store", "embed",
-                 "discovery", "cluster", "bundle", "scale.command", "strategies")
+                 "discovery", "cluster", "bundle", "scale.command", "strategies", "wikitext")
 
 
 def register(sub) -> None:
