@@ -207,9 +207,16 @@ def cmd_list(ctx, args) -> int:
     for i in infos:
         mark = "*" if i.active else " "
         indexed = "-" if i.indexed is None else f"{i.indexed:,}"
-        print(f"{mark} {i.name:<24} {i.passages:>10,} {indexed:>10} {size(i.size_bytes):>9}  "
+        print(f"{mark} {i.name:<24} {_count(i.passages):>10} {indexed:>10} {size(i.size_bytes):>9}  "
               f"{i.state:<10} {','.join(i.formats)}")
+    for i in infos:
+        if i.hint:
+            print(f"note: {i.name} is {i.state}: {i.hint}", file=sys.stderr)
     return 0
+
+
+def _count(n: int | None) -> str:
+    return "?" if n is None else f"{n:,}"  # None: the store could not be read
 
 
 def _second_index_meta(corpus_dir):
@@ -241,7 +248,9 @@ def cmd_info(ctx, args) -> int:
         return 0
     print(f"name:      {info.name}{'  (active)' if info.active else ''}")
     print(f"state:     {info.state}{'  ' + info.problem if info.problem else ''}")
-    print(f"passages:  {info.passages:,}")
+    if info.hint:
+        print(f"           {info.hint}")
+    print(f"passages:  {_count(info.passages)}")
     print(f"indexed:   {'-' if info.indexed is None else f'{info.indexed:,}'}"
           f"{'  (' + info.embedder + ')' if info.embedder else ''}")
     if second is not None:

@@ -10,6 +10,9 @@ once indexed, ``index/`` (owned by ``searchain.index``). The store's ``meta`` ta
 
 A process killed mid-ingest leaves ``state = "ingesting"`` and no lock holder: ``list``/``info``
 then say ``incomplete``, and adding the same source again continues (stored pids are skipped).
+A store that cannot be read is ``damaged`` only when SQLite says so (not a database, malformed);
+a full disk, an I/O error, a permission or a lock make it ``unreadable``, whose hint never advises
+removing it: the file is most likely intact, and the next look after the cause is gone sees it.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..config import AppPaths, Settings
-from ..errors import CorpusError
+from ..errors import TRANSIENT_IO_HINT, CorpusError, is_transient_io
 from ..events import CancelToken, EventCallback
 from .ingest import IngestReport, ingest_source
 from .lock import BUILD_LOCK_NAME, CorpusLock, is_locked
@@ -32,23 +35,27 @@ from .sources.detect import detect_format
 from .store import DB_NAME, PassageStore
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-READY, INGESTING, INCOMPLETE, DAMAGED = "ready", "ingesting", "incomplete", "damaged"
+READY, INGESTING, INCOMPLETE, DAMAGED, UNREADABLE = (
+    "ready", "ingesting", "incomplete", "damaged", "unreadable")
+SQLITE_HEADER = b"SQLite format 3\0"
 
 
 @dataclass
 class CorpusInfo:
     name: str
     path: str
-    passages: int
+    passages: int | None  # None when the store could not be read (damaged or unreadable)
     sources: list[str]
     formats: list[str]
     size_bytes: int
     created: str
-    state: str  # ready | ingesting (another process is writing) | incomplete | damaged
+    # ready | ingesting (another process is writing) | incomplete | damaged | unreadable (for now)
+    state: str
     active: bool
     embedder: str | None = None  # from index/meta.json, when an index exists
     indexed: int | None = None
-    problem: str = ""  # why a damaged corpus could not be read
+    problem: str = ""  # why a damaged or unreadable corpus could not be read
+    hint: str = ""  # what to do about it
     source_details: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
@@ -108,8 +115,14 @@ class CorpusManager:
                 count = store.count()
                 created = store.meta_get("created", "")
         except Exception as exc:  # a damaged file must not break listing the others
-            return CorpusInfo(passages=0, sources=[], formats=[], created="", state=DAMAGED,
-                              problem=str(exc), **base)
+            if _transient(folder / DB_NAME, exc):
+                return CorpusInfo(passages=None, sources=[], formats=[], created="", state=UNREADABLE,
+                                  problem=getattr(exc, "message", str(exc)), hint=TRANSIENT_IO_HINT,
+                                  **base)
+            return CorpusInfo(passages=None, sources=[], formats=[], created="", state=DAMAGED,
+                              problem=getattr(exc, "message", str(exc)),
+                              hint=f"Run `searchain corpus rebuild {name}` (it re-reads the recorded "
+                              "sources), or remove the corpus and add it again.", **base)
         if state == INGESTING and not is_locked(folder):
             state = INCOMPLETE
         return CorpusInfo(passages=count, sources=[s["path"] for s in sources],
@@ -228,6 +241,18 @@ def _ingest_into(store: PassageStore, name: str, path: Path, fmt: str, is_new: b
     if all(s["status"] == "done" for s in store.meta_get("sources", [])):
         store.meta_set("state", READY)
     return report
+
+
+def _transient(db: Path, exc: BaseException) -> bool:
+    """The read failed for a reason outside ``db`` and its header still says SQLite (a header
+    that cannot be read right now counts as intact: the same cause is in the way)."""
+    if not is_transient_io(exc):
+        return False
+    try:
+        with open(db, "rb") as fh:
+            return fh.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return True
 
 
 def _store_is_empty(db: Path) -> bool:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from ..errors import CorpusError, is_disk_full
+from ..errors import TRANSIENT_IO_HINT, CorpusError, is_disk_full, is_transient_io
 from ..types import Passage
 
 DB_NAME = "passages.db"
@@ -135,8 +135,11 @@ class PassageStore:
                 _migrate(conn)
         except sqlite3.DatabaseError as exc:
             if is_disk_full(exc):
-                raise CorpusError(f"Disk full: cannot create {path}.",
+                raise CorpusError(f"Disk full: cannot open {path}.",
                                   hint="Free some disk space and try again.") from exc
+            if is_transient_io(exc):  # the file is most likely fine: never advise removing it
+                raise CorpusError(f"Cannot read passage store {path} right now: {exc}",
+                                  hint=TRANSIENT_IO_HINT) from exc
             raise CorpusError(f"Cannot open passage store {path}: {exc}",
                               hint="The file may be damaged: run `searchain corpus rebuild NAME`, "
                               "or remove the corpus and add it again.") from exc

@@ -42,7 +42,8 @@ from .transfer import CorpusTransfer
 
 HEADERS = ("Name", "Passages", "Indexed", "Embedder", "Index", "State", "Size", "Active")
 INDEX_STATE_TEXT = {"missing": "not built", "partial": "build stopped", "ready": "ready",
-                    "stale": "out of date", "mismatch": "other model", "damaged": "damaged"}
+                    "stale": "out of date", "mismatch": "other model", "damaged": "damaged",
+                    "unreadable": "unreadable now"}
 
 
 def corpus_name_for(path: str | Path) -> str:
@@ -117,15 +118,19 @@ class CorpusManagerDialog(PlannedIndexBuilds, QDialog):
             indexed = "—" if info.indexed is None else f"{info.indexed:,}"
             index = self._index_status(info.name)
             self.index_states[info.name] = index.state if index else None
-            values = (info.name, f"{info.passages:,}", indexed, info.embedder or "not indexed",
+            passages = "?" if info.passages is None else f"{info.passages:,}"  # store unreadable
+            values = (info.name, passages, indexed, info.embedder or "not indexed",
                       INDEX_STATE_TEXT.get(index.state, index.state) if index else "?", info.state,
                       format_bytes(info.size_bytes), "✓" if info.active else "")
             for col, value in enumerate(values):
                 self.table.setItem(row, col, QTableWidgetItem(value))  # plain text items
             if info.problem:  # the full reason in a tooltip keeps the column narrow
-                self.table.item(row, HEADERS.index("State")).setToolTip(info.problem)
+                tip = info.problem + (f"\n{info.hint}" if info.hint else "")
+                self.table.item(row, HEADERS.index("State")).setToolTip(tip)
             if index:
-                tip = index.message + ("" if index.state == "ready" else "\nUpdate index fixes this.")
+                fix = {"ready": "", "unreadable": f"\n{index.hint}"}.get(index.state,
+                                                                       "\nUpdate index fixes this.")
+                tip = index.message + fix
                 self.table.item(row, HEADERS.index("Index")).setToolTip(tip)
         if not infos:
             self.status.setText("No corpus yet. Add a file, a folder or a Wikipedia dump (or drop one here).")
