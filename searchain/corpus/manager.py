@@ -31,7 +31,7 @@ from ..events import CancelToken, EventCallback
 from .ingest import IngestReport, ingest_source
 from .lock import BUILD_LOCK_NAME, CorpusLock, is_locked
 from .sources import FORMATS
-from .sources.detect import detect_format
+from .sources.detect import check_text_source, detect_format
 from .store import DB_NAME, PassageStore
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -272,6 +272,8 @@ def _resolve_source(source: str | Path, fmt: str | None) -> tuple[Path, str]:
         fmt = detect_format(path)
     elif fmt not in FORMATS:
         raise CorpusError(f"Unknown corpus format {fmt!r}.", hint=f"Use one of: {', '.join(FORMATS)}.")
+    else:
+        check_text_source(path, fmt)  # detect_format refused a binary file already
     if path.is_file() and path.stat().st_size == 0:
         raise CorpusError(f"Source {path} is empty.", hint="Pass a file with passages in it.")
     if (fmt == "folder") != path.is_dir():

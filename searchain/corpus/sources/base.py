@@ -47,7 +47,8 @@ class Source:
     def iter_lines(self) -> Iterator[tuple[int, str]]:
         """``(line_number, line)`` over a UTF-8 text file, tracking bytes for progress.
 
-        An undecodable line is logged as a problem and skipped, not fatal.
+        An undecodable line, or one holding NUL bytes (binary data inside a text file), is
+        logged as a problem and skipped, not fatal.
         """
         try:
             raw = open(self.path, "rb")
@@ -64,6 +65,9 @@ class Source:
                     line = data.decode("utf-8")
                 except UnicodeDecodeError as exc:
                     self.problems.skip(self.path, number, f"not valid UTF-8 ({exc.reason} at byte {exc.start})")
+                    continue
+                if "\0" in line:
+                    self.problems.skip(self.path, number, "holds NUL bytes: binary data, not text")
                     continue
                 yield number, line.rstrip("\r\n")
 
@@ -91,6 +95,10 @@ def read_text_file(path: Path, problems: ProblemLog) -> str | None:
         data = path.read_bytes()
     except OSError as exc:
         problems.skip(path, None, f"cannot read: {exc.strerror or exc}")
+        return None
+    if b"\0" in data:
+        line = data[:data.index(b"\0")].count(b"\n") + 1
+        problems.skip(path, line, "holds NUL bytes: a binary file, not text; the file was skipped")
         return None
     try:
         return data.decode("utf-8-sig")
