@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 from searchain.events import Progress
 
 from ...context import AppContext
-from ...render import describe_error, format_bytes
+from ...render import describe_error, format_bytes, plain_tooltip
 from ...workers import Job, JobRunner
 from ..progress import ProgressRow
 from ..tables import read_only_table
@@ -126,12 +126,12 @@ class CorpusManagerDialog(PlannedIndexBuilds, QDialog):
                 self.table.setItem(row, col, QTableWidgetItem(value))  # plain text items
             if info.problem:  # the full reason in a tooltip keeps the column narrow
                 tip = info.problem + (f"\n{info.hint}" if info.hint else "")
-                self.table.item(row, HEADERS.index("State")).setToolTip(tip)
+                self.table.item(row, HEADERS.index("State")).setToolTip(plain_tooltip(tip))
             if index:
                 fix = {"ready": "", "unreadable": f"\n{index.hint}"}.get(index.state,
                                                                        "\nUpdate index fixes this.")
                 tip = index.message + fix
-                self.table.item(row, HEADERS.index("Index")).setToolTip(tip)
+                self.table.item(row, HEADERS.index("Index")).setToolTip(plain_tooltip(tip))
         if not infos:
             self.status.setText("No corpus yet. Add a file, a folder or a Wikipedia dump (or drop one here).")
 

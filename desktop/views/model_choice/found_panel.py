@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...render import describe_error, format_bytes
+from ...render import describe_error, format_bytes, plain_tooltip
 from ..tables import read_only_table
 
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -147,7 +147,7 @@ class FoundModelsPanel(QWidget):
                 item = QTableWidgetItem(value)
                 item.setData(PATH_ROLE, str(model.path))
                 item.setData(ERROR_ROLE, model.error or "")
-                item.setToolTip(tip)
+                item.setToolTip(plain_tooltip(tip))  # paths and errors name the user's files
                 self.table.setItem(row, col, item)
 
     # -- choosing ---------------------------------------------------------------------------
