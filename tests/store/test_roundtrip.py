@@ -111,3 +111,13 @@ def test_run_info_from_settings_names_the_model_file():
     run = RunInfo.from_settings(settings, reader="dpr")
     assert run.model == "qwen2.5-3b-instruct-q4_k_m.gguf"
     assert (run.corpus, run.reader, run.theta, run.r_max) == ("musique", "dpr", 1.5, 5)
+
+
+def test_run_info_names_the_mode_and_corpus_chosen_for_the_question():
+    from searchain.config import Settings
+
+    settings = Settings()
+    settings.active_corpus = "musique"
+    assert RunInfo.from_settings(settings).mode == settings.reasoning.mode == "searchain"
+    run = RunInfo.from_settings(settings, mode="direct", corpus="demo")
+    assert (run.mode, run.corpus) == ("direct", "demo")
