@@ -6,7 +6,10 @@ once indexed, ``index/`` (owned by ``searchain.index``). The store's ``meta`` ta
     name, created       set once
     state               "ingesting" while passages are being written, "ready" after
     sources             [{path, format, status ("ingesting"|"done"), added, duplicates,
-                          skipped, ignored, at}] so ``rebuild`` can re-read them
+                          skipped, ignored, at}] so ``rebuild`` can re-read them; ``added``
+                        counts what the source added over all its runs (a resumed or repeated
+                        add included), the other counts are the last run's
+    added_by_source     {"<format>:<path>": passages added}, kept in each batch's transaction
 
 A process killed mid-ingest leaves ``state = "ingesting"`` and no lock holder: ``list``/``info``
 then say ``incomplete``, and adding the same source again continues (stored pids are skipped).
@@ -32,7 +35,7 @@ from .ingest import IngestReport, ingest_source
 from .lock import BUILD_LOCK_NAME, CorpusLock, is_locked
 from .sources import FORMATS
 from .sources.detect import check_text_source, detect_format
-from .store import DB_NAME, PassageStore
+from .store import ADDED_BY_SOURCE, DB_NAME, PassageStore
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 READY, INGESTING, INCOMPLETE, DAMAGED, UNREADABLE = (
@@ -227,17 +230,25 @@ def _ingest_into(store: PassageStore, name: str, path: Path, fmt: str, is_new: b
     # Stopped before (killed, cancelled, disk full): a dump may skip what it already stored.
     resume = any((s["path"], s["format"], s["status"]) == (str(path), fmt, INGESTING)
                  for s in store.meta_get("sources", []))
+    key = _source_key(path, fmt)
+    counts = store.meta_get(ADDED_BY_SOURCE, {})
+    if key not in counts:  # a source recorded before counts were kept starts from its record
+        counts[key] = next((s.get("added", 0) for s in store.meta_get("sources", [])
+                            if (s["path"], s["format"]) == (str(path), fmt)), 0)
+        store.meta_set(ADDED_BY_SOURCE, counts)
     _record_source(store, path, fmt, status=INGESTING)
     store.meta_set("state", INGESTING)
     try:
-        report = ingest_source(store, path, fmt, resume=resume, on_event=on_event, cancel=cancel)
+        report = ingest_source(store, path, fmt, resume=resume, on_event=on_event, cancel=cancel,
+                               count_as=key)
     except CorpusError:
         if store.count() == before:  # nothing of this source was stored: forget it
             _forget_source(store, path, fmt)
             if all(s["status"] == "done" for s in store.meta_get("sources", [])):
                 store.meta_set("state", READY)
         raise
-    _record_source(store, path, fmt, status="done", report=report)
+    total = store.meta_get(ADDED_BY_SOURCE, {}).get(key, report.added)
+    _record_source(store, path, fmt, status="done", report=report, added=total)
     if all(s["status"] == "done" for s in store.meta_get("sources", [])):
         store.meta_set("state", READY)
     return report
@@ -283,13 +294,18 @@ def _resolve_source(source: str | Path, fmt: str | None) -> tuple[Path, str]:
     return path, fmt
 
 
+def _source_key(path: Path, fmt: str) -> str:
+    return f"{fmt}:{path}"
+
+
 def _record_source(store: PassageStore, path: Path, fmt: str, *, status: str,
-                   report: IngestReport | None = None) -> None:
-    """Add or update the meta entry of source (path, fmt), keeping the sources' order."""
+                   report: IngestReport | None = None, added: int | None = None) -> None:
+    """Add or update the meta entry of source (path, fmt), keeping the sources' order;
+    ``added`` (what it added over all its runs) stands for the report's share of this run."""
     entry = {"path": str(path), "format": fmt, "status": status, "at": _now()}
     if report is not None:
-        entry.update(added=report.added, duplicates=report.duplicates, skipped=report.skipped,
-                     ignored=report.ignored)
+        entry.update(added=report.added if added is None else added, duplicates=report.duplicates,
+                     skipped=report.skipped, ignored=report.ignored)
     sources = store.meta_get("sources", [])
     keys = [(s["path"], s["format"]) for s in sources]
     if (str(path), fmt) in keys:
@@ -302,6 +318,9 @@ def _record_source(store: PassageStore, path: Path, fmt: str, *, status: str,
 def _forget_source(store: PassageStore, path: Path, fmt: str) -> None:
     store.meta_set("sources", [s for s in store.meta_get("sources", [])
                                if (s["path"], s["format"]) != (str(path), fmt)])
+    counts = store.meta_get(ADDED_BY_SOURCE, {})
+    if counts.pop(_source_key(path, fmt), None) is not None:
+        store.meta_set(ADDED_BY_SOURCE, counts)
 
 
 def _clean_stale_rebuilds(folder: Path) -> None:

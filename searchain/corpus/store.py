@@ -35,6 +35,7 @@ from ..types import Passage
 DB_NAME = "passages.db"
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
 DEFAULT_BATCH = 500
+ADDED_BY_SOURCE = "added_by_source"  # meta key: {source key: passages it added, over all runs}
 _COLUMNS = "pid, title, text, source, doc_id, start, \"end\", url, section"
 # Columns added after the first schema, with their definitions: ``_migrate`` adds missing ones.
 _ADDED_COLUMNS = (("url", "TEXT NOT NULL DEFAULT ''"), ("section", "TEXT NOT NULL DEFAULT ''"))
@@ -161,12 +162,14 @@ class PassageStore:
     # -- writing ---------------------------------------------------------------------------
 
     def add(self, passages: Iterable[Passage], *, batch_size: int = DEFAULT_BATCH,
-            ids_from: "PassageStore | None" = None) -> AddResult:
+            ids_from: "PassageStore | None" = None, count_as: str | None = None) -> AddResult:
         """Insert passages, one transaction per ``batch_size``; a known pid counts as duplicate.
 
         ``ids_from``: give each passage the id it has in that store when its pid, title and
         text are unchanged there (a rebuild keeps the vector index's labels valid); new or
         changed passages get ids above that store's largest id, so no label changes meaning.
+        ``count_as``: add each batch's new passages to ``meta[ADDED_BY_SOURCE][count_as]`` in the
+        batch's own transaction, so the count stays exact across a kill and a resume.
         A full disk raises CorpusError; batches committed before it stay.
         """
         added = duplicates = 0
@@ -176,14 +179,15 @@ class PassageStore:
         for passage in passages:
             batch.append(passage)
             if len(batch) >= batch_size:
-                a, d = self._insert_batch(batch, ids_from)
+                a, d = self._insert_batch(batch, ids_from, count_as)
                 added, duplicates, batch = added + a, duplicates + d, []
         if batch:
-            a, d = self._insert_batch(batch, ids_from)
+            a, d = self._insert_batch(batch, ids_from, count_as)
             added, duplicates = added + a, duplicates + d
         return AddResult(added, duplicates)
 
-    def _insert_batch(self, batch: list[Passage], ids_from: "PassageStore | None") -> tuple[int, int]:
+    def _insert_batch(self, batch: list[Passage], ids_from: "PassageStore | None",
+                      count_as: str | None = None) -> tuple[int, int]:
         rows = [(p.pid, p.title, p.text, p.source, p.doc_id, p.start, p.end, p.url, p.section)
                 for p in batch]
         conn = self.conn
@@ -200,6 +204,11 @@ class PassageStore:
                         f"INSERT OR IGNORE INTO passages (id, {_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
                         [(old.get(r[0]),) + r for r in rows])
                 inserted = cur.rowcount
+                if count_as is not None and inserted:
+                    counts = self.meta_get(ADDED_BY_SOURCE, {})
+                    counts[count_as] = counts.get(count_as, 0) + inserted
+                    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                                 (ADDED_BY_SOURCE, json.dumps(counts)))
         except sqlite3.DatabaseError as exc:
             raise self._write_error(exc) from exc
         return inserted, len(rows) - inserted
