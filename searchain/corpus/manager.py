@@ -40,6 +40,7 @@ from .store import ADDED_BY_SOURCE, DB_NAME, PassageStore
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 READY, INGESTING, INCOMPLETE, DAMAGED, UNREADABLE = (
     "ready", "ingesting", "incomplete", "damaged", "unreadable")
+NOT_MADE = "not made"  # the demo corpus before its first use (listed by the CLI, made on use)
 SQLITE_HEADER = b"SQLite format 3\0"
 
 
@@ -53,6 +54,7 @@ class CorpusInfo:
     size_bytes: int
     created: str
     # ready | ingesting (another process is writing) | incomplete | damaged | unreadable (for now)
+    # | not made (the demo, before its first use)
     state: str
     active: bool
     embedder: str | None = None  # from index/meta.json, when an index exists

@@ -116,8 +116,8 @@ def test_cli_list_and_info_never_advise_removing_an_unreadable_corpus(manager, h
     assert "state:     unreadable" in out and "passages:  ?" in out
     assert "remove" not in out.lower() and "damaged" not in out
     assert run(home, "corpus", "list", "--json") == 0
-    listed, = json.loads(capsys.readouterr().out)
-    assert (listed["state"], listed["passages"]) == ("unreadable", None)
+    listed = {c["name"]: c for c in json.loads(capsys.readouterr().out)}
+    assert (listed["good"]["state"], listed["good"]["passages"]) == ("unreadable", None)
 
 
 def test_doctor_does_not_advise_removing_an_unreadable_corpus(manager, home, monkeypatch):
