@@ -153,12 +153,13 @@ def _row_inserts(message_id: int, result) -> list[tuple[str, tuple]]:
 
 
 def _baseline_db(path: Path, wal: bool) -> sqlite3.Connection:
-    from ..store.schema import _V1_CORE, _V4_STANDALONE
+    from ..store.schema import _V1_CORE, _V4_STANDALONE, _V6_PASSAGES
 
     conn = sqlite3.connect(path, isolation_level=None)
     if wal:
         conn.execute("PRAGMA journal_mode=WAL")
-    for sql in _V1_CORE + _V4_STANDALONE:  # the same tables (foreign keys stay off: plain sqlite3's default)
+    # The same tables, without FTS or the v5 triggers (foreign keys stay off: sqlite3's default).
+    for sql in _V1_CORE + _V4_STANDALONE + _V6_PASSAGES:
         conn.execute(sql)
     conn.execute("INSERT INTO conversations VALUES (1, 't', '', '')")
     return conn

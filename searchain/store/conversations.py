@@ -40,13 +40,12 @@ from .schema import CURRENT_VERSION, migrate, user_version
 from .search import search_messages
 
 T = TypeVar("T")
-PREVIEW_CHARS = 120
+PREVIEW_CHARS = 120  # the v5 triggers in schema.py keep this many characters
 
-_SUMMARY_SQL = f"""
-    SELECT c.id, c.title, c.created_at, c.updated_at,
-        (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id),
-        coalesce((SELECT substr(m.content, 1, {PREVIEW_CHARS}) FROM messages m
-                  WHERE m.conversation_id = c.id AND m.role = 'user' ORDER BY m.id LIMIT 1), '')
+# The count and preview live on the conversation row (schema v5, kept by triggers), so the list
+# reads one table through its order index and touches no message.
+_SUMMARY_SQL = """
+    SELECT c.id, c.title, c.created_at, c.updated_at, c.message_count, coalesce(c.preview, '')
     FROM conversations c
 """
 _MESSAGE_SQL = """

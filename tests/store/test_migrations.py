@@ -7,38 +7,11 @@ import pytest
 from searchain.errors import StoreError
 from searchain.store import ConversationStore
 from searchain.store import schema
-from searchain.store.result_rows import save_reasoning_rows
+from tests.store.old_layout import build_old
 
 
 def _build_old(path, version, sample_result):
-    """A database as release ``version`` left it, built with the migration steps themselves."""
-    conn = sqlite3.connect(path, isolation_level=None)
-    schema.migrate(conn, target=version)
-    assert schema.user_version(conn) == version
-    if version >= 1:
-        # v1 columns, written with v1 SQL (the store's current INSERTs may differ later).
-        conn.execute("BEGIN")
-        conn.execute("INSERT INTO conversations (id, title, created_at, updated_at) "
-                     "VALUES (7, 'Old chat', '2024-01-02T03:04:05.000000+00:00', "
-                     "'2024-01-02T03:04:06.000000+00:00')")
-        conn.execute("INSERT INTO messages (id, conversation_id, role, content, state, "
-                     "created_at, updated_at) VALUES (70, 7, 'user', ?, 'complete', "
-                     "'2024-01-02T03:04:05.000000+00:00', '2024-01-02T03:04:05.000000+00:00')",
-                     (sample_result.question,))
-        conn.execute("INSERT INTO messages (id, conversation_id, role, content, state, "
-                     "created_at, updated_at) VALUES (71, 7, 'assistant', ?, 'complete', "
-                     "'2024-01-02T03:04:06.000000+00:00', '2024-01-02T03:04:06.000000+00:00')",
-                     (sample_result.final_content,))
-        conn.execute("INSERT INTO runs VALUES (71, 'm.gguf', 'musique', 'dpr', 'searchain', "
-                     "1.5, 0.35, 5, 1, 'hybrid')")
-        r = sample_result  # the results row with the v1 columns, then the v1 reasoning tables
-        conn.execute("INSERT INTO results (message_id, question, mode, final_content, answer, rounds, "
-                     "stop_reason, prompt_tokens, completion_tokens, seconds) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                     (71, r.question, r.mode, r.final_content, r.answer, r.rounds, r.stop_reason,
-                      r.prompt_tokens, r.completion_tokens, r.seconds))
-        save_reasoning_rows(conn, 71, sample_result)
-        conn.execute("COMMIT")
-    conn.close()
+    build_old(path, version, sample_result)
 
 
 @pytest.mark.parametrize("version", range(schema.CURRENT_VERSION))

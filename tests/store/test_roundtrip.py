@@ -73,11 +73,17 @@ def test_passages_survive_deleting_the_corpus(home, sample_result, sample_run):
 def test_citation_rows_hold_full_passage_and_span(conversation_store, sample_result, sample_run):
     _, mid = _save(conversation_store, sample_result, sample_run)
     rows = list(conversation_store.db.query(
-        'SELECT mark, corpus, pid, title, text, span_start, span_end FROM citations '
-        'WHERE message_id = ? ORDER BY ordinal', [mid]))
+        "SELECT c.mark, p.corpus, p.pid, p.title, p.text, c.span_start, c.span_end "
+        "FROM citations c JOIN passages p ON p.message_id = c.message_id "
+        "AND p.ordinal = c.passage WHERE c.message_id = ? ORDER BY c.ordinal", [mid]))
     assert [r["mark"] for r in rows] == [1, 2]
     assert rows[1]["text"] == sample_result.references[1].passage.text
     assert (rows[1]["span_start"], rows[1]["span_end"]) == sample_result.references[1].span
+    # Two distinct passages, though three nodes and two citations name them: each stored once.
+    texts = [r["text"] for r in conversation_store.db.query(
+        "SELECT text FROM passages WHERE message_id = ? ORDER BY ordinal", [mid])]
+    assert texts == [sample_result.references[0].passage.text,
+                     sample_result.references[1].passage.text]
     nodes = list(conversation_store.db.query(
         "SELECT decision, source, round, confidence FROM nodes WHERE message_id = ? "
         "AND branch_ordinal IS NOT NULL ORDER BY ordinal", [mid]))
