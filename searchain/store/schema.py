@@ -6,8 +6,8 @@ leaves the database at the last complete version. Steps are never edited once re
 is a new step appended to ``MIGRATIONS``.
 
 Rows that reproduce an ``AnswerResult`` keep their list order in an ``ordinal`` column, and every
-passage a node or citation refers to is stored in full (text, span, source offsets), so a chat
-reopens exactly even after its corpus changed or was deleted.
+passage a node or citation refers to is stored in full (text, source offsets, url, section; once
+per answer since v6), so a chat reopens exactly even after its corpus changed or was deleted.
 """
 
 from __future__ import annotations
