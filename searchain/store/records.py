@@ -84,6 +84,10 @@ class Message:
     result: "AnswerResult | None" = None
     error: str | None = None  # why a failed answer failed
     updated_at: str = ""
+    # False when the conversation was opened with ``reasoning="last"`` and this answer's tree
+    # and path were left in the database (``result.branches``/``path`` are empty, references
+    # are whole): ``ConversationStore.get_message(id)`` reads them when its details are opened.
+    reasoning_loaded: bool = True
 
 
 @dataclass

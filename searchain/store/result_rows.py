@@ -159,12 +159,21 @@ def _node(row, passages: dict) -> Node:
                 None if row[13] is None else passages[row[13]], _span(row[14], row[15]))
 
 
-def load_results(conn: sqlite3.Connection, where: str, params: tuple) -> dict[int, AnswerResult]:
+def load_results(conn: sqlite3.Connection, where: str, params: tuple, *,
+                 tree_where: str | None = None, tree_params: tuple = ()
+                 ) -> dict[int, AnswerResult]:
     """Results of the messages selected by ``message_id IN (SELECT id FROM messages WHERE ...)``.
 
-    ``where`` is a fixed SQL condition on ``messages`` written by this package, never user text.
+    ``where`` (and ``tree_where``) are fixed SQL conditions on ``messages`` written by this
+    package, never user text. With ``tree_where``, branches and nodes (the reasoning tree and
+    path) are read only for the messages it selects; the others come back with empty
+    ``branches`` and ``path`` but their references in full (what a transcript shows).
     """
     select_ids = f"message_id IN (SELECT id FROM messages WHERE {where})"
+    tree_ids, tree_args = select_ids, params
+    if tree_where is not None:
+        tree_ids = f"message_id IN (SELECT id FROM messages WHERE {tree_where})"
+        tree_args = tree_params
     results: dict[int, AnswerResult] = {}
     for row in conn.execute(f"SELECT {_RESULT_COLUMNS} FROM results WHERE {select_ids}", params):
         results[row[0]] = AnswerResult(
@@ -176,8 +185,8 @@ def load_results(conn: sqlite3.Connection, where: str, params: tuple) -> dict[in
         return results
     branches: dict[int, list[Branch]] = defaultdict(list)
     for row in conn.execute(
-        f"SELECT {_BRANCH_COLUMNS} FROM branches WHERE {select_ids} ORDER BY message_id, ordinal",
-        params,
+        f"SELECT {_BRANCH_COLUMNS} FROM branches WHERE {tree_ids} ORDER BY message_id, ordinal",
+        tree_args,
     ):
         branches[row[0]].append(Branch(round=row[2], raw_text=row[3],
                                        parent=_span(row[4], row[5]), feedback=row[6],
@@ -189,8 +198,8 @@ def load_results(conn: sqlite3.Connection, where: str, params: tuple) -> dict[in
         passages[row[0]][row[1]] = _passage(row)
     paths: dict[int, list[tuple[int, Node]]] = defaultdict(list)
     for row in conn.execute(
-        f"SELECT {_NODE_COLUMNS} FROM nodes WHERE {select_ids} ORDER BY message_id, ordinal",
-        params,
+        f"SELECT {_NODE_COLUMNS} FROM nodes WHERE {tree_ids} ORDER BY message_id, ordinal",
+        tree_args,
     ):
         node = _node(row, passages[row[0]])
         if row[2] is not None:

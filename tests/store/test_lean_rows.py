@@ -112,3 +112,34 @@ def test_listing_reads_no_message(conversation_store):
     plan = " ".join(str(r) for r in conversation_store.db.execute(
         "EXPLAIN QUERY PLAN " + _SUMMARY_SQL + " ORDER BY c.updated_at DESC, c.id DESC"))
     assert "conversations_by_update" in plan and "messages" not in plan
+
+
+def test_opening_for_a_transcript_reads_the_last_tree_only(conversation_store, sample_result,
+                                                           sample_run):
+    store = conversation_store
+    cid = store.create_conversation()
+    ids = []
+    for i in range(3):
+        store.add_user_message(cid, f"question {i}")
+        mid = store.begin_answer(cid, sample_run)
+        store.finish_answer(mid, sample_result)
+        ids.append(mid)
+    store.add_user_message(cid, "a question still unanswered")
+    light = store.get_conversation(cid, reasoning="last")
+    whole = store.get_conversation(cid)
+    answers = {m.id: m for m in light.messages if m.result is not None}
+    assert [m.id for m in light.messages] == [m.id for m in whole.messages]
+    # The last answer is whole; the earlier ones keep text, run and references, not the tree.
+    assert answers[ids[2]].result == sample_result and answers[ids[2]].reasoning_loaded
+    for mid in ids[:2]:
+        kept = answers[mid]
+        assert not kept.reasoning_loaded
+        assert (kept.result.branches, kept.result.path) == ([], [])
+        assert kept.result.references == sample_result.references
+        assert kept.result.final_content == sample_result.final_content
+        assert kept.run == sample_run
+        # Opening the message's details reads the rest.
+        detail = store.get_message(mid)
+        assert detail.result == sample_result and detail.reasoning_loaded
+    assert all(m.reasoning_loaded for m in whole.messages)
+    assert all(m.reasoning_loaded for m in light.messages if m.result is None)
