@@ -127,7 +127,9 @@ def _bad(where: str, what: str, value: Any) -> StoreError:
 def _passage(c: _Checked) -> Passage:
     return Passage(corpus=c.text("corpus"), pid=c.text("pid"), title=c.text("title"),
                    text=c.text("text"), source=c.text("source", default=""),
-                   doc_id=c.text("doc_id", default=""), start=c.integer("start"), end=c.integer("end"))
+                   doc_id=c.text("doc_id", default=""), start=c.integer("start"), end=c.integer("end"),
+                   # Kept by the database since v6; exports from before #33 have neither.
+                   url=c.text("url", default=""), section=c.text("section", default=""))
 
 
 def _node(c: _Checked) -> Node:

@@ -82,6 +82,9 @@ def test_passages_keep_url_and_section(conversation_store, sample_result, sample
     back = conversation_store.get_message(mid).result
     assert back == r and back.references[0].passage.section == "History > Early years"
     assert isinstance(back.references[0].passage, Passage)
+    # A JSON export imports back with them too.
+    (copy_id,) = conversation_store.import_json(conversation_store.export_json([cid]))
+    assert conversation_store.get_conversation(copy_id).messages[1].result == r
 
 
 def test_list_counts_and_previews_follow_every_change(conversation_store, sample_result,
