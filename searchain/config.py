@@ -129,6 +129,9 @@ class LLMSettings:
     # process: llama.cpp runs in a worker process, so a native crash cannot end the app
     # (llm/isolated.py); inprocess: in this process (no worker start-up; a crash ends the app).
     isolation: str = "process"
+    # Folders of GGUF files to list beside the app's own and the other apps' stores
+    # (llm/models/discovery.py); absolute paths, "~" allowed. Models are used where they lie.
+    model_folders: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -196,13 +199,9 @@ class Settings:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise ConfigError(
-                f"Cannot read settings file {path}: {exc}",
-                hint="Fix the JSON by hand, or delete the file to go back to defaults.",
-            ) from exc
+            raise ConfigError(f"Cannot read settings file {path}: {exc}", hint=UNREADABLE_HINT) from exc
         if not isinstance(data, dict):
-            raise ConfigError(f"Settings file {path} does not hold a JSON object.",
-                              hint="Delete it to go back to defaults.")
+            raise ConfigError(f"Settings file {path} does not hold a JSON object.", hint=UNREADABLE_HINT)
         if problems is not None:
             from .settings_schema import unknown_key_notes
 
@@ -213,6 +212,25 @@ class Settings:
             exc.hint = exc.hint or (f"Fix it in {path}, or with `searchain config set KEY VALUE` / "
                                     "`searchain config reset KEY`.")
             raise
+
+    @staticmethod
+    def set_aside(paths: AppPaths) -> Path:
+        """Rename an unreadable settings file to ``settings.json.unreadable-<time>`` (numbered
+        when taken), so starting again from the defaults loses nothing; returns the new path."""
+        import time
+
+        path = paths.settings_file
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        aside, n = path.with_name(f"{path.name}.unreadable-{stamp}"), 1
+        while aside.exists():
+            n += 1
+            aside = path.with_name(f"{path.name}.unreadable-{stamp}-{n}")
+        try:
+            path.rename(aside)
+        except OSError as exc:
+            raise ConfigError(f"Cannot move the settings file {path} aside: {exc}",
+                              hint="Check that its folder is writable.") from exc
+        return aside
 
     def save(self, paths: AppPaths) -> None:
         """Write atomically (temp file + rename) so a crash never leaves half a settings file."""
@@ -262,9 +280,18 @@ def _field_value(cls: type, name: str, value: Any, where: str, problems: list[st
         if isinstance(default, int) and value != int(value):
             raise ConfigError(f"{where}.{name} must be a whole number, got {value!r}.")
         return type(default)(value)
+    if isinstance(default, list):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{where}.{name} must be a list of strings, got {value!r}.")
+        return list(value)
     if isinstance(default, str) and not isinstance(value, str):
         raise ConfigError(f"{where}.{name} must be a string, got {value!r}.")
     return value
+
+
+# For a settings file that is not JSON (or not an object): what to do about it.
+UNREADABLE_HINT = ("Fix the JSON by hand, or run `searchain config reset --all` to go back to the "
+                   "defaults (the file is kept beside it).")
 
 
 def atomic_write_text(path: Path, text: str) -> None:

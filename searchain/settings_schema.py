@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 from dataclasses import fields, is_dataclass
 from typing import Any
 
@@ -62,11 +63,21 @@ RANGES: dict[str, tuple[float | None, float | None]] = {
     "corpus.max_file_mb": (0, None),
 }
 
+# Lists of folders: each entry must be an absolute path ("~" counts), since a relative one
+# would mean a different folder for the app and for each shell the CLI runs in.
+FOLDER_LISTS = ("llm.model_folders",)
+
 SKIPPED_SECTIONS = ("ui",)
 
 
 def problem(key: str, value: Any) -> str | None:
     """Why ``value`` (already of the right type) cannot be the setting ``key``; None if it can."""
+    if key in FOLDER_LISTS:
+        relative = [v for v in value if not os.path.isabs(os.path.expanduser(v))]
+        if relative:
+            return (f"settings.{key} must hold absolute paths (e.g. /home/me/models or "
+                    f"~/models); got {relative[0]!r}.")
+        return None
     if key in CHOICES and value not in CHOICES[key] + LEGACY_CHOICES.get(key, ()):
         return f"settings.{key} must be one of {', '.join(CHOICES[key])}; got {value!r}."
     low, high = RANGES.get(key, (None, None))
@@ -140,11 +151,18 @@ def get_value(settings, key: str) -> Any:
 
 def parse_value(text: str, current: Any) -> Any:
     """The command line's text as the type of the setting it replaces (JSON for numbers and
-    true/false; strings as typed, quotes optional)."""
+    true/false; strings as typed, quotes optional; a list as JSON, or one bare item)."""
     if isinstance(current, str):
         if len(text) >= 2 and text[0] == text[-1] == '"':
             return json.loads(text)
         return text
+    if isinstance(current, list):  # a JSON list, or one bare item: `... model_folders ~/models`
+        if text.lstrip().startswith("["):
+            try:
+                return json.loads(text)
+            except ValueError:
+                return text  # reported below as the wrong type
+        return [text]
     try:
         return json.loads(text.lower() if isinstance(current, bool) else text)
     except ValueError:

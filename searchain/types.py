@@ -14,8 +14,12 @@ class Passage:
     where the passage came from (file path, dump name, or dataset record) and ``start``/``end``
     are character offsets of ``text`` within the source document ``doc_id``.
 
-    Where a document has pages or headings, ``page`` (1-based, PDF) and ``section`` (the heading
-    path, e.g. ``"3 Methods > 3.2 Results"``) point into it; a passage never spans two pages.
+    ``url`` and ``section`` are filled where the source knows them: ``url`` is a ZIM or MediaWiki
+    article's address (inside the ZIM file, or on the web when the file names its wiki);
+    ``section`` is the heading path of the passage's section in an article or a document, e.g.
+    ``"History > Early years"`` or ``"3 Methods > 3.2 Results"``; "" otherwise. ``page`` is the
+    1-based page of a paged document (PDF), None otherwise; a passage never spans two pages.
+    They come last, with defaults, so positional construction elsewhere keeps working.
     """
 
     corpus: str
@@ -26,8 +30,9 @@ class Passage:
     doc_id: str = ""
     start: int = 0
     end: int = 0
-    page: int | None = None
+    url: str = ""
     section: str = ""
+    page: int | None = None
 
     def location(self) -> str:
         """Where in its file the passage is, as a citation shows it: ``"report.pdf, p. 12 - 3.2

@@ -14,7 +14,7 @@ from .confirm import confirm
 from .progress import ProgressPrinter, cancel_on_interrupt
 
 BUNDLE_SUFFIX = ".searchain-corpus"  # searchain.library.bundle_export.SUFFIX (not imported: keeps --help fast)
-FORMAT_CHOICES = ("tsv", "jsonl", "hotpotqa", "musique", "mediawiki", "folder", "document")
+FORMAT_CHOICES = ("tsv", "jsonl", "hotpotqa", "musique", "mediawiki", "zim", "folder", "document")
 SHOWN_PROBLEMS = 20
 
 
@@ -148,6 +148,7 @@ def cmd_rebuild(ctx, args) -> int:
 def cmd_index(ctx, args) -> int:
     # An unknown name fails in build_index's open_store, before any model loads, with the
     # manager's own message listing the corpora there are.
+    _make_demo_if_missing(ctx, args.name)
     if args.plan:
         plan = _plan(ctx, args.name, rebuild=args.rebuild)
         print(json.dumps(plan.to_dict(), indent=2) if args.json else plan.summary())
@@ -224,21 +225,59 @@ def _print_report(name: str, report) -> None:
         print(f"  ... and {report.skipped - SHOWN_PROBLEMS:,} more skipped records", file=sys.stderr)
 
 
+def _listed(manager) -> list:
+    """The corpora there are, and the demo corpus when it is not made yet: `search demo` and
+    `ask` make it on first use, so it is there to use from the start."""
+    from ..corpus.manager import NOT_MADE, CorpusInfo
+    from ..library.demo import DEMO_NAME
+
+    infos = manager.list()
+    if any(i.name == DEMO_NAME for i in infos):
+        return infos
+    demo = CorpusInfo(name=DEMO_NAME, path=str(manager.corpus_dir(DEMO_NAME)), passages=None,
+                      sources=[], formats=[], size_bytes=0, created="", state=NOT_MADE,
+                      active=manager.active == DEMO_NAME, hint=DEMO_HINT)
+    return sorted([*infos, demo], key=lambda i: i.name)
+
+
+DEMO_HINT = ("made on first use (`searchain search demo QUERY`, `searchain ask`), or now with "
+             "`searchain corpus index demo`")
+
+
+def _make_demo_if_missing(ctx, name: str) -> None:
+    """`corpus index demo` in a fresh home makes the demo corpus first (its passages only: the
+    build that follows indexes it)."""
+    from ..library.demo import DEMO_NAME, ensure_demo_corpus
+
+    if name != DEMO_NAME or _manager(ctx).exists(name):
+        return
+    with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
+        ensure_demo_corpus(ctx.paths, ctx.settings, on_event=show, cancel=cancel, index=False)
+
+
 def cmd_list(ctx, args) -> int:
-    infos = _manager(ctx).list()
+    infos = _listed(_manager(ctx))
     if args.json:
         print(json.dumps([i.to_dict() for i in infos], indent=2))
-        return 0
-    if not infos:
-        print("no corpora yet: searchain corpus add NAME SOURCE")
         return 0
     print(f"  {'NAME':<24} {'PASSAGES':>10} {'INDEXED':>10} {'SIZE':>9}  {'STATE':<10} FORMATS")
     for i in infos:
         mark = "*" if i.active else " "
         indexed = "-" if i.indexed is None else f"{i.indexed:,}"
-        print(f"{mark} {i.name:<24} {i.passages:>10,} {indexed:>10} {size(i.size_bytes):>9}  "
-              f"{i.state:<10} {','.join(i.formats)}")
+        made = i.state != "not made"
+        name = i.name if made else f"{i.name} (made on first use)"
+        print(f"{mark} {name:<24} {_count(i.passages) if made else '-':>10} {indexed:>10} "
+              f"{size(i.size_bytes) if made else '-':>9}  {i.state:<10} {','.join(i.formats)}")
+    for i in infos:
+        if i.hint and i.state != "not made":
+            print(f"note: {i.name} is {i.state}: {i.hint}", file=sys.stderr)
+    if all(i.state == "not made" for i in infos):
+        print("add a corpus of your own: searchain corpus add NAME SOURCE")
     return 0
+
+
+def _count(n: int | None) -> str:
+    return "?" if n is None else f"{n:,}"  # None: the store could not be read
 
 
 def _second_index_meta(corpus_dir):
@@ -257,7 +296,16 @@ def _second_index_meta(corpus_dir):
 
 
 def cmd_info(ctx, args) -> int:
-    info = _manager(ctx).info(args.name)
+    manager = _manager(ctx)
+    pending = [i for i in _listed(manager) if i.name == args.name and i.state == "not made"]
+    if pending:  # the demo before its first use
+        if args.json:
+            print(json.dumps(pending[0].to_dict(), indent=2))
+        else:
+            print(f"name:      {args.name}{'  (active)' if pending[0].active else ''}")
+            print(f"state:     not made yet: {DEMO_HINT}")
+        return 0
+    info = manager.info(args.name)
     index = _index_status(ctx, args.name)
     second = _second_index_meta(info.path)
     if args.json:
@@ -270,7 +318,9 @@ def cmd_info(ctx, args) -> int:
         return 0
     print(f"name:      {info.name}{'  (active)' if info.active else ''}")
     print(f"state:     {info.state}{'  ' + info.problem if info.problem else ''}")
-    print(f"passages:  {info.passages:,}")
+    if info.hint:
+        print(f"           {info.hint}")
+    print(f"passages:  {_count(info.passages)}")
     print(f"indexed:   {'-' if info.indexed is None else f'{info.indexed:,}'}"
           f"{'  (' + info.embedder + ')' if info.embedder else ''}")
     if second is not None:

@@ -17,6 +17,9 @@ def register(sub) -> None:
     msub = parser.add_subparsers(dest="models_command", metavar="ACTION", required=True)
 
     p = msub.add_parser("list", help="GGUF files in the models folder, with their metadata")
+    p.add_argument("--all", action="store_true",
+                   help="also the GGUFs of LM Studio, Ollama, GPT4All, Jan, the Hugging Face and "
+                        "llama.cpp caches and llm.model_folders (read in place, never copied)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_list)
 
@@ -35,7 +38,8 @@ def register(sub) -> None:
     p.add_argument("name")
     p.set_defaults(func=cmd_remove)
 
-    p = msub.add_parser("use", help="make a GGUF (path, file name or catalogue name) active")
+    p = msub.add_parser("use", help="make a GGUF active: a path, a file name, a catalogue name, "
+                                    "or a name from `models list --all` (used in place)")
     p.add_argument("model")
     p.set_defaults(func=cmd_use)
 
@@ -74,6 +78,8 @@ def _facts_row(facts) -> dict:
 
 
 def cmd_list(ctx, args) -> int:
+    if args.all:
+        return _list_all(ctx, args)
     models = _manager(ctx).list_local()
     active = ctx.settings.llm.model_path
     if args.json:
@@ -94,6 +100,50 @@ def cmd_list(ctx, args) -> int:
         print(f"{mark} {m.path.name:<45} {f.architecture:<8} {f.parameters_label:>6} "
               f"{f.quantisation:<7} ctx {f.context_length:<7} {size(f.file_size):>8}")
     return 0
+
+
+def _discover(ctx, machine=None):
+    from ..llm.models.discovery import discover_models
+    from ..llm.models.facts_cache import FactsCache
+
+    llm = ctx.settings.llm
+    return discover_models(ctx.paths.models_dir, llm.model_folders, machine=machine, n_ctx=llm.n_ctx,
+                           facts=FactsCache.in_cache_dir(ctx.paths.cache_dir))
+
+
+def _list_all(ctx, args) -> int:
+    """Every GGUF on this computer (``llm.models.discovery``), with where it comes from and
+    whether it fits this machine."""
+    from ..llm.models.discovery import search_roots
+    from ..llm.models.recommend import machine_facts
+
+    models = _discover(ctx, machine_facts())
+    active = ctx.settings.llm.model_path
+    if args.json:
+        print(json.dumps([{**m.as_dict(), "active": _is_active(m, active)} for m in models], indent=2))
+        return 0
+    for m in models:
+        mark = "*" if _is_active(m, active) else " "
+        f = m.facts
+        if f is None:
+            print(f"{mark} {m.name:<36} {m.source:<9} UNREADABLE: {m.error}")
+        else:
+            fits = {"gpu": "fits (GPU)", "cpu": "fits (CPU)", "": "too big"}.get(m.fits, "")
+            print(f"{mark} {m.name:<36} {m.source:<9} {f.quantisation:<8} ctx {f.context_length:<7}"
+                  f" {f.template_family:<8} {size(m.size_bytes):>8}  {fits}")
+        print(f"    {m.path}")
+    searched = [f"{r.source}: {r.path}" for r in search_roots(
+        ctx.paths.models_dir, ctx.settings.llm.model_folders) if r.path.is_dir()]
+    if not models:
+        print("No GGUF models found on this computer. See `searchain models catalogue` and "
+              "`searchain models pull NAME`, or add a folder: "
+              "`searchain config set llm.model_folders '[\"/path/to/models\"]'`.")
+    print("\nSearched: " + ("; ".join(searched) if searched else "no model folders exist yet"))
+    return 0
+
+
+def _is_active(model, active: str) -> bool:
+    return bool(active) and active in (str(model.path), str(model.resolved or ""))
 
 
 def cmd_catalogue(ctx, args) -> int:
@@ -188,9 +238,15 @@ def cmd_use(ctx, args) -> int:
 
         if (entry := pypi_entry(args.model)) is not None:
             candidates.append(ctx.paths.models_dir / entry.filename)
-    path = next((c for c in candidates if c.is_file()), candidates[0])
-    facts = read_model_facts(path)  # refuses missing / non-GGUF files with a clear message
-    ctx.settings.llm.model_path = str(facts.path.resolve())
+    path = next((c for c in candidates if c.is_file()), None)
+    if path is None:  # a name from `models list --all`: used where it lies
+        found = [m for m in _discover(ctx) if args.model in (m.name, *m.aliases)]
+        path = found[0].path if found else candidates[0]
+        chosen = str(path)
+    else:
+        chosen = str(path.resolve())
+    read_model_facts(path)  # refuses missing / non-GGUF files with a clear message
+    ctx.settings.llm.model_path = chosen
     ctx.settings.llm.backend = "llama_cpp"
     ctx.save_settings()
     print(f"active model: {ctx.settings.llm.model_path}")

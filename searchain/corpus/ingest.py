@@ -46,12 +46,14 @@ class IngestReport:
 
 def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFAULT_BATCH,
                   ids_from: PassageStore | None = None, resume: bool = False,
-                  options: SourceOptions | None = None, on_event: EventCallback | None = None,
+                  options: SourceOptions | None = None, count_as: str | None = None,
+                  on_event: EventCallback | None = None,
                   cancel: CancelToken | None = None) -> IngestReport:
     """Read ``path`` as ``fmt`` into ``store``, committing every ``batch_size`` passages.
 
     Cancellation is checked between batches, so what was read before it is committed. The
     files a folder source met are recorded after the batch holding their last passage.
+    ``count_as`` keeps a count of what this source added across runs (``PassageStore.add``).
     A source that yields nothing at all (empty, or every record malformed) is a CorpusError.
     """
     started = time.monotonic()
@@ -68,7 +70,7 @@ def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFA
         check(cancel)
         batch = list(islice(stream, batch_size))
         if batch:
-            result = store.add(batch, batch_size=batch_size, ids_from=ids_from)
+            result = store.add(batch, batch_size=batch_size, ids_from=ids_from, count_as=count_as)
             report.added += result.added
             report.duplicates += result.duplicates
         report.files += sum(1 for d in source.documents if d.passages)

@@ -1,6 +1,12 @@
-"""An exclusive, non-blocking lock file per corpus, so two writers never interleave.
+"""Exclusive, non-blocking lock files per corpus, so two writers never interleave.
 
-The OS releases the lock when the holding process dies (even by SIGKILL), so a lock that can
+Two locks, because an index build may run for hours and must not keep passages out meanwhile:
+- ``.write.lock``: adding, removing, rebuilding, exporting and importing passages;
+- ``.build.lock``: building the index (two builds would write the same checkpoints).
+A build runs beside an add: it embeds whatever is committed while it runs, and what comes after
+its last read is left for the next build (``index/build/builder.py``; docs/corpus.md).
+
+The OS releases a lock when the holding process dies (even by SIGKILL), so a lock that can
 be taken means nobody is writing: a corpus still marked ``ingesting`` is then incomplete.
 """
 
@@ -12,11 +18,13 @@ from pathlib import Path
 from ..errors import CorpusError
 
 LOCK_NAME = ".write.lock"
+BUILD_LOCK_NAME = ".build.lock"
+_BUSY = {LOCK_NAME: "is being changed", BUILD_LOCK_NAME: "is being indexed"}
 
 
 class CorpusLock:
-    def __init__(self, corpus_dir: Path):
-        self.path = Path(corpus_dir) / LOCK_NAME
+    def __init__(self, corpus_dir: Path, name: str = LOCK_NAME):
+        self.path = Path(corpus_dir) / name
         self._fd: int | None = None
 
     def try_acquire(self) -> bool:
@@ -33,7 +41,8 @@ class CorpusLock:
 
     def acquire(self, name: str) -> "CorpusLock":
         if not self.try_acquire():
-            raise CorpusError(f"Corpus {name!r} is being changed by another process.",
+            busy = _BUSY.get(self.path.name, "is being changed")
+            raise CorpusError(f"Corpus {name!r} {busy} by another process.",
                               hint="Wait for that command (or the app) to finish, then retry.")
         return self
 

@@ -3,7 +3,7 @@
 Schema (``<data>/corpora/<name>/passages.db``, WAL mode)::
 
     passages(id INTEGER PRIMARY KEY AUTOINCREMENT, pid TEXT UNIQUE, title, text,
-             source, doc_id, start, end, page, section)
+             source, doc_id, start, end, url, section, page)
     passages_fts  FTS5(title, text), external content = passages, content_rowid = id,
                   tokenize 'porter unicode61 remove_diacritics 2'; ``add`` indexes each
                   batch it inserts, triggers follow deletes and updates
@@ -11,10 +11,11 @@ Schema (``<data>/corpora/<name>/passages.db``, WAL mode)::
     documents(doc_id TEXT PRIMARY KEY, source, format, size, mtime_ns, sha256, passages, problem)
                   one row per file a folder ingest met (``documents.DocumentRecord``)
 
-``PRAGMA user_version`` is the schema's version: 0 for stores written before pages and sections
-(#34), 1 since. Opening an older store adds what it lacks (``store_schema``: new columns with
-defaults, the documents table), so every corpus made before stays readable; a store that cannot
-be written (a read-only file) is read as it is, its passages without page or section.
+``url`` (a ZIM or wiki article's address, #33), ``section`` (the heading path, #33 and #34) and
+``page`` (#34) came later. ``PRAGMA user_version`` is the schema's version (see
+``store_schema``): opening an older store adds what it lacks (new columns with defaults, the
+documents table), so every corpus made before stays readable; a store that cannot be written
+(a read-only file) is read as it is, the columns it lacks read as empty.
 
 ``id`` is the label the vector index stores, so it is never reused or renumbered:
 AUTOINCREMENT guarantees a deleted id is not handed out again, and a rebuild copies the
@@ -34,19 +35,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from ..errors import CorpusError, is_disk_full
+from ..errors import TRANSIENT_IO_HINT, CorpusError, is_disk_full, is_transient_io
 from ..types import Passage
 from .documents import DocumentRecord
-from .store_schema import FTS_TOKENIZER, SCHEMA, SCHEMA_VERSION, migrate, user_version
+from .store_schema import (FTS_TOKENIZER, SCHEMA, SCHEMA_VERSION, migrate, passage_columns,
+                           user_version)
 
 DB_NAME = "passages.db"
 DEFAULT_BATCH = 500
-_COLUMNS = "pid, title, text, source, doc_id, start, \"end\", page, section"
-_MARKS = ",".join("?" * 9)
-# What a version-0 store that could not be migrated gives in place of the new columns.
-_LEGACY_COLUMNS = "pid, title, text, source, doc_id, start, \"end\", NULL, ''"
+ADDED_BY_SOURCE = "added_by_source"  # meta key: {source key: passages it added, over all runs}
+_COLUMNS = "pid, title, text, source, doc_id, start, \"end\", url, section, page"
+_MARKS = ",".join("?" * 10)
+# What an older store that could not be migrated (read-only) gives for a column it lacks.
+_LATER_COLUMNS = {"url": "''", "section": "''", "page": "NULL"}
 _DOCUMENT_COLUMNS = "doc_id, source, format, size, mtime_ns, sha256, passages, problem"
-
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,12 @@ class PassageStore:
         self.corpus = corpus
         self.db = sqlite_utils.Database(conn)
         self.version = user_version(conn)
-        self._select = _COLUMNS if self.version >= 1 else _LEGACY_COLUMNS
+        self._select = _COLUMNS
+        if self.version < SCHEMA_VERSION:  # not migrated (read-only): read what it has
+            have = passage_columns(conn)
+            self._select = ", ".join(
+                [c for c in _COLUMNS.split(", ") if c.strip('"') not in _LATER_COLUMNS]
+                + [name if name in have else _LATER_COLUMNS[name] for name in _LATER_COLUMNS])
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -103,8 +110,11 @@ class PassageStore:
                 migrate(conn)
         except sqlite3.DatabaseError as exc:
             if is_disk_full(exc):
-                raise CorpusError(f"Disk full: cannot create {path}.",
+                raise CorpusError(f"Disk full: cannot open {path}.",
                                   hint="Free some disk space and try again.") from exc
+            if is_transient_io(exc):  # the file is most likely fine: never advise removing it
+                raise CorpusError(f"Cannot read passage store {path} right now: {exc}",
+                                  hint=TRANSIENT_IO_HINT) from exc
             raise CorpusError(f"Cannot open passage store {path}: {exc}",
                               hint="The file may be damaged: run `searchain corpus rebuild NAME`, "
                               "or remove the corpus and add it again.") from exc
@@ -126,12 +136,14 @@ class PassageStore:
     # -- writing ---------------------------------------------------------------------------
 
     def add(self, passages: Iterable[Passage], *, batch_size: int = DEFAULT_BATCH,
-            ids_from: "PassageStore | None" = None) -> AddResult:
+            ids_from: "PassageStore | None" = None, count_as: str | None = None) -> AddResult:
         """Insert passages, one transaction per ``batch_size``; a known pid counts as duplicate.
 
         ``ids_from``: give each passage the id it has in that store when its pid, title and
         text are unchanged there (a rebuild keeps the vector index's labels valid); new or
         changed passages get ids above that store's largest id, so no label changes meaning.
+        ``count_as``: add each batch's new passages to ``meta[ADDED_BY_SOURCE][count_as]`` in the
+        batch's own transaction, so the count stays exact across a kill and a resume.
         A full disk raises CorpusError; batches committed before it stay.
         """
         added = duplicates = 0
@@ -141,16 +153,18 @@ class PassageStore:
         for passage in passages:
             batch.append(passage)
             if len(batch) >= batch_size:
-                a, d = self._insert_batch(batch, ids_from)
+                a, d = self._insert_batch(batch, ids_from, count_as)
                 added, duplicates, batch = added + a, duplicates + d, []
         if batch:
-            a, d = self._insert_batch(batch, ids_from)
+            a, d = self._insert_batch(batch, ids_from, count_as)
             added, duplicates = added + a, duplicates + d
         return AddResult(added, duplicates)
 
-    def _insert_batch(self, batch: list[Passage], ids_from: "PassageStore | None") -> tuple[int, int]:
+    def _insert_batch(self, batch: list[Passage], ids_from: "PassageStore | None",
+                      count_as: str | None = None) -> tuple[int, int]:
         self._require_current()
-        rows = [(p.pid, p.title, p.text, p.source, p.doc_id, p.start, p.end, p.page, p.section)
+        rows = [(p.pid, p.title, p.text, p.source, p.doc_id, p.start, p.end, p.url, p.section,
+                 p.page)
                 for p in batch]
         conn = self.conn
         try:
@@ -179,6 +193,11 @@ class PassageStore:
                                      f"title, text FROM passages WHERE id IN ({','.join('?' * len(chunk))})",
                                      chunk)
                 inserted = cur.rowcount
+                if count_as is not None and inserted:
+                    counts = self.meta_get(ADDED_BY_SOURCE, {})
+                    counts[count_as] = counts.get(count_as, 0) + inserted
+                    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                                 (ADDED_BY_SOURCE, json.dumps(counts)))
         except sqlite3.DatabaseError as exc:
             raise self._write_error(exc) from exc
         return inserted, len(rows) - inserted

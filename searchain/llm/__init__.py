@@ -13,4 +13,6 @@ __all__, __getattr__, __dir__ = face(__name__, {
     "models.starter": ("starter_model_path", "starter_label", "starter_notice", "UPGRADE_NAME"),
     "models.recommend": ("recommend", "machine_facts"),
     "models.pypi": ("PYPI_MODELS", "pypi_entry", "install as install_pypi_model"),
+    "models.discovery": ("discover_models",),
+    "models.facts_cache": ("FactsCache",),
 })

@@ -125,14 +125,16 @@ def _bad(where: str, what: str, value: Any) -> StoreError:
 
 
 def _passage(c: _Checked) -> Passage:
-    # page and section are absent from exports written before #34
+    # url and section are absent from exports written before #33, page from those before #34
     page = c.data.get("page")
     if page is not None and (isinstance(page, bool) or not isinstance(page, int) or page < 1):
         raise _bad(f"{c.where}.page", "must be a page number (1 or more) or null", page)
     return Passage(corpus=c.text("corpus"), pid=c.text("pid"), title=c.text("title"),
                    text=c.text("text"), source=c.text("source", default=""),
                    doc_id=c.text("doc_id", default=""), start=c.integer("start"), end=c.integer("end"),
-                   page=page, section=c.text("section", default=""))
+                   # Kept by the database since v6 (url, section) and v7 (page).
+                   url=c.text("url", default=""), section=c.text("section", default=""),
+                   page=page)
 
 
 def _node(c: _Checked) -> Node:

@@ -172,3 +172,36 @@ def test_every_inserted_passage_is_in_the_full_text_index_once(tmp_path):
             assert fresh.id_of("p0") == old.id_of("p0") and fresh.id_of("q") == old.id_of("q")
             assert matches(fresh, "moraine") == sorted([fresh.id_of("p0"), fresh.id_of("new")])
             assert matches(fresh, "esker") == [fresh.id_of("new")]
+
+
+# The schema before url/section (#33), as stores made by earlier versions have it.
+_OLD_SCHEMA = """
+CREATE TABLE passages (id INTEGER PRIMARY KEY AUTOINCREMENT, pid TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL DEFAULT '', text TEXT NOT NULL, source TEXT NOT NULL DEFAULT '',
+    doc_id TEXT NOT NULL DEFAULT '', start INTEGER NOT NULL DEFAULT 0, "end" INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE VIRTUAL TABLE passages_fts USING fts5(title, text, content="passages", content_rowid="id",
+    tokenize='porter unicode61 remove_diacritics 2');
+CREATE TRIGGER passages_ai AFTER INSERT ON passages BEGIN
+    INSERT INTO passages_fts(rowid, title, text) VALUES (new.id, new.title, new.text);
+END;
+INSERT INTO passages (pid, title, text, source, doc_id, start, "end")
+    VALUES ('old1', 'Old', 'A passage stored before url and section existed.', 'old.tsv', 'd', 0, 48);
+"""
+
+
+def test_a_store_from_before_url_and_section_opens_and_keeps_its_passages(tmp_path):
+    path = tmp_path / "old" / "passages.db"
+    path.parent.mkdir()
+    conn = sqlite3.connect(path)
+    conn.executescript(_OLD_SCHEMA)
+    conn.commit()
+    conn.close()
+    with PassageStore.open(path) as store:
+        old = store.get("old1")
+        assert (old.title, old.source, old.end, old.url, old.section) == ("Old", "old.tsv", 48, "", "")
+        store.add([Passage("old", "new1", "New", "Fresh text.", url="https://x.org/New", section="A > B")])
+        assert store.get("new1").section == "A > B" and store.get("new1").url == "https://x.org/New"
+        assert [p.pid for _, p in next(store.iter_batches())] == ["old1", "new1"]
+    with PassageStore.open(path) as again:  # migrated once; opening again changes nothing
+        assert again.get("new1").url == "https://x.org/New" and again.count() == 2

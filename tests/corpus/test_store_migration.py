@@ -100,3 +100,76 @@ def test_a_folder_of_documents_joins_an_old_corpus(home, tmp_path):
         assert pages == {1, 2}
         assert store.get("p1").page is None
         assert [r.doc_id for r in store.documents()] == ["docs/paper.pdf"]
+
+
+# What #33 (on main) left: user_version 0, url and section added on open, the insert trigger kept.
+MAIN_V0_COLUMNS = ["ALTER TABLE passages ADD COLUMN url TEXT NOT NULL DEFAULT ''",
+                   "ALTER TABLE passages ADD COLUMN section TEXT NOT NULL DEFAULT ''"]
+
+
+def test_a_store_with_url_and_section_but_no_version_gets_pages_and_documents(tmp_path):
+    db = write_v0_store(tmp_path / "wiki" / "passages.db", "wiki")
+    conn = sqlite3.connect(db)
+    for sql in MAIN_V0_COLUMNS:
+        conn.execute(sql)
+    conn.execute("UPDATE passages SET url='https://x.org/Glacier', section='History' WHERE pid='p1'")
+    conn.commit()
+    conn.close()
+    with PassageStore.open(db) as store:
+        assert store.version == SCHEMA_VERSION
+        old = store.get("p1")
+        assert (old.url, old.section, old.page) == ("https://x.org/Glacier", "History", None)
+        store.add([Passage("wiki", "n1", "Report", "Moraines date the retreat.", "/d/r.pdf", "d/r.pdf",
+                           0, 26, page=4, section="2 Methods")])
+        assert (store.get("n1").page, store.get("n1").section, store.get("n1").url) == (4, "2 Methods", "")
+        assert store.fts_integrity_ok()  # the old insert trigger is gone: indexed once
+        assert store.conn.execute("SELECT count(*) FROM passages_fts WHERE passages_fts MATCH 'moraines'"
+                                  ).fetchone()[0] == 1
+        assert store.documents() == []
+
+
+def test_a_version_1_store_without_url_gains_it(tmp_path):
+    """A store written by #34 before it met #33: page and section, the documents table, no url."""
+    db = write_v0_store(tmp_path / "docs" / "passages.db", "docs")
+    conn = sqlite3.connect(db)
+    for sql in ["ALTER TABLE passages ADD COLUMN page INTEGER",
+                "ALTER TABLE passages ADD COLUMN section TEXT NOT NULL DEFAULT ''",
+                "CREATE TABLE documents (doc_id TEXT PRIMARY KEY, source TEXT NOT NULL, "
+                "format TEXT NOT NULL DEFAULT '', size INTEGER NOT NULL DEFAULT 0, "
+                "mtime_ns INTEGER NOT NULL DEFAULT 0, sha256 TEXT NOT NULL DEFAULT '', "
+                "passages INTEGER NOT NULL DEFAULT 0, problem TEXT NOT NULL DEFAULT '')",
+                "DROP TRIGGER passages_ai",
+                "UPDATE passages SET page=7, section='Intro' WHERE pid='p2'",
+                "INSERT INTO documents VALUES ('p2', '/x/r.pdf', 'pdf', 1, 2, 'ab', 1, '')",
+                "PRAGMA user_version = 1"]:
+        conn.execute(sql)
+    conn.commit()
+    conn.close()
+    with PassageStore.open(db) as store:
+        assert store.version == SCHEMA_VERSION
+        kept = store.get("p2")
+        assert (kept.page, kept.section, kept.url) == (7, "Intro", "")
+        assert [r.doc_id for r in store.documents()] == ["p2"]
+        store.add([Passage("docs", "z", "Ellin", "Barges sailed it.", "w.zim", "A/Ellin", 0, 17,
+                           url="https://en.wikipedia.org/wiki/Ellin", section="History")])
+        assert store.get("z").url == "https://en.wikipedia.org/wiki/Ellin"
+        assert store.fts_integrity_ok()
+
+
+def test_a_read_only_store_of_either_line_reads_the_columns_it_has(tmp_path):
+    db = write_v0_store(tmp_path / "wiki" / "passages.db", "wiki")
+    conn = sqlite3.connect(db)
+    for sql in MAIN_V0_COLUMNS:
+        conn.execute(sql)
+    conn.execute("UPDATE passages SET url='https://x.org/Glacier', section='History' WHERE pid='p1'")
+    conn.commit()
+    conn.close()
+    ro = sqlite3.connect(f"file:{db}?mode=ro", uri=True, check_same_thread=False)
+    from searchain.corpus.store_schema import migrate
+
+    migrate(ro)
+    store = PassageStore(ro, db, "wiki")
+    assert store.version == 0
+    p1 = store.get("p1")
+    assert (p1.url, p1.section, p1.page) == ("https://x.org/Glacier", "History", None)
+    store.close()

@@ -53,8 +53,12 @@ def test_model_dialog_lists_and_chooses_local_gguf(qtbot, home, tiny_gguf):
     assert sorted(p.split("/")[-1] for p in dialog.local_paths()) == ["broken.gguf", "tiny.gguf"]
     assert dialog.catalogue.rowCount() > 0
     broken_row = [p.split("/")[-1] for p in dialog.local_paths()].index("broken.gguf")
-    architecture = dialog.local.item(broken_row, 1)
-    assert architecture.text() == "unreadable" and "not a GGUF" in architecture.toolTip()
+    parameters = dialog.local.item(broken_row, 2)
+    assert parameters.text() == "unreadable" and "not a GGUF" in parameters.toolTip()
+    assert dialog.local.item(broken_row, 1).text() == "SearChain"  # its source: the app's folder
+    dialog.select_local(str(home.models_dir / "broken.gguf"))
+    dialog.use_selected()  # refused, with the reason, rather than failing at load time
+    assert "cannot be used" in dialog.status.text() and window.ctx.settings.llm.model_path == ""
     dialog.select_local(str(home.models_dir / "tiny.gguf"))
     dialog.use_selected()
     assert window.ctx.settings.llm.model_path == str(home.models_dir / "tiny.gguf")

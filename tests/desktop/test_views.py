@@ -179,6 +179,25 @@ def test_passage_viewer_shows_where_in_the_file_as_plain_text(qtbot, answer_resu
     assert viewer.location.isHidden()
 
 
+def test_passage_viewer_shows_article_section_and_address_as_plain_text(qtbot):
+    from searchain.types import Passage
+
+    viewer = PassageViewer()
+    qtbot.addWidget(viewer)
+    zim = Passage("wiki", "A/Ellin#2", "River <Ellin>", "Barges sailed it.", "w.zim", "A/Ellin", 0, 17,
+                  url="https://en.wikipedia.org/wiki/River_Ellin", section="History > <b>Barges</b>")
+    viewer.show_passage(zim)
+    assert viewer.title.text() == "River <Ellin>"
+    # one "Found in:" row for where in the file (here the article's section path)
+    assert viewer.location.text() == "w.zim - History > <b>Barges</b>"
+    assert viewer.location.textFormat() == Qt.TextFormat.PlainText
+    assert viewer.url.text() == "https://en.wikipedia.org/wiki/River_Ellin"
+    assert viewer.url.textFormat() == Qt.TextFormat.PlainText
+    assert not viewer.location.isHidden() and not viewer.url.isHidden()
+    viewer.show_passage(Passage("demo", "p1", "Plain", "No article facts."))
+    assert viewer.location.text() == "" and viewer.url.isHidden() and viewer.location.isHidden()
+
+
 def test_sidebar_groups_and_requests(qtbot):
     sidebar = Sidebar()
     qtbot.addWidget(sidebar)
@@ -213,7 +232,7 @@ def test_message_bar_shows_error_without_traceback(qtbot):
 
 
 def test_parameter_counts_read_naturally_at_every_scale():
-    from desktop.views.model_choice.dialog import parameters_label
+    from desktop.views.model_choice.found_panel import parameters_label
 
     assert parameters_label(1_543_714_304) == "1.54 B"
     assert parameters_label(135_000_000) == "135 M"

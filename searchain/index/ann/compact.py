@@ -226,16 +226,19 @@ class CompactIndex:
             codes.resize(wanted)  # capacity stays when shrinking back, so later adds don't move
             codes.resize(size)
 
-    def mark_deleted(self, rows: np.ndarray) -> int:
-        """Hide ``rows`` (passages deleted from the corpus) from searches; returns how many were
-        not hidden already. Fast-scan cells cannot drop entries in place (faiss's
-        ``BlockInvertedLists::update_entries`` is not implemented), so hidden rows are filtered
-        from the candidates; the builder retrains when they pile up (``needs_retraining``)."""
-        rows = np.asarray(rows, dtype=np.int64)
-        new = np.setdiff1d(rows, self.deleted)
-        if len(new):
-            self.deleted = np.union1d(self.deleted, new)
-        return len(new)
+    def hide_exactly(self, rows: np.ndarray) -> tuple[int, int]:
+        """Hide ``rows`` (passages no longer in the corpus) from searches, and only them:
+        ``(newly hidden, shown again)``. The builder passes every row whose passage is not in the
+        corpus now, so a row hidden by mistake comes back (builds before the fix took passages
+        committed while they ran for deleted ones). Fast-scan cells cannot drop entries in place
+        (faiss's ``BlockInvertedLists::update_entries`` is not implemented), so hidden rows are
+        filtered from the candidates; the builder retrains when they pile up
+        (``needs_retraining``)."""
+        rows = np.unique(np.asarray(rows, dtype=np.int64))
+        newly = len(np.setdiff1d(rows, self.deleted))
+        restored = len(np.setdiff1d(self.deleted, rows))
+        self.deleted = rows
+        return newly, restored
 
     # -- queries ------------------------------------------------------------------------
     @property

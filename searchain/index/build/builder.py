@@ -101,6 +101,16 @@ def build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuil
     """
     from ...corpus.manager import CorpusManager
 
+    with CorpusManager(paths, settings).build_lock(corpus_name):
+        return _build_index(paths, settings, corpus_name, rebuild=rebuild, on_event=on_event, cancel=cancel,
+                            embedder=embedder, second_embedder=second_embedder, shard_size=shard_size,
+                            embed_missing=embed_missing)
+
+
+def _build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebuild: bool, on_event, cancel,
+                 embedder, second_embedder, shard_size, embed_missing) -> IndexReport:
+    from ...corpus.manager import CorpusManager
+
     started = time.perf_counter()
     r = settings.retrieval
     embedder = embedder or Embedder.for_settings(r, models_dir=paths.models_dir)
@@ -195,15 +205,16 @@ def _build_layout(store, corpus_name: str, layout: IndexLayout, embedder: Embedd
         layout.root.mkdir(parents=True, exist_ok=True)
         shards.set_owner(owner)
         before = shards.summary()
-        live_ids = np.fromiter((row[0] for row in store.conn.execute("SELECT id FROM passages")),
-                               dtype=np.int64)
         if before.max_id > store.max_id():
             raise IndexError_(f"The index of corpus '{corpus_name}' holds passage ids the corpus "
                               "never had (was the corpus replaced?).", hint=rebuild_hint(corpus_name))
 
         # -- 1. embed what no shard holds yet ---------------------------------------------
+        # Passages committed while this runs (an add in another process) are embedded too: the
+        # step reads batches above the last checkpoint until the store has no more.
         t0 = time.perf_counter()
-        to_embed = int((live_ids > before.max_id).sum())
+        to_embed = store.conn.execute("SELECT count(*) FROM passages WHERE id > ?",
+                                      (before.max_id,)).fetchone()[0]
         emit(on_event, Progress(embed_stage, 0, to_embed, f"embedding {to_embed} passages"
                                 + ("" if embed_stage == EMBED_STAGE else f" with {embedder.model_id}")))
         job = EmbedJob(store=store, shards=shards, after_id=before.max_id, total=to_embed,
@@ -213,6 +224,11 @@ def _build_layout(store, corpus_name: str, layout: IndexLayout, embedder: Embedd
         embed_s = time.perf_counter() - t0
 
         # -- 2. and 3. index and save (compact_build.py) ---------------------------------
+        # Which passages are live is read now, after embedding, not at the start: a row
+        # committed during the embedding is live and indexed; one committed after this read has
+        # no vector yet, so the index reads as stale and the next build embeds it.
+        live_ids = np.fromiter((row[0] for row in store.conn.execute("SELECT id FROM passages")),
+                               dtype=np.int64)
         t1 = time.perf_counter()
         stage = build_compact(layout, corpus_name, embedder.model_id, embedder.dim, live_ids,
                               stage=graph_stage, on_event=on_event, cancel=cancel,

@@ -1,8 +1,8 @@
 """Model facts read from a GGUF file's header, without loading the weights.
 
-``read_model_facts(path)`` parses the metadata and tensor table with the ``gguf`` package's
-reader (the file is memory-mapped, never read whole), so listing a models folder of
-multi-gigabyte files takes milliseconds. A missing, foreign or truncated file raises
+``read_model_facts(path)`` parses the metadata and tensor table as a stream (``gguf_header``:
+the vocabulary is skipped, not decoded, and the weights are never read), so listing a models
+folder of multi-gigabyte files takes milliseconds per file. A missing, foreign or truncated file raises
 ``ModelError`` naming the path and saying what to do.
 """
 
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ModelError
+from .gguf_header import ArrayInfo, HeaderError, TensorInfo, read_header
 
 GGUF_MAGIC = b"GGUF"
 
@@ -46,6 +47,13 @@ class ModelFacts:
                 return f"{n / scale:.1f}{unit}"
         return str(n)
 
+    @property
+    def template_family(self) -> str:
+        """The chat template's family, told from its markers: ``qwen3``, ``qwen2.5``, ``chatml``,
+        ``llama3``, ``gemma``, ``phi3``, ``mistral``, ``llama2``, ``deepseek``; ``other`` for a
+        template none of these; ``none`` when the file has no template (a base model)."""
+        return template_family(self.chat_template)
+
     def kv_cache_bytes(self, n_ctx: int) -> int:
         """Bytes of an F16 KV cache for ``n_ctx`` tokens (keys + values, every layer)."""
         if not self.head_count:
@@ -56,43 +64,56 @@ class ModelFacts:
         return 2 * n_ctx * self.n_layers * kv_heads * (keys + values)
 
 
+def template_family(template: str | None) -> str:
+    """See ``ModelFacts.template_family``. The first marker found decides, most specific first."""
+    if not template:
+        return "none"
+    if "<|im_start|>" in template:
+        if "enable_thinking" in template or "<think>" in template:
+            return "qwen3"
+        return "qwen2.5" if "You are Qwen" in template else "chatml"
+    for family, marker in (("llama3", "<|start_header_id|>"), ("gemma", "<start_of_turn>"),
+                           ("deepseek", "<\uff5cUser\uff5c>"), ("phi3", "<|assistant|>"),
+                           ("llama2", "<<SYS>>"), ("mistral", "[INST]")):
+        if marker in template:
+            return family
+    return "other"
+
+
 def read_model_facts(path: str | os.PathLike) -> ModelFacts:
     """Read ``path``'s GGUF metadata; ``ModelError`` if missing, not a GGUF, or damaged."""
     path = Path(path)
     _check_is_gguf(path)
-    import gguf
-
     try:
-        reader = gguf.GGUFReader(str(path), "r")
-    except Exception as exc:  # the reader raises struct/index/value errors on damaged headers
+        header = read_header(path)
+    except (HeaderError, OSError) as exc:
         raise ModelError(
             f"{path} is damaged or truncated: its GGUF header cannot be parsed ({exc}).",
             hint="Download the file again (`searchain models pull NAME` resumes), or pick another.",
         ) from exc
-    file_size = path.stat().st_size
-    data_end = max((int(t.data_offset) + int(t.n_bytes) for t in reader.tensors), default=0)
-    if data_end > file_size:
+    data_end = header.data_offset + max((t.offset + _n_bytes(t) for t in header.tensors), default=0)
+    if header.tensors and data_end > header.file_size:
         raise ModelError(
             f"{path} is truncated: its tensors need {data_end:,} bytes but the file has "
-            f"{file_size:,}.",
+            f"{header.file_size:,}.",
             hint="The download was probably interrupted: pull it again (it resumes).",
         )
-    fields = {name: _field_value(f) for name, f in reader.fields.items()
-              if name != "tokenizer.ggml.merges"}
+    fields = header.fields
     arch = str(fields.get("general.architecture", "unknown"))
-    tokens = reader.fields.get("tokenizer.ggml.tokens")
+    tokens = fields.get("tokenizer.ggml.tokens")
+    template = fields.get("tokenizer.chat_template")
     return ModelFacts(
         path=path,
         architecture=arch,
         name=str(fields.get("general.name") or path.stem),
-        parameters=sum(int(t.n_elements) for t in reader.tensors),
-        quantisation=_quantisation(fields.get("general.file_type"), reader.tensors),
-        context_length=int(fields.get(f"{arch}.context_length", 0) or 0),
-        file_size=file_size,
-        chat_template=fields.get("tokenizer.chat_template"),
-        vocab_size=len(tokens.data) if tokens is not None else 0,
-        n_layers=int(fields.get(f"{arch}.block_count", 0) or 0),
-        embedding_length=int(fields.get(f"{arch}.embedding_length", 0) or 0),
+        parameters=sum(t.n_elements for t in header.tensors),
+        quantisation=_quantisation(fields.get("general.file_type"), header.tensors),
+        context_length=_first_int(fields.get(f"{arch}.context_length")),
+        file_size=header.file_size,
+        chat_template=template if isinstance(template, str) else None,
+        vocab_size=_length(tokens),
+        n_layers=_first_int(fields.get(f"{arch}.block_count")),
+        embedding_length=_first_int(fields.get(f"{arch}.embedding_length")),
         head_count=_first_int(fields.get(f"{arch}.attention.head_count")),
         head_count_kv=_first_int(fields.get(f"{arch}.attention.head_count_kv")),
         key_length=_first_int(fields.get(f"{arch}.attention.key_length")),
@@ -121,44 +142,48 @@ def _check_is_gguf(path: Path) -> None:
         )
 
 
-def _field_value(field) -> Any:
-    """A ReaderField's Python value (str, int, float, bool, or list of them)."""
-    import gguf
-
-    types = list(field.types)
-    if not types:
-        return None
-
-    def scalar(part_index: int, vtype) -> Any:
-        part = field.parts[part_index]
-        if vtype == gguf.GGUFValueType.STRING:
-            return bytes(part).decode("utf-8", errors="replace")
-        value = part[0]
-        return bool(value) if vtype == gguf.GGUFValueType.BOOL else value.item()
-
-    if types[0] == gguf.GGUFValueType.ARRAY:
-        return [scalar(i, types[-1]) for i in field.data]
-    return scalar(field.data[0], types[0])
+def _length(value: Any) -> int:
+    """Elements in a metadata array, decoded (a list) or skipped (``ArrayInfo``)."""
+    if isinstance(value, ArrayInfo):
+        return value.count
+    return len(value) if isinstance(value, list) else 0
 
 
 def _first_int(value: Any) -> int:
     """Head counts may be per-layer arrays in some architectures; take the first."""
     if isinstance(value, list):
         value = value[0] if value else 0
-    return int(value or 0)
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):  # a string or a skipped array where a number belongs
+        return 0
 
 
-def _quantisation(file_type: Any, tensors) -> str:
+def _n_bytes(tensor: TensorInfo) -> int:
+    """The tensor's size in the file; 0 for a type this gguf package does not know (a newer
+    quantisation), whose size then goes unchecked."""
     import gguf
 
-    if file_type is not None:
+    try:
+        block, type_size = gguf.GGML_QUANT_SIZES[gguf.GGMLQuantizationType(tensor.ggml_type)]
+    except (ValueError, KeyError):
+        return 0
+    return tensor.n_elements // block * type_size
+
+
+def _quantisation(file_type: Any, tensors: list[TensorInfo]) -> str:
+    import gguf
+
+    if isinstance(file_type, int):
         try:
-            return gguf.LlamaFileType(int(file_type)).name.removeprefix("MOSTLY_").replace(
-                "ALL_", "")
+            return gguf.LlamaFileType(file_type).name.removeprefix("MOSTLY_").replace("ALL_", "")
         except ValueError:
             pass
     # No (or an unknown) file type: name the tensor type holding most of the bytes.
     by_bytes: Counter[str] = Counter()
     for t in tensors:
-        by_bytes[t.tensor_type.name] += int(t.n_bytes)
+        try:
+            by_bytes[gguf.GGMLQuantizationType(t.ggml_type).name] += _n_bytes(t)
+        except ValueError:
+            by_bytes[f"type {t.ggml_type}"] += 0
     return by_bytes.most_common(1)[0][0] if by_bytes else "unknown"

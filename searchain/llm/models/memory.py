@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from ...errors import ModelError
 from ...machine import available_memory_bytes
+from .catalogue import VRAM_OVERHEAD_BYTES
 from .gguf_info import ModelFacts
 
 GIB = 1024 ** 3
 # Compute buffers, tokenizer tables and the Python side: a generous fixed allowance.
 OVERHEAD_BYTES = 256 * 1024 ** 2
-
 
 
 def estimate_ram_bytes(facts: ModelFacts, n_ctx: int, n_gpu_layers: int) -> int:
@@ -25,6 +25,12 @@ def estimate_ram_bytes(facts: ModelFacts, n_ctx: int, n_gpu_layers: int) -> int:
         cpu_fraction = 1.0 - offloaded / facts.n_layers
     kv = facts.kv_cache_bytes(n_ctx) * (cpu_fraction if n_gpu_layers != 0 else 1.0)
     return int(facts.file_size * cpu_fraction + kv + OVERHEAD_BYTES)
+
+
+def estimate_vram_bytes(facts: ModelFacts, n_ctx: int) -> int:
+    """GPU memory with every layer offloaded: weights + F16 KV cache + the GPU's compute buffers
+    (the catalogue's allowance, so a found model and a catalogue entry are judged alike)."""
+    return int(facts.file_size + facts.kv_cache_bytes(n_ctx) + VRAM_OVERHEAD_BYTES)
 
 
 def check_memory(facts: ModelFacts, n_ctx: int, n_gpu_layers: int,

@@ -87,12 +87,28 @@ def recommend(machine: MachineFacts, entries=CATALOGUE, n_ctx: int = DEFAULT_N_C
         + _why_not_gpu(machine)), machine, n_ctx, False)
 
 
+def where_it_runs(ram_bytes: int, vram_bytes: int, machine: MachineFacts) -> str:
+    """Where a model needing ``ram_bytes`` on the CPU or ``vram_bytes`` fully offloaded runs on
+    this machine, by the rules the recommendation uses: ``"gpu"``, ``"cpu"``, or ``""`` (too
+    big). Used for models found on disk (``discovery``), judged like catalogue entries."""
+    if machine.gpu_build and _vram_fits(vram_bytes, machine):
+        return "gpu"
+    return "cpu" if _ram_fits(ram_bytes, machine) else ""
+
+
 def _fits_gpu(entry: CatalogueEntry, machine: MachineFacts, n_ctx: int) -> bool:
-    return bool(machine.vram_bytes) and entry.vram_bytes(n_ctx) <= machine.vram_bytes * VRAM_USABLE
+    return _vram_fits(entry.vram_bytes(n_ctx), machine)
 
 
 def _fits_cpu(entry: CatalogueEntry, machine: MachineFacts, n_ctx: int) -> bool:
-    need = entry.ram_bytes(n_ctx)
+    return _ram_fits(entry.ram_bytes(n_ctx), machine)
+
+
+def _vram_fits(need: int, machine: MachineFacts) -> bool:
+    return bool(machine.vram_bytes) and need <= machine.vram_bytes * VRAM_USABLE
+
+
+def _ram_fits(need: int, machine: MachineFacts) -> bool:
     if machine.ram_total_bytes and need > machine.ram_total_bytes * RAM_SHARE:
         return False
     return not machine.ram_available_bytes or need <= machine.ram_available_bytes
