@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from searchain.corpus.problems import ProblemLog
 from searchain.corpus.sources import open_source
 from searchain.corpus.sources.detect import detect_format
+from searchain.errors import CorpusError
 from tests.faults.common import any_text, json_values, mutated, only_project_errors
 
 PROPERTY = settings(max_examples=200, deadline=None,
@@ -187,3 +188,21 @@ def resigned_flips(draw, sample: bytes) -> bytes:
 @given(data=st.data())
 def test_zim_flips_that_pass_the_checksum(scratch, zim_sample, data):
     read_all(scratch, "w.zim", data.draw(resigned_flips(zim_sample)), "zim")
+
+
+def test_a_zim_entry_name_that_is_not_utf8_is_damage(scratch, zim_sample):
+    """Found by the property above: a flipped byte in an entry's path, with the checksum made to
+    match, raised UnicodeDecodeError from libzim's name decoding."""
+    import hashlib
+
+    data = bytearray(zim_sample)
+    at = data.find(b"Lake_Sume")
+    while at != -1:  # every copy of the name (directory entry, title listing)
+        data[at] = 0xF4  # a UTF-8 lead byte with no continuation
+        at = data.find(b"Lake_Sume", at + 1)
+    data[-16:] = hashlib.md5(bytes(data[:-16])).digest()
+    path = Path(tempfile.mkdtemp(dir=scratch)) / "w.zim"
+    path.write_bytes(bytes(data))
+    with pytest.raises(CorpusError, match="not valid UTF-8") as err:
+        list(open_source(path, "zim", "c", ProblemLog()).passages())
+    assert err.value.hint
