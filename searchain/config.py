@@ -198,7 +198,7 @@ class Settings:
             return cls()
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:  # Recursion: JSON nested thousands deep
             raise ConfigError(f"Cannot read settings file {path}: {exc}", hint=UNREADABLE_HINT) from exc
         if not isinstance(data, dict):
             raise ConfigError(f"Settings file {path} does not hold a JSON object.", hint=UNREADABLE_HINT)

@@ -163,12 +163,22 @@ class PassageStore:
     def _insert_batch(self, batch: list[Passage], ids_from: "PassageStore | None",
                       count_as: str | None = None) -> tuple[int, int]:
         self._require_current()
-        rows = [(p.pid, p.title, p.text, p.source, p.doc_id, p.start, p.end, p.url, p.section,
-                 p.page)
-                for p in batch]
+        total = len(batch)
         conn = self.conn
         try:
             with conn:
+                # Only pids not stored yet (and each once) reach the INSERT: SQLite's AUTOINCREMENT
+                # spends an id on every row OR IGNORE skips, so a resumed ingest re-reading its
+                # stored records would leave a gap of ids an uninterrupted one does not have.
+                known, fresh = self.ids_of([p.pid for p in batch]), {}
+                for p in batch:
+                    if p.pid not in known:
+                        fresh.setdefault(p.pid, p)
+                batch = list(fresh.values())
+                rows = [(p.pid, p.title, p.text, p.source, p.doc_id, p.start, p.end, p.url, p.section,
+                         p.page) for p in batch]
+                if not rows:  # all stored already (a resume re-reading its first records)
+                    return 0, total
                 # rowcount sums sqlite3_changes(), which leaves out rows skipped by OR IGNORE:
                 # exactly the passages inserted. Then the new rows join the FTS index in one
                 # statement (measured 3x cheaper than an insert trigger firing per row).
@@ -200,7 +210,7 @@ class PassageStore:
                                  (ADDED_BY_SOURCE, json.dumps(counts)))
         except sqlite3.DatabaseError as exc:
             raise self._write_error(exc) from exc
-        return inserted, len(rows) - inserted
+        return inserted, total - inserted
 
     def _reserve_ids_above(self, max_id: int) -> None:
         """Make AUTOINCREMENT hand out ids above ``max_id`` (ids of a replaced store)."""

@@ -66,6 +66,8 @@ class _Checked:
             return default
         if not isinstance(value, str):
             raise _bad(f"{self.where}.{key}", "must be a string", value)
+        if not _encodable(value):  # JSON's "\\ud800" escape: SQLite cannot store it (UTF-8)
+            raise _bad(f"{self.where}.{key}", "must be text (it holds a lone surrogate)", value)
         return value
 
     def integer(self, key: str) -> int:
@@ -114,6 +116,14 @@ class _Checked:
         if value not in allowed:
             raise _bad(f"{self.where}.{key}", f"must be one of {', '.join(allowed)}", value)
         return value
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _bad(where: str, what: str, value: Any) -> StoreError:

@@ -44,6 +44,14 @@ class ZimSource(Source):
     format = "zim"
 
     def passages(self) -> Iterator[Passage]:
+        try:
+            yield from self._passages()
+        except UnicodeDecodeError as exc:  # libzim decodes entry names as UTF-8 when asked
+            raise CorpusError(f"{self.path}: an entry's name is not valid UTF-8 ({exc.reason}): "
+                              "the file is damaged. Articles before it were added.",
+                              hint=_DAMAGED_HINT) from exc
+
+    def _passages(self) -> Iterator[Passage]:
         archive = self._open()
         self.bytes_total = archive.filesize
         base = wiki_base(_metadata(archive, "Source"), _metadata(archive, "Name"))
