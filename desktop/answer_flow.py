@@ -8,7 +8,7 @@ text in the transcript and in the message bar; the app keeps working.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -92,7 +92,7 @@ class AnswerFlow(QObject):
         self.message_id = None
         ctx = self.ctx
         mode = mode or self.chat.strategy.chosen() or ctx.settings.reasoning.mode
-        run = replace(self._run_info(), mode=mode)  # the stored run names the strategy used
+        run = self._run_info(mode)  # the stored run names the strategy used, not the default
         self.chat.begin_answer(question, key="pending", run=run)
         self.chat.set_phase("Loading the model…")
         self.reasoning.clear("Starting…")
@@ -205,7 +205,7 @@ class AnswerFlow(QObject):
         self.conversations.refresh()
         self.busy_changed.emit(False)
 
-    def _run_info(self):
+    def _run_info(self, mode: str):
         from searchain.store import RunInfo
 
-        return RunInfo.from_settings(self.ctx.settings)
+        return RunInfo.from_settings(self.ctx.settings, mode=mode)

@@ -79,7 +79,9 @@ class ConversationFlow(QObject):
             self.sidebar.select(self.current_id)
             return False
         try:
-            conversation = self.store().get_conversation(conversation_id)
+            # The transcript needs every answer's text and sources, the tree view only the last
+            # answer's reasoning: the other trees stay in the database (most of a long chat).
+            conversation = self.store().get_conversation(conversation_id, reasoning="last")
         except Exception as exc:  # noqa: BLE001
             self.message_bar.show_error(exc, "Could not open the conversation")
             return False

@@ -123,6 +123,7 @@ class SetupCheck(QObject):
         self.window = window
         self.dialog = DoctorDialog(window)
         self.dialog.recheck_requested.connect(self.run)
+        self.dialog.check_data_requested.connect(lambda: self.run(data=True))
         self.dialog.open_logs_requested.connect(lambda: open_log_folder(window))
         self.dialog.fix_requested.connect(self.open_fix)
         self.job = None
@@ -133,16 +134,17 @@ class SetupCheck(QObject):
         {"model": window.open_model_catalogue, "corpus": window.open_corpus_manager}.get(
             area, window.open_settings)()
 
-    def run(self):
+    def run(self, data: bool = False):
+        """Run the checks on a worker; ``data``: also *Check data* (every database and index read
+        through, ``searchain doctor --check-data``)."""
         ctx = self.window.ctx
         self.dialog.show_running()
 
         def work(_on_event, _cancel):
-            from searchain.doctor import run_checks
-            from searchain.doctor import report_markdown, system_info
+            from searchain.doctor import check_data, report_markdown, run_checks, system_info
             from searchain.logs import log_file, recent_lines
 
-            checks = run_checks(ctx.paths, ctx.settings)
+            checks = run_checks(ctx.paths, ctx.settings) + (check_data(ctx.paths) if data else [])
             report = report_markdown(checks, system_info(ctx.paths),
                                      recent_lines(log_file(ctx.paths, "desktop"), 40))
             return checks, report

@@ -50,6 +50,9 @@ def source_target(passage: Passage, limit: int = OPEN_SOURCE_LIMIT_BYTES) -> tup
         raise FileNotFoundError(
             f"The source file {passage.source or '(none recorded)'} is not there any more "
             "(moved or deleted). The passage is still in the corpus.")
-    if source.stat().st_size > limit:
+    # A passage with a page or heading came from a document (PDF, Word, e-book) that its own
+    # viewer opens at any size; the limit is for text dumps.
+    located = passage.page is not None or bool(passage.section)
+    if source.stat().st_size > limit and not located:
         return source.parent, "folder"
     return source, "file"

@@ -189,7 +189,7 @@ class MainWindow(PassageActions, QMainWindow):
         if result is None:
             self.statusBar().showMessage("No answer to copy yet.", 3000)
             return None
-        text = answer_markdown(result)
+        text = answer_markdown(result, escape_html=False)  # pasted as the user saw it
         QApplication.clipboard().setText(text)
         self.statusBar().showMessage(f"Copied the answer and its {len(result.references)} source(s).", 3000)
         return text

@@ -93,6 +93,18 @@ def escape(text: str | None) -> str:
     return html.escape(text or "", quote=True)
 
 
+def plain_tooltip(text: str | None) -> str:
+    """``text`` as a tooltip that shows exactly its characters, line breaks kept.
+
+    Qt renders a tooltip as rich text when its first line looks like a tag
+    (``Qt.mightBeRichText``): a conversation titled ``<img src=x>`` would show an image. So the
+    text always goes in as rich text, escaped, in a paragraph that keeps its white space.
+    """
+    if not text:
+        return ""
+    return f"<p style='white-space:pre-wrap'>{html.escape(text, quote=False)}</p>"
+
+
 def ref_url(message_key: str | int, mark: int) -> str:
     """The anchor target for mark ``[mark]`` of the answer ``message_key`` (marks restart per answer)."""
     return f"{REF_SCHEME}:{message_key}:{mark}"

@@ -169,6 +169,17 @@ class ReasoningSettings:
 
 
 @dataclass
+class CorpusSettings:
+    # A folder's file larger than this (in MB, 10^6 bytes) is reported and not read: one huge
+    # file must not hold up or exhaust the memory of an ingest (each file is read whole). 0 = no limit.
+    max_file_mb: float = 200.0
+
+    @property
+    def max_file_bytes(self) -> int | None:
+        return int(self.max_file_mb * 1e6) if self.max_file_mb > 0 else None
+
+
+@dataclass
 class Settings:
     """Everything a user can set. Persisted as JSON; unknown keys are ignored on load."""
 
@@ -176,6 +187,7 @@ class Settings:
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
     llm: LLMSettings = field(default_factory=LLMSettings)
     reasoning: ReasoningSettings = field(default_factory=ReasoningSettings)
+    corpus: CorpusSettings = field(default_factory=CorpusSettings)
     ui: dict[str, Any] = field(default_factory=dict)  # window geometry etc., owned by desktop/
 
     def to_dict(self) -> dict[str, Any]:
@@ -197,14 +209,10 @@ class Settings:
             return cls()
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ConfigError(
-                f"Cannot read settings file {path}: {exc}",
-                hint="Fix the JSON by hand, or delete the file to go back to defaults.",
-            ) from exc
+        except (OSError, ValueError, RecursionError) as exc:  # Recursion: JSON nested thousands deep
+            raise ConfigError(f"Cannot read settings file {path}: {exc}", hint=UNREADABLE_HINT) from exc
         if not isinstance(data, dict):
-            raise ConfigError(f"Settings file {path} does not hold a JSON object.",
-                              hint="Delete it to go back to defaults.")
+            raise ConfigError(f"Settings file {path} does not hold a JSON object.", hint=UNREADABLE_HINT)
         if problems is not None:
             from .settings_schema import unknown_key_notes
 
@@ -215,6 +223,25 @@ class Settings:
             exc.hint = exc.hint or (f"Fix it in {path}, or with `searchain config set KEY VALUE` / "
                                     "`searchain config reset KEY`.")
             raise
+
+    @staticmethod
+    def set_aside(paths: AppPaths) -> Path:
+        """Rename an unreadable settings file to ``settings.json.unreadable-<time>`` (numbered
+        when taken), so starting again from the defaults loses nothing; returns the new path."""
+        import time
+
+        path = paths.settings_file
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        aside, n = path.with_name(f"{path.name}.unreadable-{stamp}"), 1
+        while aside.exists():
+            n += 1
+            aside = path.with_name(f"{path.name}.unreadable-{stamp}-{n}")
+        try:
+            path.rename(aside)
+        except OSError as exc:
+            raise ConfigError(f"Cannot move the settings file {path} aside: {exc}",
+                              hint="Check that its folder is writable.") from exc
+        return aside
 
     def save(self, paths: AppPaths) -> None:
         """Write atomically (temp file + rename) so a crash never leaves half a settings file."""
@@ -271,6 +298,11 @@ def _field_value(cls: type, name: str, value: Any, where: str, problems: list[st
     if isinstance(default, str) and not isinstance(value, str):
         raise ConfigError(f"{where}.{name} must be a string, got {value!r}.")
     return value
+
+
+# For a settings file that is not JSON (or not an object): what to do about it.
+UNREADABLE_HINT = ("Fix the JSON by hand, or run `searchain config reset --all` to go back to the "
+                   "defaults (the file is kept beside it).")
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -129,3 +129,68 @@ def rouge_l(candidate: str, reference: str) -> float:
         return 0.0
     precision, recall = lcs / len(cand), lcs / len(ref)
     return 2 * precision * recall / (precision + recall)
+
+
+# ---- strict cover-EM: a prediction that names every option is not an answer ------------------
+
+# "Which magazine was started first, Arthur's Magazine or First for Women?": the options follow
+# the last comma (or colon) of a which/who/what question and are joined by "or".
+_OPTIONS_AFTER_COMMA = re.compile(
+    r"^\s*(?:which|who|what|whose|where|when)\b.*[,:]\s*(?P<a>[^,:]+?)\s+or\s+(?P<b>[^,:]+?)\s*\??\s*$",
+    re.IGNORECASE)
+_YES_NO = ("yes", "no")
+
+
+def answer_options(question: str, golds: str | Iterable[str]) -> tuple[str, str] | None:
+    """The two options a question asks the reader to choose between, or None.
+
+    - a yes/no question (its gold is "yes" or "no"; HotpotQA's "Were A and B both ...?",
+      "Are A and B of the same nationality?"): the options are "yes" and "no". Naming both
+      compared entities is normal there ("Yes, A and B were both ..."), saying yes and no is not;
+    - a choice between two named entities ("Which is older, A or B?", "Who was born first: A or
+      B?"): the options are A and B as the question spells them.
+
+    Other questions have no options (an open question's answer can name anything).
+    """
+    if any(normalize_answer(g) in _YES_NO for g in _golds(golds)):
+        return _YES_NO
+    match = _OPTIONS_AFTER_COMMA.match(question or "")
+    if match is None:
+        return None
+    a, b = match.group("a").strip(), match.group("b").strip()
+    if not normalize_answer(a) or not normalize_answer(b) or normalize_answer(a) == normalize_answer(b):
+        return None
+    return a, b
+
+
+def options_named(prediction: str, options: Iterable[str]) -> int:
+    """How many of ``options`` the prediction names (whole normalised tokens).
+
+    The longest option is looked for first and its occurrences are blanked out, so an option
+    inside another ("Magazine" in "Arthur's Magazine") counts only where it stands on its own.
+    """
+    text = f" {normalize_answer(prediction or '')} "
+    named = 0
+    for option in sorted((normalize_answer(o) for o in options), key=len, reverse=True):
+        if option and f" {option} " in text:
+            named += 1
+            text = text.replace(f" {option} ", " | ")
+    return named
+
+
+def names_several_options(prediction: str, question: str, golds: str | Iterable[str]) -> bool:
+    """Whether the prediction names more than one option of a two-option question."""
+    options = answer_options(question, golds)
+    return options is not None and options_named(prediction, options) > 1
+
+
+def strict_cover_em(prediction: str, golds: str | Iterable[str], question: str) -> float:
+    """Cover-EM, except that a prediction naming more than one option of the question scores 0.
+
+    Cover-EM credits "…comparing Arthur's Magazine and First for Women, the first came first" for
+    either gold: the gold is contained, but so is the wrong option. Strict cover-EM counts only
+    answers that commit to one option (see ``answer_options``).
+    """
+    if names_several_options(prediction, question, golds):
+        return 0.0
+    return cover_em(prediction, golds)

@@ -63,6 +63,7 @@ RANGES: dict[str, tuple[float | None, float | None]] = {
     "reasoning.question_passages": (0, 10),
     "reasoning.duplicate_threshold": (0, 1),
     "reasoning.followup_turns": (0, None),
+    "corpus.max_file_mb": (0, None),
 }
 
 # Lists of folders: each entry must be an absolute path ("~" counts), since a relative one

@@ -61,7 +61,7 @@ LAYERS: dict[str, list[list[str]]] = {
     ],
     "searchain.doctor": [
         ["check"],
-        ["device", "isolation"],
+        ["data", "device", "isolation"],
         ["installation"],
         ["report"],
     ],

@@ -67,3 +67,26 @@ def test_the_server_key_is_kept_but_never_printed(home, capsys):
     assert code == 1 and "llm.server_timeout must be at least 1" in err
     code, _, err = run(capsys, "config", "set", "llm.server_grammar", "maybe")
     assert code == 1 and "must be one of auto, on, off" in err
+
+
+def test_reset_all_repairs_a_settings_file_that_is_not_json_and_keeps_a_copy(home, capsys):
+    """Exactly when a user needs it: the file is garbage and every command refuses to run."""
+    for garbage in (b"garbage{{{", b"\xff\xfe\x00not text", b"[1, 2]"):
+        home.settings_file.write_bytes(garbage)
+        code, _, err = run(capsys, "corpus", "list")
+        assert code == 1 and "searchain config reset --all" in err
+        code, out, err = run(capsys, "config", "reset", "--all", "--yes")
+        assert code == 0 and "back at its default" in out, err
+        assert Settings.load(home) == Settings()
+        copies = list(home.settings_file.parent.glob("settings.json.unreadable-*"))
+        assert len(copies) == 1 and copies[0].read_bytes() == garbage and str(copies[0]) in err
+        copies[0].unlink()
+
+
+def test_other_config_commands_on_a_garbage_file_point_at_reset_all(home, capsys):
+    home.settings_file.write_text("garbage{{{")
+    for argv in (("config", "set", "reasoning.top_k", "3"), ("config", "reset", "reasoning.top_k"),
+                 ("config", "show")):
+        code, _, err = run(capsys, *argv)
+        assert code == 1 and "Cannot read settings file" in err and "config reset --all" in err
+    assert home.settings_file.read_text() == "garbage{{{"  # nothing overwritten

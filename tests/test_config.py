@@ -137,3 +137,15 @@ def test_dotted_access_sets_checked_values_and_suggests_keys():
     assert "reasoning.top_k" in info.value.hint
     with pytest.raises(ConfigError, match="must be a number"):
         with_value(s, "reasoning.r_max", parse_value("five", 5))
+
+
+def test_corpus_file_size_limit_setting():
+    from searchain.settings_schema import parse_value, with_value
+
+    assert Settings().corpus.max_file_bytes == 200_000_000
+    s = with_value(Settings(), "corpus.max_file_mb", parse_value("0.5", 200.0))
+    assert s.corpus.max_file_bytes == 500_000
+    assert with_value(s, "corpus.max_file_mb", 0.0).corpus.max_file_bytes is None  # 0: no limit
+    with pytest.raises(ConfigError, match="corpus.max_file_mb must be at least 0"):
+        with_value(s, "corpus.max_file_mb", -1.0)
+    assert Settings.from_dict({"corpus": {"max_file_mb": 25}}).corpus.max_file_mb == 25.0

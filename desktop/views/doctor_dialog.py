@@ -26,6 +26,7 @@ FIX_LINKS = {"settings": "Open Settings…", "model": "Model catalogue…", "rea
 
 class DoctorDialog(QDialog):
     recheck_requested = Signal()
+    check_data_requested = Signal()
     open_logs_requested = Signal()
     fix_requested = Signal(str)  # a Check's area
 
@@ -45,6 +46,11 @@ class DoctorDialog(QDialog):
         self.body.anchorClicked.connect(self._on_link)
         self.recheck = QPushButton("Check again", self)
         self.recheck.clicked.connect(self.recheck_requested)
+        self.check_data = QPushButton("Check data", self)
+        self.check_data.setToolTip("Also read every database and index through: integrity, sizes and "
+                                   "checksums, and leftovers of stopped jobs (a minute or more for "
+                                   "large corpora; only reports, deletes nothing)")
+        self.check_data.clicked.connect(self.check_data_requested)
         self.copy = QPushButton("Copy report", self)
         self.copy.setToolTip("Copy the checks, the versions of the parts and the last log lines, "
                              "to paste into a problem report")
@@ -54,7 +60,7 @@ class DoctorDialog(QDialog):
         close = QPushButton("Close", self)
         close.clicked.connect(self.accept)
         buttons = QHBoxLayout()
-        for button in (self.recheck, self.copy, logs):
+        for button in (self.recheck, self.check_data, self.copy, logs):
             buttons.addWidget(button)
         buttons.addStretch(1)
         buttons.addWidget(close)
@@ -67,6 +73,7 @@ class DoctorDialog(QDialog):
     def show_running(self) -> None:
         self.summary.setText("Checking the settings, models, corpora and conversation history…")
         self.recheck.setEnabled(False)
+        self.check_data.setEnabled(False)
         self.copy.setEnabled(False)
 
     def show_checks(self, checks: list, report: str) -> None:
@@ -81,12 +88,14 @@ class DoctorDialog(QDialog):
         self.summary.setText(f"{verdict} ({counts['ok']} OK, {counts['warn']} warning(s), "
                              f"{counts['fail']} problem(s))")
         self.recheck.setEnabled(True)
+        self.check_data.setEnabled(True)
         self.copy.setEnabled(bool(report))
         self._render()
 
     def show_failure(self, message: str) -> None:
         self.summary.setText(f"The check could not run: {message}")
         self.recheck.setEnabled(True)
+        self.check_data.setEnabled(True)
 
     def _on_link(self, url) -> None:
         if url.scheme() == "fix":

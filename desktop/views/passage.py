@@ -1,8 +1,11 @@
 """The passage viewer: the passage behind a ``[n]`` mark, its supporting span highlighted.
 
-Shows title, corpus, passage id and source as plain-text labels and the passage as escaped
-HTML (``render.passage_html``). "Open whole document" asks the main window (through the
-``document_requested`` signal) to fetch the full document off the UI thread.
+Shows title, where in its file the passage is ("report.pdf, p. 12 - 3.2 Results", when the
+file has pages or headings; a ZIM or dump article's section path), corpus, passage id and
+source, and an article's address where the source gave one (ZIM files, dumps), as plain-text
+labels and the passage as escaped HTML (``render.passage_html``). "Open whole document" asks the
+main window (through the ``document_requested`` signal) to fetch the full document off the UI
+thread.
 """
 
 from __future__ import annotations
@@ -47,8 +50,10 @@ class PassageViewer(QWidget):
         font.setPointSizeF(font.pointSizeF() * 1.2)
         font.setBold(True)
         self.title.setFont(font)
+        self.location = _plain_label(self, "passageLocation")
         self.corpus = _plain_label(self, "passageCorpus")
         self.query = _plain_label(self, "passageQuery")
+        self.url = _plain_label(self, "passageUrl")  # plain text: an address to copy, not a link
         self.body = QTextBrowser(self)
         self.body.setObjectName("passageBody")
         self.body.setAccessibleName("Cited passage")
@@ -62,8 +67,11 @@ class PassageViewer(QWidget):
         self.open_source.setEnabled(False)
         self.open_source.clicked.connect(lambda: self.passage and self.source_requested.emit(self.passage))
 
-        form = QFormLayout()
+        self._form = form = QFormLayout()
+        form.addRow("Found in:", self.location)
+        self.location_label = form.labelForField(self.location)
         form.addRow("Corpus:", self.corpus)
+        form.addRow("Address:", self.url)
         form.addRow("Supports:", self.query)
         buttons = QHBoxLayout()
         buttons.addStretch(1)
@@ -83,6 +91,7 @@ class PassageViewer(QWidget):
         self.passage = None
         self.span = None
         self.title.setText("No passage selected")
+        self._show_location("", "")
         self.corpus.setText("")
         self.query.setText("")
         self.body.setPlainText("Click a [n] mark in an answer, or a reference under it, to see the passage it cites.")
@@ -96,6 +105,7 @@ class PassageViewer(QWidget):
         self.passage = passage
         self.span = span
         self.title.setText(passage.title or "(untitled)")
+        self._show_location(passage.location(), passage.url)
         where = f"{passage.corpus} · passage {passage.pid}"
         if passage.source:
             where += f" · {passage.source}"
@@ -104,6 +114,13 @@ class PassageViewer(QWidget):
         self._draw_body()
         self.open_document.setEnabled(bool(passage.doc_id))
         self.open_source.setEnabled(bool(passage.source))
+
+    def _show_location(self, where: str, url: str) -> None:
+        """The "Found in:" row (page and section path) and the "Address:" row (an article's
+        URL), each hidden when the passage's source gave nothing for it (a TSV)."""
+        for label, value in ((self.location, where), (self.url, url)):
+            label.setText(value or "")
+            self._form.setRowVisible(label, bool(value))
 
     def _draw_body(self) -> None:
         if getattr(self, "passage", None) is not None:  # (a palette change can come mid-__init__)

@@ -18,7 +18,7 @@ from searchain.reasoning import (
 )
 
 from ..colours import colours_for
-from ..render import BADGE_EXPLANATIONS, COLUMN_TIPS, badge, format_confidence, node_summary
+from ..render import BADGE_EXPLANATIONS, COLUMN_TIPS, badge, format_confidence, node_summary, plain_tooltip
 from .strategy import StrategyLog
 
 COLUMNS = ("Query", "LLM answer", "Reader answer", "Confidence", "Fate")
@@ -130,7 +130,7 @@ class ReasoningPanel(QWidget):
     def note_feedback(self, round_number: int, text: str) -> None:
         item = self._rounds.get(round_number)
         if item is not None:
-            item.setToolTip(COL_QUERY, text)
+            item.setToolTip(COL_QUERY, plain_tooltip(text))
         self.summary.setText(f"Round {round_number}: IR sent feedback; the model is revising its chain…")
 
     def show_result(self, result: AnswerResult) -> None:
@@ -190,7 +190,7 @@ class ReasoningPanel(QWidget):
         font = item.font(COL_FATE)
         font.setBold(True)
         item.setFont(COL_FATE, font)
-        item.setToolTip(COL_QUERY, node_summary(node))
+        item.setToolTip(COL_QUERY, plain_tooltip(node_summary(node)))  # the model's text
         item.setToolTip(COL_FATE, BADGE_EXPLANATIONS.get(decision, ""))
         item.setData(COL_QUERY, NODE_ROLE, node)
 

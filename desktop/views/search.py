@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..context import AppContext
-from ..render import describe_error
+from ..render import describe_error, plain_tooltip
 from ..workers import Job, JobRunner
 
 HIT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -106,7 +106,8 @@ class SearchDialog(QDialog):
             item = QListWidgetItem(f"{rank}. {p.title or '(untitled)'}\n{snippet}")  # plain text
             item.setData(HIT_ROLE, p)
             # Fused scores mean little to a reader: they go in the tooltip with the passage id.
-            item.setToolTip(f"{p.pid} · {hit.retriever} score {hit.score:.3f}\n\n{p.text[:1000]}")
+            tip = f"{p.pid} · {hit.retriever} score {hit.score:.3f}\n\n{p.text[:1000]}"
+            item.setToolTip(plain_tooltip(tip))  # passage text: shown as characters, never markup
             self.results.addItem(item)
         self.status.setText(f"{len(hits)} passage(s)." if hits else "Nothing found. Try other words.")
         self.searched.emit(len(hits))

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..models.conversations import ConversationRow, group_conversations
+from ..render import plain_tooltip
 
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -95,7 +96,7 @@ class Sidebar(QWidget):
                 for row in group:
                     item = QTreeWidgetItem([row.title])
                     item.setData(0, ID_ROLE, row.id)
-                    item.setToolTip(0, row.title)
+                    item.setToolTip(0, plain_tooltip(row.title))  # a title is the user's text
                     item.setFlags(
                         Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEditable
                     )

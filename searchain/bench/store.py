@@ -8,11 +8,14 @@ passage-long answer each, from ``../shared/eval`` when it is there) plus one cha
   nodes). Baselines, same rows, plain ``sqlite3``: ``naive`` commits each row on its own in the
   default rollback journal (how it is usually first written); ``floor`` is one transaction in
   WAL with no FTS, no checks (what SQLite itself costs).
-- ``open_conversation_1000_messages_ms``: ``get_conversation``; baseline loads each message
-  by itself (``get_message`` per id, the N+1 pattern).
-- ``list_10000_conversations_ms``: ``list_conversations()``; baseline is the same query on a
+- ``open_conversation_1000_messages_ms``: ``get_conversation(reasoning="last")``, what the app
+  does when a chat is opened (every answer's text and sources, the last answer's tree);
+  ``open_conversation_all_trees_ms``: ``get_conversation()``, every tree too (exports, CLI);
+  baseline loads each message by itself (``get_message`` per id, the N+1 pattern).
+- ``list_10000_conversations_ms``: ``list_conversations()``; baselines: the same query on a
   copy of the database without the v3 ``conversations_by_update`` index (also for the first
-  page of 50, where the index matters most).
+  page of 50, where the index matters most), and the v4 query, which counted each chat's
+  messages and read its first question in two subqueries (``list_10000_conversations_v4_query_ms``).
 - ``search_ms``: ``search`` over every message; baseline, the same words matched with
   ``LIKE '%word%'`` (a full scan, what one does without FTS5).
 
@@ -33,6 +36,14 @@ from typing import Callable
 
 from ..eval.datasets import SHARED_EVAL_DIR
 
+# What listing ran until v5 put the count and preview on the conversation row.
+_V4_SUMMARY_SQL = """
+    SELECT c.id, c.title, c.created_at, c.updated_at,
+        (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id),
+        coalesce((SELECT substr(m.content, 1, 120) FROM messages m
+                  WHERE m.conversation_id = c.id AND m.role = 'user' ORDER BY m.id LIMIT 1), '')
+    FROM conversations c
+"""
 TARGETS_MS = {"save_message_p50_ms": 5.0, "open_conversation_1000_messages_ms": 100.0,
               "list_10000_conversations_ms": 50.0, "search_ms": 50.0}
 
@@ -153,12 +164,13 @@ def _row_inserts(message_id: int, result) -> list[tuple[str, tuple]]:
 
 
 def _baseline_db(path: Path, wal: bool) -> sqlite3.Connection:
-    from ..store.schema import _V1_CORE, _V4_STANDALONE
+    from ..store.schema import _V1_CORE, _V4_STANDALONE, _V6_PASSAGES, _V7_PAGE
 
     conn = sqlite3.connect(path, isolation_level=None)
     if wal:
         conn.execute("PRAGMA journal_mode=WAL")
-    for sql in _V1_CORE + _V4_STANDALONE:  # the same tables (foreign keys stay off: plain sqlite3's default)
+    # The same tables, without FTS or the v5 triggers (foreign keys stay off: sqlite3's default).
+    for sql in _V1_CORE + _V4_STANDALONE + _V6_PASSAGES + _V7_PAGE:
         conn.execute(sql)
     conn.execute("INSERT INTO conversations VALUES (1, 't', '', '')")
     return conn
@@ -246,6 +258,8 @@ def measure(work: Path, args) -> dict:
         opened = store.get_conversation(long_id)
         assert len(opened.messages) == 2 * (args.long_messages // 2)
         out["open_conversation_1000_messages_ms"] = _median_ms(
+            lambda: store.get_conversation(long_id, reasoning="last"), 5)
+        out["open_conversation_all_trees_ms"] = _median_ms(
             lambda: store.get_conversation(long_id), 5)
         message_ids = [m.id for m in opened.messages]
         out["open_conversation_n_plus_1_ms"] = _median_ms(
@@ -261,6 +275,8 @@ def measure(work: Path, args) -> dict:
             lambda: copy.execute(_SUMMARY_SQL + order, (-1,)).fetchall(), 5)
         out["list_first_page_no_index_ms"] = _median_ms(
             lambda: copy.execute(_SUMMARY_SQL + order, (50,)).fetchall(), 20)
+        out["list_10000_conversations_v4_query_ms"] = _median_ms(
+            lambda: store.db.conn.execute(_V4_SUMMARY_SQL + order, (-1,)).fetchall(), 5)
 
         rng = random.Random(1)
         queries = []

@@ -100,7 +100,8 @@ def _answer_in_chat(workspace, engine, args, progress):
     store = workspace.conversations()
     history = store.prior_turns(args.chat, workspace.settings.reasoning.followup_turns)
     store.add_user_message(args.chat, args.question)
-    message_id = store.begin_answer(args.chat, RunInfo.from_settings(workspace.settings))
+    run = RunInfo.from_settings(workspace.settings, mode=args.mode, corpus=args.corpus)
+    message_id = store.begin_answer(args.chat, run)
     try:
         result = engine.answer(args.question, mode=args.mode, task=args.task, history=history,
                                on_event=progress)

@@ -7,7 +7,8 @@ import importlib
 # Modules under ``searchain.bench``, each with ``register(sub)``; a benchmark with helper modules
 # of its own has a folder, and its command module is named here.
 BENCH_MODULES = ("retrieval", "ann.hnsw_bench", "ingest.command", "llm", "grammar", "engine", "store", "embed",
-                 "discovery", "cluster", "bundle", "scale.command", "strategies", "server")
+                 "discovery", "cluster", "bundle", "scale.command", "strategies", "wikitext",
+                 "documents.command", "server")
 
 
 def register(sub) -> None:

@@ -2,7 +2,8 @@
 
 Every value is checked as it is set (type, allowed choices, range), and an unknown key is
 answered with the closest real ones. These commands read the settings file leniently, so they
-still run, and can repair it, when it holds a bad value that makes other commands refuse.
+still run, and can repair it, when it holds a bad value that makes other commands refuse. A file
+that is not JSON at all is repaired by ``reset --all``, which moves it aside first.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def register(sub) -> None:
     p.add_argument("keys", nargs="*", metavar="KEY", help="dotted keys to reset")
     p.add_argument("--all", action="store_true", help="reset every setting (window layout kept)")
     p.add_argument("--yes", action="store_true", help="do not ask before --all")
-    p.set_defaults(func=_reset)
+    p.set_defaults(func=_reset, unreadable_settings_ok=True)
     parser.set_defaults(lenient_settings=True)
 
 
@@ -101,10 +102,15 @@ def _reset(ctx, args) -> int:
     if args.all == bool(args.keys):
         raise ConfigError("Name the settings to reset, or pass --all (not both).",
                           hint="e.g. `searchain config reset reasoning.top_k`")
+    if ctx.settings_error is not None and not args.all:
+        raise ctx.settings_error  # one key cannot be reset in a file that cannot be read
     if args.all:
         if not confirm(f"Reset every setting in {ctx.paths.settings_file} to its default?", args.yes):
             print("Nothing changed.")
             return 1
+        if ctx.settings_error is not None:  # not JSON: keep it, then start from the defaults
+            aside = Settings.set_aside(ctx.paths)
+            print(f"note: the unreadable settings file was kept as {aside}", file=sys.stderr)
         ctx.settings = Settings(ui=ctx.settings.ui)
         ctx.save_settings()
         print("Every setting is back at its default.")

@@ -3,6 +3,7 @@ active corpus."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ from .confirm import confirm
 from .progress import ProgressPrinter, cancel_on_interrupt
 
 BUNDLE_SUFFIX = ".searchain-corpus"  # searchain.library.bundle_export.SUFFIX (not imported: keeps --help fast)
-FORMAT_CHOICES = ("tsv", "jsonl", "hotpotqa", "musique", "mediawiki", "folder")
+FORMAT_CHOICES = ("tsv", "jsonl", "hotpotqa", "musique", "mediawiki", "zim", "folder", "document")
 SHOWN_PROBLEMS = 20
 
 
@@ -23,10 +24,14 @@ def register(sub) -> None:
 
     p = csub.add_parser("add", help="ingest a source into a corpus (created if new) and index it")
     p.add_argument("name")
-    p.add_argument("source", help="a file (TSV, JSONL, HotpotQA/MuSiQue JSONL, MediaWiki XML[.bz2]) or a folder")
+    p.add_argument("source", help="a file (TSV, JSONL, HotpotQA/MuSiQue JSONL, MediaWiki XML[.bz2]), a "
+                   "document (PDF, Word .docx, OpenDocument .odt, HTML, EPUB, Markdown, text) or a "
+                   "folder of documents")
     p.add_argument("--format", choices=FORMAT_CHOICES, help="skip format detection")
     p.add_argument("--no-index", action="store_true", help="store passages only; index later")
     p.add_argument("--yes", action="store_true", help="start a long index build without asking")
+    p.add_argument("--json", action="store_true",
+                   help="print the ingest report as one JSON object (passages, problems, ...) on stdout")
     p.set_defaults(func=cmd_add)
 
     p = csub.add_parser("list", help="list corpora")
@@ -95,16 +100,39 @@ def cmd_add(ctx, args) -> int:
     with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
         try:
             report = manager.add(args.name, args.source, args.format, on_event=show, cancel=cancel)
+        except CorpusError as exc:
+            show.close()
+            if args.json and getattr(exc, "report", None) is not None:
+                # nothing could be read: still one object on stdout, naming every file's reason
+                print(json.dumps({**report_json(args.name, exc.report), "error": exc.message},
+                                 ensure_ascii=False))
+            raise
         except BaseException:
             show.close()
             if manager.exists(args.name):
                 print("note: passages stored so far are kept; run the same command again to "
                       "continue.", file=sys.stderr)
             raise
-    _print_report(args.name, report)
+    if args.json:
+        print(json.dumps(report_json(args.name, report), ensure_ascii=False))
+    else:
+        _print_report(args.name, report)
     if args.no_index:
         return 0
+    if args.json:  # stdout holds the one JSON object: the index build reports on stderr
+        with contextlib.redirect_stdout(sys.stderr):
+            return _build_index(ctx, args.name, rebuild=False, assume_yes=args.yes)
     return _build_index(ctx, args.name, rebuild=False, assume_yes=args.yes)
+
+
+def report_json(name: str, report) -> dict:
+    """``corpus add --json``: ``passages`` added, and ``problems`` as ``{"file", "reason"}``
+    (with ``line`` where a line is to blame), one per file or record that gave nothing."""
+    return {"corpus": name, "passages": report.added, "duplicates": report.duplicates,
+            "files": report.files, "ignored": report.ignored, "skipped": report.skipped,
+            "problems": [{"file": p.file, "reason": p.reason, **({"line": p.line} if p.line else {})}
+                         for p in report.problems],
+            "seconds": round(report.seconds, 3)}
 
 
 def cmd_rebuild(ctx, args) -> int:
@@ -120,6 +148,7 @@ def cmd_rebuild(ctx, args) -> int:
 def cmd_index(ctx, args) -> int:
     # An unknown name fails in build_index's open_store, before any model loads, with the
     # manager's own message listing the corpora there are.
+    _make_demo_if_missing(ctx, args.name)
     if args.plan:
         plan = _plan(ctx, args.name, rebuild=args.rebuild)
         print(json.dumps(plan.to_dict(), indent=2) if args.json else plan.summary())
@@ -187,7 +216,8 @@ def _build_index(ctx, name: str, *, rebuild: bool, assume_yes: bool = False, emb
 
 
 def _print_report(name: str, report) -> None:
-    print(f"{name}: added {report.added:,} passages ({report.duplicates:,} duplicates, "
+    files = f" from {report.files:,} files" if report.files else ""
+    print(f"{name}: added {report.added:,} passages{files} ({report.duplicates:,} duplicates, "
           f"{report.skipped:,} skipped, {report.ignored:,} left out) in {report.seconds:.1f}s")
     for problem in report.problems[:SHOWN_PROBLEMS]:
         print(f"  skipped {problem}", file=sys.stderr)
@@ -195,21 +225,59 @@ def _print_report(name: str, report) -> None:
         print(f"  ... and {report.skipped - SHOWN_PROBLEMS:,} more skipped records", file=sys.stderr)
 
 
+def _listed(manager) -> list:
+    """The corpora there are, and the demo corpus when it is not made yet: `search demo` and
+    `ask` make it on first use, so it is there to use from the start."""
+    from ..corpus.manager import NOT_MADE, CorpusInfo
+    from ..library.demo import DEMO_NAME
+
+    infos = manager.list()
+    if any(i.name == DEMO_NAME for i in infos):
+        return infos
+    demo = CorpusInfo(name=DEMO_NAME, path=str(manager.corpus_dir(DEMO_NAME)), passages=None,
+                      sources=[], formats=[], size_bytes=0, created="", state=NOT_MADE,
+                      active=manager.active == DEMO_NAME, hint=DEMO_HINT)
+    return sorted([*infos, demo], key=lambda i: i.name)
+
+
+DEMO_HINT = ("made on first use (`searchain search demo QUERY`, `searchain ask`), or now with "
+             "`searchain corpus index demo`")
+
+
+def _make_demo_if_missing(ctx, name: str) -> None:
+    """`corpus index demo` in a fresh home makes the demo corpus first (its passages only: the
+    build that follows indexes it)."""
+    from ..library.demo import DEMO_NAME, ensure_demo_corpus
+
+    if name != DEMO_NAME or _manager(ctx).exists(name):
+        return
+    with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
+        ensure_demo_corpus(ctx.paths, ctx.settings, on_event=show, cancel=cancel, index=False)
+
+
 def cmd_list(ctx, args) -> int:
-    infos = _manager(ctx).list()
+    infos = _listed(_manager(ctx))
     if args.json:
         print(json.dumps([i.to_dict() for i in infos], indent=2))
-        return 0
-    if not infos:
-        print("no corpora yet: searchain corpus add NAME SOURCE")
         return 0
     print(f"  {'NAME':<24} {'PASSAGES':>10} {'INDEXED':>10} {'SIZE':>9}  {'STATE':<10} FORMATS")
     for i in infos:
         mark = "*" if i.active else " "
         indexed = "-" if i.indexed is None else f"{i.indexed:,}"
-        print(f"{mark} {i.name:<24} {i.passages:>10,} {indexed:>10} {size(i.size_bytes):>9}  "
-              f"{i.state:<10} {','.join(i.formats)}")
+        made = i.state != "not made"
+        name = i.name if made else f"{i.name} (made on first use)"
+        print(f"{mark} {name:<24} {_count(i.passages) if made else '-':>10} {indexed:>10} "
+              f"{size(i.size_bytes) if made else '-':>9}  {i.state:<10} {','.join(i.formats)}")
+    for i in infos:
+        if i.hint and i.state != "not made":
+            print(f"note: {i.name} is {i.state}: {i.hint}", file=sys.stderr)
+    if all(i.state == "not made" for i in infos):
+        print("add a corpus of your own: searchain corpus add NAME SOURCE")
     return 0
+
+
+def _count(n: int | None) -> str:
+    return "?" if n is None else f"{n:,}"  # None: the store could not be read
 
 
 def _second_index_meta(corpus_dir):
@@ -228,7 +296,16 @@ def _second_index_meta(corpus_dir):
 
 
 def cmd_info(ctx, args) -> int:
-    info = _manager(ctx).info(args.name)
+    manager = _manager(ctx)
+    pending = [i for i in _listed(manager) if i.name == args.name and i.state == "not made"]
+    if pending:  # the demo before its first use
+        if args.json:
+            print(json.dumps(pending[0].to_dict(), indent=2))
+        else:
+            print(f"name:      {args.name}{'  (active)' if pending[0].active else ''}")
+            print(f"state:     not made yet: {DEMO_HINT}")
+        return 0
+    info = manager.info(args.name)
     index = _index_status(ctx, args.name)
     second = _second_index_meta(info.path)
     if args.json:
@@ -241,7 +318,9 @@ def cmd_info(ctx, args) -> int:
         return 0
     print(f"name:      {info.name}{'  (active)' if info.active else ''}")
     print(f"state:     {info.state}{'  ' + info.problem if info.problem else ''}")
-    print(f"passages:  {info.passages:,}")
+    if info.hint:
+        print(f"           {info.hint}")
+    print(f"passages:  {_count(info.passages)}")
     print(f"indexed:   {'-' if info.indexed is None else f'{info.indexed:,}'}"
           f"{'  (' + info.embedder + ')' if info.embedder else ''}")
     if second is not None:

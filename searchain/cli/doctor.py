@@ -2,7 +2,9 @@
 
 Runs ``searchain.doctor.installation.run_checks`` (read-only, offline) and prints one line per finding with
 its fix; ``--report`` adds the system description and the end of the app's log, ready to paste
-into a problem report. Exit status 1 when any check failed, so scripts can use it too.
+into a problem report. ``--check-data`` checks the user's data instead (``doctor.data``: every
+database's integrity, every index against its recorded sizes and checksum, leftovers of killed
+jobs); it only reports. Exit status 1 when any check failed, so scripts can use it too.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the checks and the system as JSON")
     p.add_argument("--thorough", action="store_true",
                    help="also check every index file against its recorded checksum (reads the whole file)")
+    p.add_argument("--check-data", action="store_true",
+                   help="check the data instead: databases' integrity, index checksums and sizes, "
+                        "leftovers of interrupted jobs (only reports, deletes nothing)")
     p.add_argument("--report", action="store_true",
                    help="print a report to paste into a bug report (checks, system, last log lines)")
     p.set_defaults(func=run, reads_settings_itself=True)
@@ -28,7 +33,12 @@ def run(ctx, args) -> int:
     from ..doctor.report import report_markdown, system_info
     from ..logs import log_file, recent_lines
 
-    checks = run_checks(ctx.paths, thorough=args.thorough)
+    if args.check_data:
+        from ..doctor.data import check_data
+
+        checks = check_data(ctx.paths)
+    else:
+        checks = run_checks(ctx.paths, thorough=args.thorough)
     if args.json:
         print(json.dumps({"status": worst(checks), "checks": [c.to_dict() for c in checks],
                           "system": system_info(ctx.paths)}, indent=2))

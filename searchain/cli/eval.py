@@ -236,6 +236,10 @@ def render_text(report: dict) -> str:
         ("questions", f"{report['questions']} ({report['errors']} failed)"),
         ("cover-EM", f"{report['cover_em']:.2%} (95% interval over questions "
                      f"{report['cover_em_ci95'][0]:.1%} to {report['cover_em_ci95'][1]:.1%})"),
+        ("strict cover-EM", f"{report.get('strict_cover_em', 0.0):.2%} ("
+                            f"{report.get('several_options_named', 0)} of "
+                            f"{report.get('two_option_questions', 0)} two-option answers named "
+                            "more than one option: scored wrong)"),
         ("token F1", f"{report['f1']:.2%}"),
         ("knowledge sources", f"{shares} of {report['nodes_on_paths']} nodes"),
         ("rounds / question", f"{report['avg_rounds']:.2f}"),
@@ -259,12 +263,14 @@ def render_text(report: dict) -> str:
 
 def render_comparison(data: dict) -> str:
     """The modes side by side (one row each), then each mode against the first, paired."""
-    header = ("mode", "cover-EM (95% CI)", "F1", "rounds", "tokens/q", "s/q median", "failed", "path sources")
+    header = ("mode", "cover-EM (95% CI)", "strict", "several", "F1", "rounds", "tokens/q", "s/q median", "failed", "path sources")
     rows = [header]
     for mode, r in data["reports"].items():
         shares = " ".join(f"{k} {v:.0%}" for k, v in r["source_shares"].items() if v) or "-"
         rows.append((
             mode, f"{r['cover_em']:.3f} [{r['cover_em_ci95'][0]:.2f}, {r['cover_em_ci95'][1]:.2f}]",
+            f"{r.get('strict_cover_em', 0.0):.3f}",
+            f"{r.get('several_options_named', 0)}/{r.get('two_option_questions', 0)}",
             f"{r['f1']:.3f}", f"{r['avg_rounds']:.2f}",
             f"{r['prompt_tokens_per_question'] + r['completion_tokens_per_question']:.0f}",
             f"{r['seconds_median']:.1f}", str(r["errors"]), shares,
@@ -274,6 +280,8 @@ def render_comparison(data: dict) -> str:
              f"{next(iter(data['reports'].values()))['questions']} questions"
              + (f" ({data['resumed']} outcomes resumed from the log)" if data.get("resumed") else "")]
     lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    lines.append("strict: cover-EM with answers naming more than one option scored wrong; several: "
+                 "such answers / questions with two options (yes and no, or \"A or B?\")")
     for mode, r in data["reports"].items():
         if r.get("yes_no"):
             yn = r["yes_no"]

@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass, field
 
 from ..config import AppPaths, Settings
-from ..errors import Cancelled, SearchainError
+from ..errors import Cancelled, ConfigError, SearchainError
 
 # Modules under searchain.cli, each with register(subparsers).
 COMMAND_MODULES = ("corpus", "search", "models", "ask", "eval", "reader", "reranker", "chats", "bench",
@@ -28,6 +28,9 @@ class Context:
     settings: Settings
     # Bad values read (and replaced by defaults) when a command reads settings leniently.
     settings_problems: list[str] = field(default_factory=list)
+    # Why the settings file could not be read at all, for the one command that can repair that
+    # (`config reset --all`, marked ``unreadable_settings_ok``); ``settings`` are the defaults.
+    settings_error: SearchainError | None = None
 
     def save_settings(self) -> None:
         self.settings.save(self.paths)
@@ -62,8 +65,16 @@ def main(argv: list[str] | None = None) -> int:
         # commands refuse to run on settings they cannot honour.
         problems: list[str] | None = [] if getattr(args, "lenient_settings", False) else None
         # `doctor` reads (and reports on) the file itself, even one that is not JSON at all.
-        settings = Settings() if getattr(args, "reads_settings_itself", False) else Settings.load(paths, problems)
-        ctx = Context(paths=paths, settings=settings, settings_problems=problems or [])
+        settings, settings_error = Settings(), None
+        if not getattr(args, "reads_settings_itself", False):
+            try:
+                settings = Settings.load(paths, problems)
+            except ConfigError as exc:
+                if not getattr(args, "unreadable_settings_ok", False):
+                    raise
+                settings_error = exc
+        ctx = Context(paths=paths, settings=settings, settings_problems=problems or [],
+                      settings_error=settings_error)
         return int(args.func(ctx, args) or 0)
     except SearchainError as exc:
         print(f"error: {exc}", file=sys.stderr)

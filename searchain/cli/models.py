@@ -114,9 +114,11 @@ def cmd_list(ctx, args) -> int:
 
 def _discover(ctx, machine=None):
     from ..llm.models.discovery import discover_models
+    from ..llm.models.facts_cache import FactsCache
 
     llm = ctx.settings.llm
-    return discover_models(ctx.paths.models_dir, llm.model_folders, machine=machine, n_ctx=llm.n_ctx)
+    return discover_models(ctx.paths.models_dir, llm.model_folders, machine=machine, n_ctx=llm.n_ctx,
+                           facts=FactsCache.in_cache_dir(ctx.paths.cache_dir))
 
 
 def _list_all(ctx, args) -> int:

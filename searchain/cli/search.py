@@ -46,11 +46,7 @@ def run(ctx, args) -> int:
     if args.json:
         print(json.dumps({
             "corpus": args.name, "query": args.query, "retriever": retriever.name,
-            "hits": [{"rank": n, "score": round(h.score, 6), "retriever": h.retriever,
-                      "pid": h.passage.pid, "title": h.passage.title, "text": h.passage.text,
-                      "source": h.passage.source, "doc_id": h.passage.doc_id,
-                      "start": h.passage.start, "end": h.passage.end}
-                     for n, h in enumerate(hits, start=1)],
+            "hits": [_hit_json(n, h) for n, h in enumerate(hits, start=1)],
         }, ensure_ascii=False))
         return 0
     if not hits:
@@ -58,8 +54,27 @@ def run(ctx, args) -> int:
         return 0
     for n, h in enumerate(hits, start=1):
         print(f"[{n}] {h.passage.title or '(untitled)'}  ({h.retriever} {h.score:.3f}, {h.passage.pid})")
+        where = [x for x in (h.passage.location(), h.passage.url) if x]
+        if where:
+            print("    " + " · ".join(where))
         print(textwrap.indent(textwrap.shorten(h.passage.text, 400, placeholder=" ..."), "    "))
     return 0
+
+
+def _hit_json(rank: int, hit) -> dict:
+    """One hit as JSON; ``url`` (ZIM, dumps), ``page`` (1-based) and ``section`` (the heading
+    path) only where the source gave them."""
+    p = hit.passage
+    out = {"rank": rank, "score": round(hit.score, 6), "retriever": hit.retriever, "pid": p.pid,
+           "title": p.title, "text": p.text, "source": p.source, "doc_id": p.doc_id,
+           "start": p.start, "end": p.end}
+    if p.url:
+        out["url"] = p.url
+    if p.page is not None:
+        out["page"] = p.page
+    if p.section:
+        out["section"] = p.section
+    return out
 
 
 def _ensure_demo(ctx, embedder) -> None:

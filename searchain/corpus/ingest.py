@@ -11,7 +11,7 @@ from ..events import CancelToken, EventCallback, Progress, check, emit
 from ..errors import CorpusError
 from ..types import Passage
 from .problems import Problem, ProblemLog
-from .sources import open_source
+from .sources import SourceOptions, open_source
 from .store import DEFAULT_BATCH, PassageStore
 
 STAGE = "ingest"
@@ -27,33 +27,38 @@ class IngestReport:
     problems: list[Problem] = field(default_factory=list)
     seconds: float = 0.0
     ignored: int = 0  # left out on purpose: redirects, other namespaces, non-text files
+    files: int = 0  # files of a folder that gave passages (the others are in problems)
 
     def merge(self, other: "IngestReport") -> None:
         self.added += other.added
         self.duplicates += other.duplicates
         self.skipped += other.skipped
         self.ignored += other.ignored
+        self.files += other.files
         self.problems += other.problems
         self.seconds += other.seconds
 
     def to_dict(self) -> dict:
         return {"added": self.added, "duplicates": self.duplicates, "skipped": self.skipped,
-                "ignored": self.ignored, "seconds": round(self.seconds, 3),
+                "ignored": self.ignored, "files": self.files, "seconds": round(self.seconds, 3),
                 "problems": [list(p) for p in self.problems]}
 
 
 def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFAULT_BATCH,
                   ids_from: PassageStore | None = None, resume: bool = False,
+                  options: SourceOptions | None = None, count_as: str | None = None,
                   on_event: EventCallback | None = None,
                   cancel: CancelToken | None = None) -> IngestReport:
     """Read ``path`` as ``fmt`` into ``store``, committing every ``batch_size`` passages.
 
-    Cancellation is checked between batches, so what was read before it is committed.
+    Cancellation is checked between batches, so what was read before it is committed. The
+    files a folder source met are recorded after the batch holding their last passage.
+    ``count_as`` keeps a count of what this source added across runs (``PassageStore.add``).
     A source that yields nothing at all (empty, or every record malformed) is a CorpusError.
     """
     started = time.monotonic()
     problems = ProblemLog()
-    source = open_source(path, fmt, store.corpus, problems)
+    source = open_source(path, fmt, store.corpus, problems, options)
     if resume and ids_from is None and hasattr(source, "resume_after"):
         source.resume_after = _last_document_of(store, source)
     report = IngestReport()
@@ -64,21 +69,27 @@ def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFA
     while True:
         check(cancel)
         batch = list(islice(stream, batch_size))
+        if batch:
+            result = store.add(batch, batch_size=batch_size, ids_from=ids_from, count_as=count_as)
+            report.added += result.added
+            report.duplicates += result.duplicates
+        report.files += sum(1 for d in source.documents if d.passages)
+        store.put_documents(source.documents)
+        source.documents.clear()
         if not batch:
             break
-        result = store.add(batch, batch_size=batch_size, ids_from=ids_from)
-        report.added += result.added
-        report.duplicates += result.duplicates
         emit(on_event, Progress(STAGE, source.bytes_done, source.bytes_total or None,
                                 f"{report.added:,} passages added", started))
     report.skipped, report.problems, report.ignored = problems.skipped, problems.problems, source.ignored
     report.seconds = time.monotonic() - started
     if report.added + report.duplicates == 0:
         detail = "".join(f"\n  {p}" for p in report.problems[:5])
-        raise CorpusError(
+        error = CorpusError(
             f"No passages found in {path} (format {fmt}); {report.skipped} records were malformed, "
             f"{report.ignored} left out.{detail}",
             hint="Check the file and the --format; see the lines above for what was wrong.")
+        error.report = report  # every problem, for callers that list them (corpus add --json)
+        raise error
     emit(on_event, Progress(STAGE, source.bytes_total or 1, source.bytes_total or 1,
                             f"{report.added:,} passages added", started))
     return report

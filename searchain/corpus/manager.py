@@ -6,10 +6,16 @@ once indexed, ``index/`` (owned by ``searchain.index``). The store's ``meta`` ta
     name, created       set once
     state               "ingesting" while passages are being written, "ready" after
     sources             [{path, format, status ("ingesting"|"done"), added, duplicates,
-                          skipped, ignored, at}] so ``rebuild`` can re-read them
+                          skipped, ignored, at}] so ``rebuild`` can re-read them; ``added``
+                        counts what the source added over all its runs (a resumed or repeated
+                        add included), the other counts are the last run's
+    added_by_source     {"<format>:<path>": passages added}, kept in each batch's transaction
 
 A process killed mid-ingest leaves ``state = "ingesting"`` and no lock holder: ``list``/``info``
 then say ``incomplete``, and adding the same source again continues (stored pids are skipped).
+A store that cannot be read is ``damaged`` only when SQLite says so (not a database, malformed);
+a full disk, an I/O error, a permission or a lock make it ``unreadable``, whose hint never advises
+removing it: the file is most likely intact, and the next look after the cause is gone sees it.
 """
 
 from __future__ import annotations
@@ -23,32 +29,38 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..config import AppPaths, Settings
-from ..errors import CorpusError
+from ..errors import TRANSIENT_IO_HINT, CorpusError, is_transient_io
 from ..events import CancelToken, EventCallback
 from .ingest import IngestReport, ingest_source
 from .lock import BUILD_LOCK_NAME, CorpusLock, is_locked
-from .sources import FORMATS
-from .sources.detect import detect_format
-from .store import DB_NAME, PassageStore
+from .sources import FORMATS, SourceOptions
+from .sources.detect import check_text_source, detect_format
+from .store import ADDED_BY_SOURCE, DB_NAME, PassageStore
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-READY, INGESTING, INCOMPLETE, DAMAGED = "ready", "ingesting", "incomplete", "damaged"
+READY, INGESTING, INCOMPLETE, DAMAGED, UNREADABLE = (
+    "ready", "ingesting", "incomplete", "damaged", "unreadable")
+NOT_MADE = "not made"  # the demo corpus before its first use (listed by the CLI, made on use)
+SQLITE_HEADER = b"SQLite format 3\0"
 
 
 @dataclass
 class CorpusInfo:
     name: str
     path: str
-    passages: int
+    passages: int | None  # None when the store could not be read (damaged or unreadable)
     sources: list[str]
     formats: list[str]
     size_bytes: int
     created: str
-    state: str  # ready | ingesting (another process is writing) | incomplete | damaged
+    # ready | ingesting (another process is writing) | incomplete | damaged | unreadable (for now)
+    # | not made (the demo, before its first use)
+    state: str
     active: bool
     embedder: str | None = None  # from index/meta.json, when an index exists
     indexed: int | None = None
-    problem: str = ""  # why a damaged corpus could not be read
+    problem: str = ""  # why a damaged or unreadable corpus could not be read
+    hint: str = ""  # what to do about it
     source_details: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
@@ -108,8 +120,14 @@ class CorpusManager:
                 count = store.count()
                 created = store.meta_get("created", "")
         except Exception as exc:  # a damaged file must not break listing the others
-            return CorpusInfo(passages=0, sources=[], formats=[], created="", state=DAMAGED,
-                              problem=str(exc), **base)
+            if _transient(folder / DB_NAME, exc):
+                return CorpusInfo(passages=None, sources=[], formats=[], created="", state=UNREADABLE,
+                                  problem=getattr(exc, "message", str(exc)), hint=TRANSIENT_IO_HINT,
+                                  **base)
+            return CorpusInfo(passages=None, sources=[], formats=[], created="", state=DAMAGED,
+                              problem=getattr(exc, "message", str(exc)),
+                              hint=f"Run `searchain corpus rebuild {name}` (it re-reads the recorded "
+                              "sources), or remove the corpus and add it again.", **base)
         if state == INGESTING and not is_locked(folder):
             state = INCOMPLETE
         return CorpusInfo(passages=count, sources=[s["path"] for s in sources],
@@ -130,6 +148,10 @@ class CorpusManager:
 
     # -- changing --------------------------------------------------------------------------
 
+    def source_options(self) -> SourceOptions:
+        """How sources read under the current settings (``corpus.max_file_mb``)."""
+        return SourceOptions(max_file_bytes=self.settings.corpus.max_file_bytes)
+
     def add(self, name: str, source: str | Path, format: str | None = None, *,
             on_event: EventCallback | None = None, cancel: CancelToken | None = None) -> IngestReport:
         """Ingest ``source`` into corpus ``name`` (created if new; appended to otherwise).
@@ -142,7 +164,8 @@ class CorpusManager:
         try:
             with CorpusLock(folder).acquire(name), \
                     PassageStore.open(folder / DB_NAME, create=True, corpus=name) as store:
-                return _ingest_into(store, name, path, fmt, is_new, on_event, cancel)
+                return _ingest_into(store, name, path, fmt, is_new, self.source_options(),
+                                    on_event, cancel)
         except CorpusError:
             if is_new and _store_is_empty(folder / DB_NAME):
                 shutil.rmtree(folder, ignore_errors=True)  # leave no empty corpus behind a failure
@@ -192,7 +215,8 @@ class CorpusManager:
                     fresh.meta_set("state", INGESTING)
                     for s in sources:
                         part = ingest_source(fresh, Path(s["path"]), s["format"], ids_from=old,
-                                             on_event=on_event, cancel=cancel)
+                                             options=self.source_options(), on_event=on_event,
+                                             cancel=cancel)
                         _record_source(fresh, Path(s["path"]), s["format"], status="done", report=part)
                         report.merge(part)
                     fresh.meta_set("state", READY)
@@ -206,7 +230,8 @@ class CorpusManager:
 
 
 def _ingest_into(store: PassageStore, name: str, path: Path, fmt: str, is_new: bool,
-                 on_event: EventCallback | None, cancel: CancelToken | None) -> IngestReport:
+                 options: SourceOptions, on_event: EventCallback | None,
+                 cancel: CancelToken | None) -> IngestReport:
     if is_new:
         store.meta_set("name", name)
         store.meta_set("created", _now())
@@ -214,20 +239,40 @@ def _ingest_into(store: PassageStore, name: str, path: Path, fmt: str, is_new: b
     # Stopped before (killed, cancelled, disk full): a dump may skip what it already stored.
     resume = any((s["path"], s["format"], s["status"]) == (str(path), fmt, INGESTING)
                  for s in store.meta_get("sources", []))
+    key = _source_key(path, fmt)
+    counts = store.meta_get(ADDED_BY_SOURCE, {})
+    if key not in counts:  # a source recorded before counts were kept starts from its record
+        counts[key] = next((s.get("added", 0) for s in store.meta_get("sources", [])
+                            if (s["path"], s["format"]) == (str(path), fmt)), 0)
+        store.meta_set(ADDED_BY_SOURCE, counts)
     _record_source(store, path, fmt, status=INGESTING)
     store.meta_set("state", INGESTING)
     try:
-        report = ingest_source(store, path, fmt, resume=resume, on_event=on_event, cancel=cancel)
+        report = ingest_source(store, path, fmt, resume=resume, options=options,
+                               count_as=key, on_event=on_event, cancel=cancel)
     except CorpusError:
         if store.count() == before:  # nothing of this source was stored: forget it
             _forget_source(store, path, fmt)
             if all(s["status"] == "done" for s in store.meta_get("sources", [])):
                 store.meta_set("state", READY)
         raise
-    _record_source(store, path, fmt, status="done", report=report)
+    total = store.meta_get(ADDED_BY_SOURCE, {}).get(key, report.added)
+    _record_source(store, path, fmt, status="done", report=report, added=total)
     if all(s["status"] == "done" for s in store.meta_get("sources", [])):
         store.meta_set("state", READY)
     return report
+
+
+def _transient(db: Path, exc: BaseException) -> bool:
+    """The read failed for a reason outside ``db`` and its header still says SQLite (a header
+    that cannot be read right now counts as intact: the same cause is in the way)."""
+    if not is_transient_io(exc):
+        return False
+    try:
+        with open(db, "rb") as fh:
+            return fh.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return True
 
 
 def _store_is_empty(db: Path) -> bool:
@@ -247,22 +292,29 @@ def _resolve_source(source: str | Path, fmt: str | None) -> tuple[Path, str]:
         fmt = detect_format(path)
     elif fmt not in FORMATS:
         raise CorpusError(f"Unknown corpus format {fmt!r}.", hint=f"Use one of: {', '.join(FORMATS)}.")
+    else:
+        check_text_source(path, fmt)  # detect_format refused a binary file already
     if path.is_file() and path.stat().st_size == 0:
         raise CorpusError(f"Source {path} is empty.", hint="Pass a file with passages in it.")
     if (fmt == "folder") != path.is_dir():
         raise CorpusError(f"Format {fmt!r} does not fit {path} "
                           f"({'a folder' if path.is_dir() else 'a file'}).",
-                          hint="Use --format folder for folders, a file format for files.")
+                          hint="Use --format folder for folders, a file format (or document) for files.")
     return path, fmt
 
 
+def _source_key(path: Path, fmt: str) -> str:
+    return f"{fmt}:{path}"
+
+
 def _record_source(store: PassageStore, path: Path, fmt: str, *, status: str,
-                   report: IngestReport | None = None) -> None:
-    """Add or update the meta entry of source (path, fmt), keeping the sources' order."""
+                   report: IngestReport | None = None, added: int | None = None) -> None:
+    """Add or update the meta entry of source (path, fmt), keeping the sources' order;
+    ``added`` (what it added over all its runs) stands for the report's share of this run."""
     entry = {"path": str(path), "format": fmt, "status": status, "at": _now()}
     if report is not None:
-        entry.update(added=report.added, duplicates=report.duplicates, skipped=report.skipped,
-                     ignored=report.ignored)
+        entry.update(added=report.added if added is None else added, duplicates=report.duplicates,
+                     skipped=report.skipped, ignored=report.ignored)
     sources = store.meta_get("sources", [])
     keys = [(s["path"], s["format"]) for s in sources]
     if (str(path), fmt) in keys:
@@ -275,6 +327,9 @@ def _record_source(store: PassageStore, path: Path, fmt: str, *, status: str,
 def _forget_source(store: PassageStore, path: Path, fmt: str) -> None:
     store.meta_set("sources", [s for s in store.meta_get("sources", [])
                                if (s["path"], s["format"]) != (str(path), fmt)])
+    counts = store.meta_get(ADDED_BY_SOURCE, {})
+    if counts.pop(_source_key(path, fmt), None) is not None:
+        store.meta_set(ADDED_BY_SOURCE, counts)
 
 
 def _clean_stale_rebuilds(folder: Path) -> None:

@@ -7,5 +7,6 @@ from ..faces import face
 __all__, __getattr__, __dir__ = face(__name__, {
     "check": ("Check", "OK", "WARN", "FAIL", "worst"),
     "installation": ("run_checks",),
+    "data": ("check_data",),
     "report": ("report_markdown", "system_info"),
 })

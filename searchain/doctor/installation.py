@@ -169,7 +169,7 @@ def _model_folder_check(paths: AppPaths, name: str, label: str) -> Check:
 
 def _corpus_checks(paths: AppPaths, settings: Settings, thorough: bool = False) -> list[Check]:
     from ..library.demo import DEMO_NAME
-    from ..corpus.manager import READY, CorpusManager
+    from ..corpus.manager import READY, UNREADABLE, CorpusManager
     from ..index.embed.embedder import model_id_for
     from ..index.embed.second import second_embedder_name
     from ..index.status import index_status
@@ -194,11 +194,15 @@ def _corpus_checks(paths: AppPaths, settings: Settings, thorough: bool = False) 
         label = f"Corpus {name!r}" + (" (active)" if name == active else "")
         info = manager.info(name)
         if info.state != READY:
-            fix = (f"Run `searchain corpus rebuild {name}`" if info.state == "damaged" else
-                   f"Add its source again (`searchain corpus add {name} SOURCE`): ingestion continues")
+            if info.state == UNREADABLE:  # a full disk or a permission: the corpus is intact
+                fix = info.hint
+            else:
+                fix = (f"Run `searchain corpus rebuild {name}`" if info.state == "damaged" else
+                       f"Add its source again (`searchain corpus add {name} SOURCE`): ingestion continues")
+                fix += "; or remove it with `searchain corpus remove`."
             checks.append(Check("corpus", FAIL if name == active else WARN,
                                 f"{label} is {info.state}" + (f": {info.problem}" if info.problem else "."),
-                                fix + "; or remove it with `searchain corpus remove`."))
+                                fix))
             continue
         # auto's second model depends on the corpus's size
         second = second_embedder_name(settings.retrieval, paths.models_dir, passages=info.passages)

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import SearchainError
 from ..events import CancelToken, EventCallback, Progress, check, emit
-from ..metrics import cover_em, token_f1
+from ..metrics import answer_options, cover_em, options_named, token_f1
 from ..reasoning.result import SOURCES, AnswerResult, honest_source
 from .datasets import EvalDataset, EvalQuestion, load_dataset
 from .stats import bootstrap_ci
@@ -94,6 +94,12 @@ class EvalReport:
     # Questions whose gold is yes/no: how many, how many answered right, and how many predictions
     # were a plain yes or no at all (a strategy may answer a comparison with a name instead).
     yes_no: dict[str, int] = field(default_factory=dict)
+    # Cover-EM with predictions that name more than one option of a two-option question
+    # (yes and no; the two entities of "Which is older, A or B?") scored wrong, and how many
+    # questions had two options and how many predictions named several (``metrics.answer_options``).
+    strict_cover_em: float = 0.0
+    two_option_questions: int = 0
+    several_options_named: int = 0
     outcomes: list[QuestionOutcome] = field(default_factory=list)
 
     def to_dict(self, *, with_questions: bool = False) -> dict[str, Any]:
@@ -193,7 +199,22 @@ def summarize(outcomes: list[QuestionOutcome], *, dataset: str = "", dataset_kin
         seconds_total=sum(o.seconds for o in outcomes),
         cover_em_ci95=list(bootstrap_ci([o.cover_em for o in outcomes])), outcomes=outcomes,
         tokens_per_question_by_phase=_phase_means(outcomes), yes_no=_yes_no_counts(outcomes),
+        **_strict_counts(outcomes),
     )
+
+
+def _strict_counts(outcomes: list[QuestionOutcome]) -> dict[str, Any]:
+    """``strict_cover_em`` and its counts, from each outcome's question, golds and prediction (so
+    details logs written before the strict column existed are scored the same way)."""
+    strict, two_options, several = [], 0, 0
+    for o in outcomes:
+        options = answer_options(o.question, o.golds)
+        named_several = options is not None and options_named(o.prediction, options) > 1
+        two_options += options is not None
+        several += named_several
+        strict.append(0.0 if named_several else o.cover_em)
+    return {"strict_cover_em": sum(strict) / len(strict) if strict else 0.0,
+            "two_option_questions": two_options, "several_options_named": several}
 
 
 _YES_NO_START = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)

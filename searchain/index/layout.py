@@ -3,7 +3,7 @@
 ::
 
     <corpus dir>/index/
-        meta.json          IndexMeta: embedder, dimension, counts, index spec, checksum
+        meta.json          IndexMeta: embedder, dimension, counts, index spec, checksum, file sizes
         vectors.faiss      the compact index: codes of every row (compact.py)
         rows.npy           passage id of each row (rows = shard vectors in order)
         shard-table.npy    seq, rows and file size of each shard the rows come from
@@ -24,7 +24,7 @@ reads as ``outdated`` and building again converts it from the shards (``LEGACY_B
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from ..config import atomic_write_text
@@ -139,6 +139,9 @@ class IndexMeta:
     backend: str = LEGACY_BACKEND  # files without the field hold an hnswlib graph
     spec: str = ""  # faiss factory string of vectors.faiss (compact.plan_spec)
     rows: int = 0  # rows in rows.npy (live + deleted)
+    # Bytes of vectors.faiss, rows.npy and shard-table.npy by file name: a truncated file shows
+    # without hashing gigabytes (empty in an index built before sizes were recorded).
+    file_sizes: dict[str, int] = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def outdated(self) -> bool:

@@ -33,19 +33,8 @@ class PassageSource:
         """``{id: Passage}`` for the ids still in the corpus."""
         if not ids:
             return {}
-        unique = list(dict.fromkeys(int(i) for i in ids))
-        found: dict[int, Passage] = {}
         with self._lock:
-            conn = self._store.conn
-            for i in range(0, len(unique), 500):  # SQLite's bound-variable limit
-                chunk = unique[i:i + 500]
-                marks = ",".join("?" * len(chunk))
-                rows = conn.execute(
-                    f'SELECT id, pid, title, text, source, doc_id, start, "end" FROM passages '
-                    f"WHERE id IN ({marks})", chunk).fetchall()
-                for row in rows:
-                    found[row[0]] = Passage(self._store.corpus, *row[1:])
-        return found
+            return self._store.passages_by_id(ids)
 
     def close(self) -> None:
         with self._lock:

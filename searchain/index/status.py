@@ -5,8 +5,10 @@ it again continues), ``ready``, ``stale`` (the corpus has passages the index lac
 some it has, or the codes predate the refining tier: search works, building again brings it up
 to date), ``mismatch`` (built with another embedder or passage format), ``outdated``
 (made by an earlier version in a format search no longer reads: building again converts it
-from the saved embeddings, re-embedding nothing) and ``damaged`` (metadata unreadable, an
-index file missing, or its checksum does not match).
+from the saved embeddings, re-embedding nothing), ``damaged`` (metadata unreadable, an
+index file missing, not the size recorded when it was built, or its checksum does not match)
+and ``unreadable`` (its files cannot be read right now: a full disk, an I/O error, a
+permission; they are most likely intact, so nothing is to be rebuilt or removed).
 
 With a second embedding model in use (``index.second``), the second model's index (``index/second``) counts too:
 while it is missing, unfinished, stale, built by another model or damaged, a usable first index
@@ -19,14 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import AppPaths, Settings
-from ..errors import IndexError_
+from ..errors import TRANSIENT_IO_HINT, IndexError_, is_transient_io
 from ..files import file_sha256
 from .ann.compact import unrefined
 from .embed.embedder import model_id_for
 from .layout import DOC_FORMAT, IndexLayout, IndexMeta, build_hint, rebuild_hint, repair_hint
 
-MISSING, PARTIAL, READY, STALE, MISMATCH, DAMAGED, OUTDATED = (
-    "missing", "partial", "ready", "stale", "mismatch", "damaged", "outdated")
+MISSING, PARTIAL, READY, STALE, MISMATCH, DAMAGED, OUTDATED, UNREADABLE = (
+    "missing", "partial", "ready", "stale", "mismatch", "damaged", "outdated", "unreadable")
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,8 @@ def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None =
     try:
         meta = IndexMeta.read(layout.meta_file, corpus_name)
     except IndexError_ as exc:
+        if is_transient_io(exc):
+            return _unreadable(corpus_name, exc, corpus_passages=corpus_count)
         return IndexStatus(DAMAGED, exc.message, corpus_passages=corpus_count,
                            hint=repair_hint(corpus_name))
     base = dict(meta=meta, indexed=meta.count, corpus_passages=corpus_count)
@@ -100,7 +104,10 @@ def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None =
 
         return IndexStatus(OUTDATED, outdated_message(corpus_name, meta), **base,
                            hint=UPGRADE_HINT.format(name=corpus_name))
-    problem = graph_problem(layout, meta, verify_checksum)
+    try:
+        problem = graph_problem(layout, meta, verify_checksum)
+    except OSError as exc:
+        return _unreadable(corpus_name, exc, **base)
     if problem:
         return IndexStatus(DAMAGED, f"The index of '{corpus_name}' is damaged: {problem}.", **base,
                            hint=repair_hint(corpus_name))
@@ -125,22 +132,32 @@ def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None =
     return IndexStatus(READY, f"The index of '{corpus_name}' is ready ({meta.count} passages).", **base)
 
 
+def _unreadable(corpus_name: str, exc: BaseException, **facts) -> IndexStatus:
+    return IndexStatus(UNREADABLE, f"The index of '{corpus_name}' cannot be read right now: "
+                       f"{getattr(exc, 'message', exc)}", hint=TRANSIENT_IO_HINT, **facts)
+
+
 def _second_index_problem(layout: IndexLayout, corpus_name: str, wanted: str, corpus_count: int,
                           corpus_max: int, verify_checksum: bool) -> str | None:
     """Why the second embedder's index is not complete, or None."""
     without = "; search runs without the second model until it is built"
     if not layout.meta_file.exists():
         return f"the second embedding model ({wanted}) has not indexed it yet" + without
+    unreadable = "the second embedding model's index cannot be read right now" + without
     try:
         meta = IndexMeta.read(layout.meta_file, corpus_name)
-    except IndexError_:
-        return "the second embedding model's index is damaged" + without
+    except IndexError_ as exc:
+        return (unreadable if is_transient_io(exc) else
+                "the second embedding model's index is damaged" + without)
     if meta.embedder != wanted or meta.doc_format != DOC_FORMAT:
         return f"its second index was made by {meta.embedder}, not the configured {wanted}" + without
     if meta.outdated:
         return "the second embedding model's index is in an older format" + without
-    if graph_problem(layout, meta, verify_checksum):
-        return "the second embedding model's index is damaged" + without
+    try:
+        if graph_problem(layout, meta, verify_checksum):
+            return "the second embedding model's index is damaged" + without
+    except OSError:
+        return unreadable
     if unrefined(meta.spec):
         return ("the second embedding model's codes were made without the refining tier; building "
                 "again retrains them from its saved embeddings")
@@ -180,10 +197,18 @@ def mismatch_message(corpus_name: str, built_with: str, wanted: str) -> str:
 
 
 def graph_problem(layout: IndexLayout, meta: IndexMeta, verify_checksum: bool) -> str | None:
-    """Why the index files cannot be trusted, or None (the shards are checked when opened)."""
+    """Why the index files cannot be trusted, or None (the shards are checked when opened).
+
+    Sizes are compared always (a stat each), the checksum only with ``verify_checksum``. An
+    ``OSError`` reading them propagates: the caller reports it as unreadable, not damaged."""
+    sizes = meta.file_sizes if isinstance(meta.file_sizes, dict) else {}
     for path in (layout.compact_file, layout.rows_file, layout.shard_table_file):
         if not path.is_file():
             return f"{path} is missing"
+        recorded, actual = sizes.get(path.name), path.stat().st_size
+        if isinstance(recorded, int) and actual != recorded:
+            return (f"{path} holds {actual:,} bytes, not the {recorded:,} it had when the index "
+                    "was built (truncated or overwritten)")
     path = layout.compact_file
     if verify_checksum and file_sha256(path) != meta.checksum:
         return f"the checksum of {path} does not match (truncated or overwritten)"

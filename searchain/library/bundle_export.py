@@ -104,8 +104,8 @@ class Manifest:
         """Parse and check ``manifest.json``; a newer format or a malformed one is refused."""
         try:
             data = json.loads(text)
-        except ValueError as exc:
-            raise damaged_error(source, f"its manifest is not JSON ({exc})") from exc
+        except (ValueError, RecursionError) as exc:  # RecursionError: nesting thousands deep
+            raise damaged_error(source, f"its manifest is not JSON ({type(exc).__name__})") from exc
         if not isinstance(data, dict) or data.get("format") != BUNDLE_FORMAT:
             raise CorpusError(f"{source} is not a SearChain corpus file (no corpus manifest).",
                               hint="Pick a file made by `searchain corpus export` (or the app's "
@@ -117,13 +117,27 @@ class Manifest:
                               hint="Update SearChain Desktop on this machine, then import it again.")
         try:
             members = [Member(str(m["path"]), int(m["size"]), str(m["sha256"])) for m in data["members"]]
-            indexes = [IndexRecord(**r) for r in data.get("indexes", [])]
+            indexes = [_index_record(r) for r in data.get("indexes", [])]
             return cls(corpus=str(data["corpus"]), passages=int(data["passages"]), members=members,
                        indexes=indexes, index_format=int(data.get("index_format", 1)),
                        doc_format=str(data.get("doc_format", "")), created=str(data.get("created", "")),
                        app_version=str(data.get("app_version", "")), format_version=version)
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:  # Overflow: int(1e999)
             raise damaged_error(source, f"its manifest is incomplete ({exc!r})") from exc
+
+
+def _index_record(data: object) -> IndexRecord:
+    """An ``indexes`` entry, its types checked: the embedder's name reaches model look-ups,
+    which expect text (a number there once raised ``AttributeError`` instead of this error)."""
+    if not isinstance(data, dict):
+        raise TypeError(f"an index record is {type(data).__name__}, not an object")
+    record = IndexRecord(**data)
+    if not (isinstance(record.folder, str) and isinstance(record.embedder, str)
+            and isinstance(record.state, str)
+            and all(v is None or (isinstance(v, int) and not isinstance(v, bool))
+                    for v in (record.dim, record.count))):
+        raise TypeError(f"an index record has a value of the wrong type: {data!r:.200}")
+    return record
 
 
 @dataclass(frozen=True)

@@ -16,5 +16,7 @@ __all__, __getattr__, __dir__ = face(__name__, {
     "models.pypi": ("PYPI_MODELS", "pypi_entry", "install as install_pypi_model"),
     "models.discovery": ("discover_models",),
     "openai_backend": ("server_label",),
-    "server_probe": ("probe_server", "list_models as list_server_models", "grammar_note as server_grammar_note"),
+    "server_probe": ("probe_server", "list_models as list_server_models",
+                     "grammar_note as server_grammar_note"),
+    "models.facts_cache": ("FactsCache",),
 })

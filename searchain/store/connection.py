@@ -1,7 +1,8 @@
 """Opening the conversation database safely, and turning SQLite failures into ``StoreError``s.
 
 Opening checks the file before trusting it (``PRAGMA quick_check``); a damaged file is copied
-aside so nothing is lost, and the user is told where the copy is and how to start fresh. Writes
+aside so nothing is lost, and the user is told where the copy is and how to start fresh. Each
+damaged state is copied once: opening the same damaged file again names the copy already kept. Writes
 run in ``BEGIN IMMEDIATE`` transactions with a busy timeout and a bounded retry, so a second
 program holding the database makes us wait a little, then fail with a clear message.
 """
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
 from ..errors import StoreError
+from ..files import file_sha256
 
 T = TypeVar("T")
 
@@ -112,7 +114,16 @@ def check_integrity(conn: sqlite3.Connection, path: Path) -> None:
 
 
 def keep_damaged_copy(path: Path) -> Path:
-    """Copy ``path`` (and its WAL) to ``<name>.damaged-<timestamp>``; returns the copy's path."""
+    """Copy ``path`` (and its WAL) to ``<name>.damaged-<timestamp>``; returns the copy's path.
+
+    A copy of this very state (same bytes, same WAL) is not made twice: every command opens the
+    database, and each used to add a full copy of the same damaged file."""
+    try:
+        kept = _same_copy(path)
+    except OSError:
+        kept = None  # cannot compare: copying again loses nothing
+    if kept is not None:
+        return kept
     backup = _free_sibling(path, "damaged")
     try:
         shutil.copy2(path, backup)
@@ -125,6 +136,26 @@ def keep_damaged_copy(path: Path) -> Path:
             hint=f"Copy {path} somewhere safe by hand before deleting it.",
         ) from exc
     return backup
+
+
+def _same_copy(path: Path) -> Path | None:
+    """An earlier ``.damaged-*`` copy holding exactly ``path`` and its WAL, or None."""
+    wal = path.with_name(path.name + "-wal")
+    size, digest = path.stat().st_size, None
+    for copy in sorted(path.parent.glob(_glob_escape(path.name) + ".damaged-*")):
+        if copy.name.endswith("-wal") or copy.stat().st_size != size:
+            continue
+        digest = digest or file_sha256(path)
+        copy_wal = copy.with_name(copy.name + "-wal")
+        if file_sha256(copy) == digest and wal.exists() == copy_wal.exists() and (
+                not wal.exists() or file_sha256(wal) == file_sha256(copy_wal)):
+            return copy
+    return None
+
+
+def _glob_escape(name: str) -> str:
+    """``name`` with glob's special characters taken literally."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
 
 
 def _free_sibling(path: Path, tag: str) -> Path:

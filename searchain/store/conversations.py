@@ -40,13 +40,12 @@ from .schema import CURRENT_VERSION, migrate, user_version
 from .search import search_messages
 
 T = TypeVar("T")
-PREVIEW_CHARS = 120
+PREVIEW_CHARS = 120  # the v5 triggers in schema.py keep this many characters
 
-_SUMMARY_SQL = f"""
-    SELECT c.id, c.title, c.created_at, c.updated_at,
-        (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id),
-        coalesce((SELECT substr(m.content, 1, {PREVIEW_CHARS}) FROM messages m
-                  WHERE m.conversation_id = c.id AND m.role = 'user' ORDER BY m.id LIMIT 1), '')
+# The count and preview live on the conversation row (schema v5, kept by triggers), so the list
+# reads one table through its order index and touches no message.
+_SUMMARY_SQL = """
+    SELECT c.id, c.title, c.created_at, c.updated_at, c.message_count, coalesce(c.preview, '')
     FROM conversations c
 """
 _MESSAGE_SQL = """
@@ -185,16 +184,33 @@ class ConversationStore(ExchangeMixin):
         return self._read(lambda c: [ConversationSummary(*row)
                                      for row in c.execute(sql, params)])
 
-    def get_conversation(self, conversation_id: int) -> Conversation:
+    def get_conversation(self, conversation_id: int, *, reasoning: str = "all") -> Conversation:
+        """The conversation with every message, oldest first.
+
+        ``reasoning="all"`` reads every answer whole (exports, the CLI). ``"last"`` is what a
+        transcript needs: every answer's text, run and references (with their passages), but
+        the reasoning tree and path of the last answer only; the others have
+        ``reasoning_loaded=False`` and ``get_message`` reads them on demand. In a long chat the
+        trees are most of the rows, so this opens it faster.
+        """
+        if reasoning not in ("all", "last"):
+            raise ValueError(f"reasoning must be 'all' or 'last', not {reasoning!r}")
+
         def load(c: sqlite3.Connection) -> Conversation:
             row = c.execute(_SUMMARY_SQL + " WHERE c.id = ?", (conversation_id,)).fetchone()
             if row is None:
                 self._require_conversation(c, conversation_id)
-            messages = self._messages(c, "conversation_id = ?", (conversation_id,))
+            last = None  # no answer yet: nothing to leave out
+            if reasoning == "last":
+                last = c.execute("SELECT max(r.message_id) FROM results r JOIN messages m "
+                                 "ON m.id = r.message_id WHERE m.conversation_id = ?",
+                                 (conversation_id,)).fetchone()[0]
+            messages = self._messages(c, "conversation_id = ?", (conversation_id,), last)
             return Conversation(*row, messages=messages)
         return self._snapshot(load)
 
     def get_message(self, message_id: int) -> Message:
+        """One message, its answer whole (reasoning tree, path, references)."""
         def load(c: sqlite3.Connection) -> Message:
             messages = self._messages(c, "id = ?", (message_id,))
             if not messages:
@@ -202,14 +218,20 @@ class ConversationStore(ExchangeMixin):
             return messages[0]
         return self._snapshot(load)
 
-    def _messages(self, c: sqlite3.Connection, where: str, params: tuple) -> list[Message]:
+    def _messages(self, c: sqlite3.Connection, where: str, params: tuple,
+                  tree_only: int | None = None) -> list[Message]:
         # ``where`` is one of this module's fixed conditions on ``messages``, never user text.
-        results = load_results(c, where, params)
+        # ``tree_only``: read the reasoning of that answer alone (None: of every answer).
+        if tree_only is None:
+            results = load_results(c, where, params)
+        else:
+            results = load_results(c, where, params, tree_where="id = ?", tree_params=(tree_only,))
         rows = c.execute(f"{_MESSAGE_SQL} WHERE m.{where} ORDER BY m.id", params).fetchall()
         return [
             Message(id=r[0], role=r[1], content=r[2], state=r[3], created_at=r[4],
                     run=RunInfo(*r[7:16]) if r[7] is not None else None,
-                    result=results.get(r[0]), error=r[5], updated_at=r[6])
+                    result=results.get(r[0]), error=r[5], updated_at=r[6],
+                    reasoning_loaded=tree_only in (None, r[0]) or r[0] not in results)
             for r in rows
         ]
 

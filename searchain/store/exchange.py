@@ -104,7 +104,7 @@ class ExchangeMixin:
                              "`searchain chats export --format json`.") from exc
         try:
             data = json.loads(text)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # Recursion: JSON nested thousands deep
             raise StoreError(f"The import file {path} is not valid JSON: {exc}",
                              hint="Export it again from SearChain, or fix it at that "
                              "line and column.") from exc

@@ -66,6 +66,8 @@ class _Checked:
             return default
         if not isinstance(value, str):
             raise _bad(f"{self.where}.{key}", "must be a string", value)
+        if not _encodable(value):  # JSON's "\\ud800" escape: SQLite cannot store it (UTF-8)
+            raise _bad(f"{self.where}.{key}", "must be text (it holds a lone surrogate)", value)
         return value
 
     def integer(self, key: str) -> int:
@@ -116,6 +118,14 @@ class _Checked:
         return value
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _bad(where: str, what: str, value: Any) -> StoreError:
     shown = repr(value)
     if len(shown) > 80:
@@ -125,9 +135,16 @@ def _bad(where: str, what: str, value: Any) -> StoreError:
 
 
 def _passage(c: _Checked) -> Passage:
+    # url and section are absent from exports written before #33, page from those before #34
+    page = c.data.get("page")
+    if page is not None and (isinstance(page, bool) or not isinstance(page, int) or page < 1):
+        raise _bad(f"{c.where}.page", "must be a page number (1 or more) or null", page)
     return Passage(corpus=c.text("corpus"), pid=c.text("pid"), title=c.text("title"),
                    text=c.text("text"), source=c.text("source", default=""),
-                   doc_id=c.text("doc_id", default=""), start=c.integer("start"), end=c.integer("end"))
+                   doc_id=c.text("doc_id", default=""), start=c.integer("start"), end=c.integer("end"),
+                   # Kept by the database since v6 (url, section) and v7 (page).
+                   url=c.text("url", default=""), section=c.text("section", default=""),
+                   page=page)
 
 
 def _node(c: _Checked) -> Node:

@@ -41,9 +41,12 @@ class RunInfo:
 
     @classmethod
     def from_settings(cls, settings: "Settings", *, reader: str | None = None,
-                      model: str | None = None) -> "RunInfo":
+                      model: str | None = None, mode: str | None = None,
+                      corpus: str | None = None) -> "RunInfo":
         """The run a question asked now would use; ``reader``/``model`` override resolved names
-        (settings say ``auto`` for the reader, the engine knows which one it picked)."""
+        (settings say ``auto`` for the reader, the engine knows which one it picked), ``mode``
+        and ``corpus`` the ones chosen for this question (``ask --mode direct``, the app's
+        strategy picker): the saved run must name what answered, not the default."""
         r = settings.reasoning
         model_name = model
         if model_name is None and settings.llm.backend == "openai":  # "qwen3:8b @ host:port"
@@ -60,9 +63,9 @@ class RunInfo:
                 model_name = starter.name if starter is not None else ""
         return cls(
             model=model_name,
-            corpus=settings.active_corpus,
+            corpus=corpus or settings.active_corpus,
             reader=reader or r.reader,
-            mode=r.mode,
+            mode=mode or r.mode,
             theta=float(r.theta),
             alpha=float(r.alpha),
             r_max=int(r.r_max),
@@ -85,6 +88,10 @@ class Message:
     result: "AnswerResult | None" = None
     error: str | None = None  # why a failed answer failed
     updated_at: str = ""
+    # False when the conversation was opened with ``reasoning="last"`` and this answer's tree
+    # and path were left in the database (``result.branches``/``path`` are empty, references
+    # are whole): ``ConversationStore.get_message(id)`` reads them when its details are opened.
+    reasoning_loaded: bool = True
 
 
 @dataclass

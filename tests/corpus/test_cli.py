@@ -24,7 +24,8 @@ def test_add_list_info_use_remove(home, tmp_path, capsys):
 
     assert run(home, "corpus", "list", "--json") == 0
     listed = json.loads(capsys.readouterr().out)
-    assert [(c["name"], c["passages"], c["state"]) for c in listed] == [("mine", 2, "ready")]
+    assert [(c["name"], c["passages"], c["state"]) for c in listed] == [
+        ("demo", None, "not made"), ("mine", 2, "ready")]  # the demo is made on first use
 
     assert run(home, "corpus", "use", "mine") == 0
     assert run(home, "corpus", "list") == 0
@@ -144,3 +145,24 @@ def test_ctrl_c_in_a_real_cli_process_stops_cleanly_and_keeps_passages(home, tmp
     assert info.state == "incomplete" and info.passages < 100_000  # stopped at a batch boundary
     assert main(["--home", str(home.config_dir.parent), "corpus", "add", "big", str(src), "--no-index"]) == 0
     assert CorpusManager(home, Settings()).info("big").passages == 100_000
+
+
+def test_a_fresh_home_lists_the_demo_corpus_it_makes_on_first_use(home, capsys):
+    assert run(home, "corpus", "list") == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if "demo" in line)
+    assert row.startswith("* demo (made on first use)") and "not made" in row
+    assert "searchain corpus add NAME SOURCE" in out
+    assert run(home, "corpus", "info", "demo") == 0
+    out = capsys.readouterr().out
+    assert "not made yet" in out and "searchain corpus index demo" in out
+    assert not (home.corpora_dir / "demo").exists()  # looking does not make it
+
+
+@pytest.mark.slow
+def test_corpus_index_demo_makes_and_indexes_it_in_a_fresh_home(home, capsys):
+    assert run(home, "corpus", "index", "demo", "--yes") == 0, capsys.readouterr().err
+    assert "demo: index ready" in capsys.readouterr().out
+    assert run(home, "corpus", "list", "--json") == 0
+    demo, = json.loads(capsys.readouterr().out)
+    assert demo["state"] == "ready" and demo["indexed"] == demo["passages"] >= 40

@@ -58,6 +58,7 @@ def test_a_killed_dump_ingest_skips_ahead_and_loses_nothing(home, tmp_path):
     manager.add("whole", dump)
     assert pids(manager, "wiki") == pids(manager, "whole")
     assert manager.info("wiki").state == "ready"
+    assert manager.info("wiki").source_details[0]["added"] == 1500  # both runs, the killed one too
 
 
 def test_a_resume_page_missing_from_the_dump_reads_it_all(tmp_path):

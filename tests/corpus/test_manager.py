@@ -107,6 +107,27 @@ def test_cancel_keeps_committed_batches_and_add_again_continues(manager, tmp_pat
     report = manager.add("c", src)
     assert report.added == 2000 - info.passages and report.duplicates == info.passages
     assert manager.info("c").state == "ready" and manager.info("c").passages == 2000
+    # The source's record counts what it added over both runs, not the last run's share.
+    assert manager.info("c").source_details[0]["added"] == 2000
+
+
+def test_a_source_counts_its_own_passages_across_resumes_and_other_adds(manager, tmp_path):
+    a = write_jsonl(tmp_path / "a.jsonl", 1500)
+    token = CancelToken()
+
+    def cancel_after_first_batch(event):
+        if isinstance(event, Progress) and event.done:
+            token.cancel()
+
+    with pytest.raises(Cancelled):
+        manager.add("c", a, on_event=cancel_after_first_batch, cancel=token)
+    manager.add("c", write_jsonl(tmp_path / "b.jsonl", 40, start=5000))  # another source meanwhile
+    manager.add("c", a)  # continues a
+    write_jsonl(a, 1600)  # a grows: adding it again stores the 100 new records
+    assert manager.add("c", a).added == 100
+    added = {s["path"]: s["added"] for s in manager.info("c").source_details}
+    assert added == {str(a): 1600, str(tmp_path / "b.jsonl"): 40}
+    assert manager.info("c").passages == 1640
 
 
 def test_killed_process_mid_ingest_loses_nothing(home, tmp_path):

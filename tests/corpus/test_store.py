@@ -149,3 +149,59 @@ def test_database_file_is_wal_and_plain_sqlite(store):
     assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     with sqlite3.connect(store.path) as other:
         assert other.execute("SELECT count(*) FROM passages").fetchone()[0] == 1
+
+
+def test_every_inserted_passage_is_in_the_full_text_index_once(tmp_path):
+    """add() indexes each batch itself (no per-row trigger): new rows exactly, duplicates never,
+    and the same when a rebuild hands over old ids (``ids_from``)."""
+    def matches(store, word):
+        return sorted(r[0] for r in store.conn.execute(
+            "SELECT rowid FROM passages_fts WHERE passages_fts MATCH ?", (word,)))
+
+    with PassageStore.open(tmp_path / "a" / "passages.db", create=True) as old:
+        old.add([P(f"p{i}", text=f"moraine number{i}") for i in range(7)], batch_size=3)
+        old.add([P("p1", text="moraine again"), P("q", text="drumlin")], batch_size=3)
+        assert old.fts_integrity_ok() and len(matches(old, "moraine")) == 7
+        assert matches(old, "drumlin") == [old.id_of("q")]
+        old.delete(["p2"])
+        assert old.fts_integrity_ok() and len(matches(old, "moraine")) == 6
+        with PassageStore.open(tmp_path / "b" / "passages.db", create=True) as fresh:
+            fresh.add([P("p0", text="moraine number0"), P("new", text="moraine esker"),
+                       P("q", text="drumlin")], ids_from=old, batch_size=2)
+            assert fresh.fts_integrity_ok()
+            assert fresh.id_of("p0") == old.id_of("p0") and fresh.id_of("q") == old.id_of("q")
+            assert matches(fresh, "moraine") == sorted([fresh.id_of("p0"), fresh.id_of("new")])
+            assert matches(fresh, "esker") == [fresh.id_of("new")]
+
+
+# The schema before url/section (#33), as stores made by earlier versions have it.
+_OLD_SCHEMA = """
+CREATE TABLE passages (id INTEGER PRIMARY KEY AUTOINCREMENT, pid TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL DEFAULT '', text TEXT NOT NULL, source TEXT NOT NULL DEFAULT '',
+    doc_id TEXT NOT NULL DEFAULT '', start INTEGER NOT NULL DEFAULT 0, "end" INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE VIRTUAL TABLE passages_fts USING fts5(title, text, content="passages", content_rowid="id",
+    tokenize='porter unicode61 remove_diacritics 2');
+CREATE TRIGGER passages_ai AFTER INSERT ON passages BEGIN
+    INSERT INTO passages_fts(rowid, title, text) VALUES (new.id, new.title, new.text);
+END;
+INSERT INTO passages (pid, title, text, source, doc_id, start, "end")
+    VALUES ('old1', 'Old', 'A passage stored before url and section existed.', 'old.tsv', 'd', 0, 48);
+"""
+
+
+def test_a_store_from_before_url_and_section_opens_and_keeps_its_passages(tmp_path):
+    path = tmp_path / "old" / "passages.db"
+    path.parent.mkdir()
+    conn = sqlite3.connect(path)
+    conn.executescript(_OLD_SCHEMA)
+    conn.commit()
+    conn.close()
+    with PassageStore.open(path) as store:
+        old = store.get("old1")
+        assert (old.title, old.source, old.end, old.url, old.section) == ("Old", "old.tsv", 48, "", "")
+        store.add([Passage("old", "new1", "New", "Fresh text.", url="https://x.org/New", section="A > B")])
+        assert store.get("new1").section == "A > B" and store.get("new1").url == "https://x.org/New"
+        assert [p.pid for _, p in next(store.iter_batches())] == ["old1", "new1"]
+    with PassageStore.open(path) as again:  # migrated once; opening again changes nothing
+        assert again.get("new1").url == "https://x.org/New" and again.count() == 2

@@ -280,3 +280,44 @@ def test_a_dropped_folder_becomes_a_corpus_and_other_drops_are_refused(qtbot, ct
     assert outcome.args == ["done"], dialog.status.text()
     row = row_of(dialog, "field-notes")
     assert int(row["Passages"]) >= 3 and row["Index"] == "ready"
+
+
+def test_a_folder_of_documents_reports_the_files_it_could_not_read(qtbot, ctx, tmp_path):
+    from tests.fixtures.documents import page_texts, write_pdf
+
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    write_pdf(folder / "open.pdf", page_texts(2, seed=51))
+    write_pdf(folder / "locked.pdf", page_texts(1, seed=52), password="pw")
+    dialog = make_manager(qtbot, ctx)
+    with qtbot.waitSignal(dialog.job_finished, timeout=180_000) as outcome:
+        dialog.add("papers", folder)
+    assert outcome.args == ["done"], dialog.status.text()
+    status = dialog.status.text()
+    assert "Index ready" in status and "1 could not be read and were left out" in status
+    assert "locked.pdf: encrypted PDF: it needs a password" in status
+    assert int(row_of(dialog, "papers")["Passages"]) > 0
+
+
+def test_an_unreadable_corpus_is_shown_as_such_with_its_passages_unknown(qtbot, home, tmp_path, monkeypatch):
+    """A full disk while listing: the row says "unreadable" and "?", never "damaged" and 0."""
+    import sqlite3
+
+    from searchain.corpus.manager import CorpusManager
+
+    source = tmp_path / "a.jsonl"
+    source.write_text('{"id": "a", "text": "alpha"}\n', encoding="utf-8")
+    CorpusManager(home, Settings()).add("notes", source)
+    db, real = str(home.corpora_dir / "notes" / "passages.db"), sqlite3.connect
+
+    def connect(path, *args, **kwargs):
+        if str(path) == db:
+            raise sqlite3.OperationalError("disk I/O error")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
+    dialog = make_manager(qtbot, AppContext(home, Settings()))
+    row = row_of(dialog, "notes")
+    assert (row["State"], row["Passages"]) == ("unreadable", "?")
+    tip = dialog.table.item(dialog.names().index("notes"), HEADERS.index("State")).toolTip()
+    assert "disk I/O error" in tip and "try again" in tip and "remove" not in tip.lower()

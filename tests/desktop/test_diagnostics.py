@@ -177,3 +177,26 @@ def test_an_unexplained_failure_offers_the_log_and_the_set_up_check(qtbot, home)
     shown = [b.objectName() for b in window.message_bar.findChildren(QPushButton)
              if b.isVisibleTo(window.message_bar)]
     assert [name for name in shown if name.startswith("action_")] == []  # explained: no log needed
+
+
+def test_check_data_reads_the_databases_through_and_reports_leftovers(qtbot, home):
+    """Help > Check set-up > Check data: the integrity checks of ``doctor --check-data``, on a
+    worker, added to the findings; it reports a leftover and deletes nothing."""
+    leftover = home.corpora_dir / ".import-stopped"
+    leftover.mkdir(parents=True)
+    (leftover / "passages.db").write_bytes(b"half a file")
+    import os
+    import time
+
+    old = time.time() - 3600  # an hour old: no running job holds it
+    os.utime(leftover, (old, old))
+    window = make_window(qtbot, home)
+    job = window.check_setup()
+    dialog = window.setup_check.dialog
+    qtbot.waitUntil(lambda: not job.running, timeout=30_000)
+    assert dialog.check_data.isEnabled() and ".import-stopped" not in dialog.body.toPlainText()
+    dialog.check_data.click()
+    qtbot.waitUntil(lambda: not window.setup_check.job.running, timeout=60_000)
+    text = dialog.body.toPlainText()
+    assert ".import-stopped" in text and "conversations" in text.lower()
+    assert (leftover / "passages.db").exists()  # reported, never deleted

@@ -280,6 +280,9 @@ def test_open_source_file_hands_the_file_or_its_folder_to_the_desktop(qtbot, hom
     # A very large source (a Wikipedia dump) opens its folder instead.
     from desktop.document import source_target
     assert source_target(passage, limit=5) == (tmp_path, "folder")
+    # A document's passage (it knows its page or section) opens the file itself at any size.
+    from dataclasses import replace
+    assert source_target(replace(passage, section="Mill"), limit=5) == (notes, "file")
     # Moved away: said plainly, nothing opened.
     notes.unlink()
     assert window.open_source(passage) is None

@@ -93,3 +93,24 @@ def test_document_text_from_passages_locates_the_cited_one():
     assert text[span[0]:span[1]] == "part 1"
     text, span = document_text("abc part 1 xyz", Passage("c", "1", "T", "part 1"))
     assert text[span[0]:span[1]] == "part 1"
+
+
+def test_ingest_problems_note_names_each_file_once_and_caps_the_list():
+    from searchain.corpus.problems import Problem
+
+    from desktop.views.corpora.build_plan import SHOWN_PROBLEMS, problems_note
+
+    class Report:
+        skipped = 12
+        problems = [Problem(f"/docs/f{i}.pdf", None, "encrypted PDF") for i in range(10)] + [
+            Problem("/docs/bad.md", 3, "not valid UTF-8")]
+
+    note = problems_note(Report())
+    lines = note.strip().splitlines()
+    assert lines[0] == "12 could not be read and were left out (the rest were read):"
+    assert lines[1] == "  f0.pdf: encrypted PDF" and len(lines) == 1 + SHOWN_PROBLEMS + 1
+    assert lines[-1] == "  ... and 4 more"
+    Report.problems, Report.skipped = [Problem("/docs/bad.md", 3, "not valid UTF-8")], 1
+    assert problems_note(Report()).strip().splitlines()[1] == "  bad.md line 3: not valid UTF-8"
+    Report.problems, Report.skipped = [], 0
+    assert problems_note(Report()) == ""

@@ -160,6 +160,44 @@ def test_passage_viewer_highlights_span_and_escapes(qtbot, answer_result):
     assert "<script>" in dialog.body.toPlainText()
 
 
+def test_passage_viewer_shows_where_in_the_file_as_plain_text(qtbot, answer_result):
+    from dataclasses import replace
+
+    viewer = PassageViewer()
+    qtbot.addWidget(viewer)
+    viewer.show()
+    plain = answer_result.references[0].passage
+    viewer.show_passage(plain)
+    assert viewer.location.isHidden()  # a Wikipedia-like passage: nothing to say
+    located = replace(plain, source="/home/u/papers/report.pdf", page=12,
+                      section="3.2 Results <b>&amp;</b>")
+    viewer.show_passage(located)
+    assert viewer.location.isVisible() and viewer.location_label.isVisible()
+    assert viewer.location.text() == "report.pdf, p. 12 - 3.2 Results <b>&amp;</b>"
+    assert viewer.location.textFormat() == Qt.TextFormat.PlainText
+    viewer.show_empty()
+    assert viewer.location.isHidden()
+
+
+def test_passage_viewer_shows_article_section_and_address_as_plain_text(qtbot):
+    from searchain.types import Passage
+
+    viewer = PassageViewer()
+    qtbot.addWidget(viewer)
+    zim = Passage("wiki", "A/Ellin#2", "River <Ellin>", "Barges sailed it.", "w.zim", "A/Ellin", 0, 17,
+                  url="https://en.wikipedia.org/wiki/River_Ellin", section="History > <b>Barges</b>")
+    viewer.show_passage(zim)
+    assert viewer.title.text() == "River <Ellin>"
+    # one "Found in:" row for where in the file (here the article's section path)
+    assert viewer.location.text() == "w.zim - History > <b>Barges</b>"
+    assert viewer.location.textFormat() == Qt.TextFormat.PlainText
+    assert viewer.url.text() == "https://en.wikipedia.org/wiki/River_Ellin"
+    assert viewer.url.textFormat() == Qt.TextFormat.PlainText
+    assert not viewer.location.isHidden() and not viewer.url.isHidden()
+    viewer.show_passage(Passage("demo", "p1", "Plain", "No article facts."))
+    assert viewer.location.text() == "" and viewer.url.isHidden() and viewer.location.isHidden()
+
+
 def test_sidebar_groups_and_requests(qtbot):
     sidebar = Sidebar()
     qtbot.addWidget(sidebar)

@@ -20,6 +20,7 @@ SUMMARY_KEYS = {
     "nodes_on_paths", "avg_rounds", "prompt_tokens_per_question", "completion_tokens_per_question",
     "first_round_right", "ir_right_to_wrong", "ir_right_to_wrong_of_first_right", "ir_wrong_to_right",
     "errors", "seconds_median", "seconds_total", "cover_em_ci95", "tokens_per_question_by_phase", "yes_no",
+    "strict_cover_em", "two_option_questions", "several_options_named",
 }
 
 

@@ -205,3 +205,30 @@ def test_the_setting_takes_absolute_folders_only(home, capsys):
     assert main([*root, "config", "set", "llm.model_folders", "models"]) == 1
     assert "absolute paths" in capsys.readouterr().err
 
+
+
+def test_header_facts_are_remembered_across_runs_until_a_file_changes(tmp_path, monkeypatch):
+    """A second listing (a later CLI run, the dialog opened again) reads no header of an unchanged
+    file; a file that changed is read again."""
+    from searchain.llm.fakes.testmodel import write_test_gguf
+    from searchain.llm.models import discovery
+    from searchain.llm.models.facts_cache import FactsCache
+
+    folder = tmp_path / "models"
+    folder.mkdir()
+    first, second = write_test_gguf(folder / "a.gguf"), write_test_gguf(folder / "b.gguf")
+    cache_file = tmp_path / "cache" / "gguf-facts.json"
+    reads = []
+    real = discovery.read_model_facts
+    monkeypatch.setattr(discovery, "read_model_facts", lambda p: reads.append(p.name) or real(p))
+    listed = discover_models(None, [str(folder)], other_apps=False, facts=FactsCache(cache_file))
+    assert sorted(reads) == ["a.gguf", "b.gguf"] and cache_file.is_file()
+    again = discover_models(None, [str(folder)], other_apps=False, facts=FactsCache(cache_file))
+    assert sorted(reads) == ["a.gguf", "b.gguf"]  # nothing read the second time
+    assert [m.facts for m in again] == [m.facts for m in listed]
+    with open(second, "ab") as fh:  # the file changes: its facts are read afresh
+        fh.write(b"\0" * 64)
+    discover_models(None, [str(folder)], other_apps=False, facts=FactsCache(cache_file))
+    assert sorted(reads) == ["a.gguf", "b.gguf", "b.gguf"]
+    cache_file.write_text("{not json")  # a damaged cache is a cache miss, not an error
+    assert len(discover_models(None, [str(folder)], other_apps=False, facts=FactsCache(cache_file))) == 2

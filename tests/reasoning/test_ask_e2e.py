@@ -121,6 +121,11 @@ def test_ask_in_a_saved_chat_reads_the_follow_up_with_it_and_saves_the_exchange(
     assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
     assert messages[2].content == "Where was he born?" and messages[3].state == "complete"
     assert messages[3].result.standalone_question == out["standalone_question"]
+    # The run records the mode asked for on the command line, not the settings' (searchain).
+    assert (messages[3].run.mode, messages[3].result.mode) == ("direct", "direct")
+    assert main(["--home", root, "chats", "show", str(cid)]) == 0
+    shown = capsys.readouterr().out
+    assert shown.rstrip().splitlines()[-1].startswith("*Mode direct,")  # the follow-up's answer
     # An unknown chat is a clear error, and nothing is answered or saved.
     code = main(args + ["--chat", "999"])
     assert code == 1 and "999" in capsys.readouterr().err

@@ -1,7 +1,7 @@
 """The CoQ parser on outputs printed in the papers, on small-model quirks, and on anything at all."""
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from searchain.metrics import normalize_answer
@@ -162,3 +162,81 @@ def test_rewrite_marks_leaves_text_without_marks_alone():
 ])
 def test_short_answer_keeps_initials_and_titles(text, answer):
     assert short_answer(text) == answer
+
+
+# -- quotes, brackets and sentences inside an answer (issue #36 item 6) ---------------------------
+
+def chain_with(answer: str, final: str = "Done [1].") -> str:
+    return f"[Query 1]: What was it?\n[Answer 1]: {answer}\n[Final Content]: {final}\n"
+
+
+@pytest.mark.parametrize("answer, parsed", [
+    # A 13B model's real answer: cut at its quotation mark, it lost the name it gave.
+    ('The first car race was called the "Paris-Rouen Race."', 'The first car race was called the "Paris-Rouen Race."'),
+    ('He said "Stop. Go home." and left.', 'He said "Stop. Go home." and left.'),
+    ("Kevin Drew (born Sept. 9. In Toronto) is the one.", "Kevin Drew (born Sept. 9. In Toronto) is the one."),
+    ('It is “Spirit If. The album”. It came out in 2007.', 'It is “Spirit If. The album”.'),
+    ('The race was the "Paris-Rouen Race." It ran in 1894.', 'The race was the "Paris-Rouen Race."'),
+    # Kept as before: quotes around the whole answer go, a stray closing quote ends it.
+    ('"James Otto".', "James Otto"),
+    ('Fort Campbell" is the place', "Fort Campbell"),
+    ("Toronto. Now we ask where the buses leave.", "Toronto."),
+])
+def test_quoted_and_bracketed_text_stays_in_the_answer(answer, parsed):
+    assert parse_chain(chain_with(answer)).steps[0].answer == parsed
+
+
+def test_a_final_content_ending_in_a_quotation_keeps_its_closing_quote():
+    chain = parse_chain(chain_with("Paris.", 'The first race [1] was the "Paris-Rouen Race."'))
+    assert chain.final_content == 'The first race [1] was the "Paris-Rouen Race."'
+    assert parse_chain(chain_with("Paris.", '"The race was in Paris [1]."')).final_content == \
+        "The race was in Paris [1]."
+
+
+_ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "st", "mt", "ft", "jr", "sr", "vs", "no", "co", "ca"}
+_word = st.from_regex(r"[a-z]{2,8}", fullmatch=True).filter(
+    lambda w: w not in _ABBREVIATIONS and not is_unknown_answer(w)
+    and w not in {"query", "answer", "question", "final", "unsolved", "sorry", "unknown", "unclear"})
+_words = st.lists(_word, min_size=1, max_size=5).map(" ".join)
+# A sentence: a capitalised first word, more words, a full stop ("Stop go home.").
+_sentence = st.tuples(_word, st.lists(_word, max_size=4)).map(
+    lambda t: " ".join([t[0].capitalize(), *t[1]]) + ".")
+_inner = st.lists(_sentence, min_size=1, max_size=3).map(" ".join)
+_pairs = st.sampled_from([('"', '"'), ("“", "”"), ("(", ")"), ("[", "]"), ("«", "»")])
+
+
+def _plain(text: str) -> bool:
+    """No degenerate repeated tail for ``cut_repetition`` to cut: the property is about quotes."""
+    return cut_repetition(text) == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(_words, _pairs, _inner, st.sampled_from(["", ".", " too.", " in the end."]))
+def test_text_inside_quotes_or_brackets_is_never_cut(prefix, pair, inner, tail):
+    answer = f"{prefix.capitalize()} {pair[0]}{inner}{pair[1]}{tail}"
+    assume(_plain(answer))
+    assert parse_chain(chain_with(answer)).steps[0].answer == answer
+
+
+@settings(max_examples=300, deadline=None)
+@given(_words, st.one_of(st.none(), st.tuples(_pairs, _inner)), st.booleans(), _sentence)
+def test_an_answer_is_its_first_sentence_wherever_quotes_and_brackets_are(prefix, quoted, inside, second):
+    """The deliberate cut: "X. Y." gives "X.", also when X ends in or holds a quotation."""
+    first = prefix.capitalize()
+    if quoted is not None:
+        (left, right), inner = quoted
+        # The full stop inside the quotation ("the "Race."") or after it ("the "Race".").
+        first += f" {left}{inner}{right}" if inside else f" {left}{inner.rstrip('.')}{right}."
+    else:
+        first += "."
+    answer = f"{first} {second}"
+    assume(_plain(answer))
+    assert parse_chain(chain_with(answer)).steps[0].answer == first
+
+
+@settings(max_examples=200, deadline=None)
+@given(_words, _pairs, _inner, st.sampled_from(["", " [1]", " [1]."]))
+def test_a_final_content_keeps_its_quotations(prefix, pair, inner, tail):
+    final = f"{prefix.capitalize()} [1] {pair[0]}{inner}{pair[1]}{tail}"
+    assume(_plain(final))
+    assert parse_chain(chain_with("Yes.", final)).final_content == final

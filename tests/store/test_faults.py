@@ -63,6 +63,24 @@ def test_a_file_that_is_not_a_database_is_kept_and_explained(tmp_path):
     _assert_backup_and_refusal(path, garbage)
 
 
+def test_opening_a_damaged_file_again_keeps_one_copy_until_it_changes(tmp_path):
+    """Four commands on the same damaged file made four full copies; one is enough."""
+    path = tmp_path / "c.db"
+    path.write_bytes(b"not a database\n" * 500)
+    first = _assert_backup_and_refusal(path, path.read_bytes())
+    for _ in range(3):
+        with pytest.raises(StoreError, match=str(first.name)):
+            ConversationStore.open(path)
+    assert list(path.parent.glob(path.name + ".damaged-*")) == [first]
+    # Damaged differently (another write, another WAL): that state is kept as well.
+    path.write_bytes(b"still not a database\n" * 500)
+    with pytest.raises(StoreError, match="is damaged"):
+        ConversationStore.open(path)
+    backups = sorted(path.parent.glob(path.name + ".damaged-*"))
+    assert len(backups) == 2 and {b.read_bytes() for b in backups} == {
+        b"not a database\n" * 500, b"still not a database\n" * 500}
+
+
 def test_corrupted_pages_are_detected_at_open(tmp_path, sample_result, sample_run):
     path = tmp_path / "c.db"
     with ConversationStore.open(path) as store:

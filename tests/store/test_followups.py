@@ -11,6 +11,7 @@ from searchain.reasoning.followup import PriorTurn
 from searchain.store import ConversationStore
 from searchain.store import schema
 from searchain.store.markdown import conversation_markdown
+from tests.store.old_layout import build_old
 
 
 def _exchange(store, cid, run, question, result=None, fail=False):
@@ -75,15 +76,8 @@ def test_standalone_question_round_trips_through_db_json_and_markdown(tmp_path, 
 
 def test_answers_saved_before_v4_load_as_answered_as_typed(tmp_path, sample_result, sample_run):
     path = tmp_path / "old.db"
-    with ConversationStore.open(path) as s:
-        cid = s.create_conversation("chat")
-        _exchange(s, cid, sample_run, sample_result.question, sample_result)
-    # Roll the file back to what v3 wrote: no standalone_question column.
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("ALTER TABLE results DROP COLUMN standalone_question")
-    conn.execute("PRAGMA user_version = 3")
-    conn.close()
+    build_old(path, 3, sample_result)  # v3: results had no standalone_question column
     with ConversationStore.open(path) as s:
         assert s.schema_version == schema.CURRENT_VERSION
-        result = s.get_conversation(cid).messages[1].result
+        result = s.get_conversation(7).messages[1].result
         assert result == sample_result and result.standalone_question is None

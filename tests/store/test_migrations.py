@@ -7,38 +7,11 @@ import pytest
 from searchain.errors import StoreError
 from searchain.store import ConversationStore
 from searchain.store import schema
-from searchain.store.result_rows import save_reasoning_rows
+from tests.store.old_layout import build_old
 
 
 def _build_old(path, version, sample_result):
-    """A database as release ``version`` left it, built with the migration steps themselves."""
-    conn = sqlite3.connect(path, isolation_level=None)
-    schema.migrate(conn, target=version)
-    assert schema.user_version(conn) == version
-    if version >= 1:
-        # v1 columns, written with v1 SQL (the store's current INSERTs may differ later).
-        conn.execute("BEGIN")
-        conn.execute("INSERT INTO conversations (id, title, created_at, updated_at) "
-                     "VALUES (7, 'Old chat', '2024-01-02T03:04:05.000000+00:00', "
-                     "'2024-01-02T03:04:06.000000+00:00')")
-        conn.execute("INSERT INTO messages (id, conversation_id, role, content, state, "
-                     "created_at, updated_at) VALUES (70, 7, 'user', ?, 'complete', "
-                     "'2024-01-02T03:04:05.000000+00:00', '2024-01-02T03:04:05.000000+00:00')",
-                     (sample_result.question,))
-        conn.execute("INSERT INTO messages (id, conversation_id, role, content, state, "
-                     "created_at, updated_at) VALUES (71, 7, 'assistant', ?, 'complete', "
-                     "'2024-01-02T03:04:06.000000+00:00', '2024-01-02T03:04:06.000000+00:00')",
-                     (sample_result.final_content,))
-        conn.execute("INSERT INTO runs VALUES (71, 'm.gguf', 'musique', 'dpr', 'searchain', "
-                     "1.5, 0.35, 5, 1, 'hybrid')")
-        r = sample_result  # the results row with the v1 columns, then the v1 reasoning tables
-        conn.execute("INSERT INTO results (message_id, question, mode, final_content, answer, rounds, "
-                     "stop_reason, prompt_tokens, completion_tokens, seconds) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                     (71, r.question, r.mode, r.final_content, r.answer, r.rounds, r.stop_reason,
-                      r.prompt_tokens, r.completion_tokens, r.seconds))
-        save_reasoning_rows(conn, 71, sample_result)
-        conn.execute("COMMIT")
-    conn.close()
+    build_old(path, version, sample_result)
 
 
 @pytest.mark.parametrize("version", range(schema.CURRENT_VERSION))
@@ -103,3 +76,43 @@ def test_listing_uses_the_v3_index(conversation_store):
     plan = " ".join(str(r) for r in conversation_store.db.execute(
         "EXPLAIN QUERY PLAN SELECT id FROM conversations ORDER BY updated_at DESC, id DESC"))
     assert "conversations_by_update" in plan
+
+
+def _located(result):
+    """``result`` citing a ZIM article section and a PDF page (what v7 keeps, and v6 half of)."""
+    import dataclasses
+
+    zim = dataclasses.replace(result.references[0].passage, url="https://en.wikipedia.org/wiki/X",
+                              section="History > Early years")
+    pdf = dataclasses.replace(result.references[1].passage, source="/home/u/report.pdf", page=12,
+                              section="3.2 Results")
+    result.references[0] = dataclasses.replace(result.references[0], passage=zim)
+    result.references[1] = dataclasses.replace(result.references[1], passage=pdf)
+    return result
+
+
+@pytest.mark.parametrize("version", [4, 6])
+def test_v4_and_v6_answers_reach_v7_and_take_pages(tmp_path, sample_result, sample_run, version):
+    """v4 rows had no url or section, v6 rows have both but no page: after v7 each keeps what it
+    had (page None), and a new answer citing a PDF page reloads with it."""
+    import dataclasses
+
+    located = _located(dataclasses.replace(sample_result, references=list(sample_result.references)))
+    path = tmp_path / "old.db"
+    build_old(path, version, located)
+    with ConversationStore.open(path) as store:
+        assert store.schema_version == schema.CURRENT_VERSION == 7
+        old = store.get_conversation(7).messages[1].result.references
+        if version >= 6:  # v6 kept url and section; the page came with v7
+            assert (old[0].passage.url, old[0].passage.section) == (
+                "https://en.wikipedia.org/wiki/X", "History > Early years")
+            assert (old[1].passage.page, old[1].passage.section) == (None, "3.2 Results")
+        else:
+            assert [(r.passage.url, r.passage.section, r.passage.page) for r in old[:2]] == [
+                ("", "", None), ("", "", None)]
+        cid = store.create_conversation("new")
+        store.add_user_message(cid, located.question)
+        mid = store.begin_answer(cid, sample_run)
+        store.finish_answer(mid, located)
+        assert store.get_conversation(cid).messages[1].result == located
+        assert "report.pdf, p. 12 - 3.2 Results" in store.export_markdown(cid)

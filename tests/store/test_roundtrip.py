@@ -73,11 +73,17 @@ def test_passages_survive_deleting_the_corpus(home, sample_result, sample_run):
 def test_citation_rows_hold_full_passage_and_span(conversation_store, sample_result, sample_run):
     _, mid = _save(conversation_store, sample_result, sample_run)
     rows = list(conversation_store.db.query(
-        'SELECT mark, corpus, pid, title, text, span_start, span_end FROM citations '
-        'WHERE message_id = ? ORDER BY ordinal', [mid]))
+        "SELECT c.mark, p.corpus, p.pid, p.title, p.text, c.span_start, c.span_end "
+        "FROM citations c JOIN passages p ON p.message_id = c.message_id "
+        "AND p.ordinal = c.passage WHERE c.message_id = ? ORDER BY c.ordinal", [mid]))
     assert [r["mark"] for r in rows] == [1, 2]
     assert rows[1]["text"] == sample_result.references[1].passage.text
     assert (rows[1]["span_start"], rows[1]["span_end"]) == sample_result.references[1].span
+    # Two distinct passages, though three nodes and two citations name them: each stored once.
+    texts = [r["text"] for r in conversation_store.db.query(
+        "SELECT text FROM passages WHERE message_id = ? ORDER BY ordinal", [mid])]
+    assert texts == [sample_result.references[0].passage.text,
+                     sample_result.references[1].passage.text]
     nodes = list(conversation_store.db.query(
         "SELECT decision, source, round, confidence FROM nodes WHERE message_id = ? "
         "AND branch_ordinal IS NOT NULL ORDER BY ordinal", [mid]))
@@ -111,3 +117,13 @@ def test_run_info_from_settings_names_the_model_file():
     run = RunInfo.from_settings(settings, reader="dpr")
     assert run.model == "qwen2.5-3b-instruct-q4_k_m.gguf"
     assert (run.corpus, run.reader, run.theta, run.r_max) == ("musique", "dpr", 1.5, 5)
+
+
+def test_run_info_names_the_mode_and_corpus_chosen_for_the_question():
+    from searchain.config import Settings
+
+    settings = Settings()
+    settings.active_corpus = "musique"
+    assert RunInfo.from_settings(settings).mode == settings.reasoning.mode == "searchain"
+    run = RunInfo.from_settings(settings, mode="direct", corpus="demo")
+    assert (run.mode, run.corpus) == ("direct", "demo")

@@ -9,6 +9,8 @@ embedding model, after asking. Kept apart from ``corpus_manager`` so the dialog 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
@@ -40,6 +42,7 @@ class PlannedIndexBuilds:
                            lambda plan: self.start_build(name, rebuild, plan))
 
     def _after_ingest(self, name: str, rebuild: bool, report, plan) -> None:
+        self.ingest_note = problems_note(report)
         if plan is None:
             self._on_done(report)
             return
@@ -53,7 +56,7 @@ class PlannedIndexBuilds:
         self.job = None  # the planning job is over; its outcome is the build's
         if plan.needs_confirmation and not self.ask_to_start(name, plan):
             self._end(f"{done_before}The index of '{name}' was not built; Update index builds it "
-                      "when you are ready.\n" + plan.summary(), "cancelled")
+                      "when you are ready.\n" + plan.summary() + self.take_ingest_note(), "cancelled")
             return None
         ctx = self.ctx
 
@@ -80,6 +83,23 @@ class PlannedIndexBuilds:
         box.setTextFormat(Qt.TextFormat.PlainText)  # corpus and model names are data
         box.setDetailedText(plan.summary())
         return box.exec() == QMessageBox.StandardButton.Yes
+
+
+SHOWN_PROBLEMS = 8
+
+
+def problems_note(report) -> str:
+    """What an ingest could not read, one line per file or record, for the status text."""
+    problems = list(getattr(report, "problems", None) or [])
+    skipped = getattr(report, "skipped", 0) or len(problems)
+    if not skipped:
+        return ""
+    lines = [f"\n{skipped:,} could not be read and were left out (the rest were read):"]
+    for p in problems[:SHOWN_PROBLEMS]:
+        lines.append(f"  {Path(p.file).name}{f' line {p.line}' if p.line else ''}: {p.reason}")
+    if skipped > SHOWN_PROBLEMS:
+        lines.append(f"  ... and {skipped - SHOWN_PROBLEMS:,} more")
+    return "\n".join(lines)
 
 
 def plan_index_build(ctx: AppContext, name: str, rebuild: bool, on_event, cancel):

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 from searchain.events import Progress
 
 from ...context import AppContext
-from ...render import describe_error, format_bytes
+from ...render import describe_error, format_bytes, plain_tooltip
 from ...workers import Job, JobRunner
 from ..progress import ProgressRow
 from ..tables import read_only_table
@@ -42,7 +42,8 @@ from .transfer import CorpusTransfer
 
 HEADERS = ("Name", "Passages", "Indexed", "Embedder", "Index", "State", "Size", "Active")
 INDEX_STATE_TEXT = {"missing": "not built", "partial": "build stopped", "ready": "ready",
-                    "stale": "out of date", "mismatch": "other model", "damaged": "damaged"}
+                    "stale": "out of date", "mismatch": "other model", "damaged": "damaged",
+                    "unreadable": "unreadable now"}
 
 
 def corpus_name_for(path: str | Path) -> str:
@@ -117,16 +118,20 @@ class CorpusManagerDialog(PlannedIndexBuilds, QDialog):
             indexed = "—" if info.indexed is None else f"{info.indexed:,}"
             index = self._index_status(info.name)
             self.index_states[info.name] = index.state if index else None
-            values = (info.name, f"{info.passages:,}", indexed, info.embedder or "not indexed",
+            passages = "?" if info.passages is None else f"{info.passages:,}"  # store unreadable
+            values = (info.name, passages, indexed, info.embedder or "not indexed",
                       INDEX_STATE_TEXT.get(index.state, index.state) if index else "?", info.state,
                       format_bytes(info.size_bytes), "✓" if info.active else "")
             for col, value in enumerate(values):
                 self.table.setItem(row, col, QTableWidgetItem(value))  # plain text items
             if info.problem:  # the full reason in a tooltip keeps the column narrow
-                self.table.item(row, HEADERS.index("State")).setToolTip(info.problem)
+                tip = info.problem + (f"\n{info.hint}" if info.hint else "")
+                self.table.item(row, HEADERS.index("State")).setToolTip(plain_tooltip(tip))
             if index:
-                tip = index.message + ("" if index.state == "ready" else "\nUpdate index fixes this.")
-                self.table.item(row, HEADERS.index("Index")).setToolTip(tip)
+                fix = {"ready": "", "unreadable": f"\n{index.hint}"}.get(index.state,
+                                                                       "\nUpdate index fixes this.")
+                tip = index.message + fix
+                self.table.item(row, HEADERS.index("Index")).setToolTip(plain_tooltip(tip))
         if not infos:
             self.status.setText("No corpus yet. Add a file, a folder or a Wikipedia dump (or drop one here).")
 
@@ -145,16 +150,20 @@ class CorpusManagerDialog(PlannedIndexBuilds, QDialog):
     # -- actions -----------------------------------------------------------------------------
     def add_dialog(self, kind: str) -> None:
         if kind == "folder":
-            source = QFileDialog.getExistingDirectory(self, "Add a folder of text files")
+            source = QFileDialog.getExistingDirectory(self, "Add a folder of documents")
         else:
-            filt = "Wikipedia dumps (*.xml *.xml.bz2 *.bz2)" if kind == "mediawiki" else \
-                "Corpus files (*.jsonl *.json *.tsv *.txt *.xml *.bz2);;All files (*)"
+            filt = "Wikipedia dumps and Kiwix ZIM files (*.xml *.xml.bz2 *.bz2 *.zim)" \
+                if kind == "mediawiki" else (
+                    "Documents and corpus files (*.pdf *.docx *.odt *.html *.htm *.epub *.md *.txt "
+                    "*.jsonl *.json *.tsv *.xml *.bz2 *.zim);;All files (*)")
             source, _ = QFileDialog.getOpenFileName(self, "Add a corpus source", "", filt)
         if not source:
             return
         name = self.ask_name(source)
         if name:
-            self.add(name, source, "mediawiki" if kind == "mediawiki" else None)
+            # a .zim picked in the Wikipedia dialog is detected like any other file
+            wiki_dump = kind == "mediawiki" and not source.lower().endswith(".zim")
+            self.add(name, source, "mediawiki" if wiki_dump else None)
 
     def ask_name(self, source: str) -> str | None:
         """The corpus name for ``source``, asked with a suggestion (None: the user cancelled)."""
@@ -187,7 +196,7 @@ class CorpusManagerDialog(PlannedIndexBuilds, QDialog):
         """Add one dropped file or folder (its format detected, a Wikipedia dump included)."""
         if len(paths) > 1:
             self.status.setText(f"{len(paths)} items were dropped: drop one file or folder at a time "
-                                "(a folder of .txt/.md files becomes one corpus).")
+                                "(a folder of documents becomes one corpus).")
             return None
         source = str(paths[0])
         name = self.ask_name(source)
@@ -290,7 +299,12 @@ class CorpusManagerDialog(PlannedIndexBuilds, QDialog):
                 text += f"\nThe second embedding model was left out: {report.second_problem}"
         else:
             text = f"Done{f': {added:,} passages added' if isinstance(added, int) else ''}."
-        self._end(text, "done")
+        self._end(text + self.take_ingest_note(), "done")
+
+    def take_ingest_note(self) -> str:
+        """The last ingest's unread files, once (shown after its index build too)."""
+        note, self.ingest_note = getattr(self, "ingest_note", ""), ""
+        return note
 
     def _on_error(self, exc: BaseException) -> None:
         message, hint = describe_error(exc)

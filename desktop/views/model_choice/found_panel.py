@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...render import describe_error, format_bytes
+from ...render import describe_error, format_bytes, plain_tooltip
 from ..tables import read_only_table
 
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -82,25 +82,28 @@ class FoundModelsPanel(QWidget):
     def refresh(self) -> int:
         """List the app's and the user's folders now, then search the other apps' places in the
         background. Returns the rows listed now."""
-        from searchain.llm import discover_models
+        from searchain.llm import FactsCache, discover_models
 
         llm = self.ctx.settings.llm
         models = discover_models(self.ctx.paths.models_dir, llm.model_folders, machine=self.machine,
-                                 n_ctx=llm.n_ctx, other_apps=False)
+                                 n_ctx=llm.n_ctx, other_apps=False,
+                                 facts=FactsCache.in_cache_dir(self.ctx.paths.cache_dir))
         self.fill(models)
         self.discover()
         return len(models)
 
     def discover(self) -> None:
-        from searchain.llm import discover_models
+        from searchain.llm import FactsCache, discover_models
 
         if self.job is not None:
             self.job.cancel()  # a newer search replaces it (a folder was added, a model downloaded)
         llm, machine = self.ctx.settings.llm, self.machine
         models_dir, folders, n_ctx = self.ctx.paths.models_dir, list(llm.model_folders), llm.n_ctx
+        cache_dir = self.ctx.paths.cache_dir
 
         def work(on_event, cancel):  # worker thread: only copies of the settings cross over
-            return discover_models(models_dir, folders, machine=machine, n_ctx=n_ctx, cancel=cancel)
+            return discover_models(models_dir, folders, machine=machine, n_ctx=n_ctx, cancel=cancel,
+                                   facts=FactsCache.in_cache_dir(cache_dir))
 
         self.note.setText("Looking for models from other apps (LM Studio, Ollama, GPT4All, Jan, "
                           "Hugging Face)…")
@@ -144,7 +147,7 @@ class FoundModelsPanel(QWidget):
                 item = QTableWidgetItem(value)
                 item.setData(PATH_ROLE, str(model.path))
                 item.setData(ERROR_ROLE, model.error or "")
-                item.setToolTip(tip)
+                item.setToolTip(plain_tooltip(tip))  # paths and errors name the user's files
                 self.table.setItem(row, col, item)
 
     # -- choosing ---------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTableWidgetItem, QVBoxLayout, QWidget
 
+from ...render import plain_tooltip
 from ..tables import read_only_table
 
 HEADERS = ("Name", "Size", "Suits", "Licence", "On this computer")
@@ -58,7 +59,7 @@ class PypiModelsPanel(QWidget):
                     f"{Path(models_dir) / entry.filename}" if present else "not installed")
             for col, (value, tip) in enumerate(zip(values, tips)):
                 item = QTableWidgetItem(value)
-                item.setToolTip(tip)
+                item.setToolTip(plain_tooltip(tip))  # holds the models folder's path
                 self.table.setItem(row, col, item)
             if entry.name == recommended_offline:
                 self.table.selectRow(row)

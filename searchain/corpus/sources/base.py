@@ -3,33 +3,49 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
 from ...errors import CorpusError
 from ...types import Passage
 from ..chunking import chunk_spans
+from ..documents import DocumentRecord
 from ..problems import ProblemLog
 
 LONG_RECORD_WORDS = 200  # a record longer than this is a document and gets chunked
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    """Settings a source reads by (from ``Settings.corpus``): ``max_file_bytes`` is the size
+    over which a folder's file is reported and not read (None: no limit); ``read_ahead`` how
+    many files a folder reads ahead on its reader thread (0: none, all on the caller's thread)."""
+
+    max_file_bytes: int | None = None
+    read_ahead: int = 2
 
 
 class Source:
     """Base class. Subclasses implement ``passages()``; ``bytes_done/bytes_total`` drive progress.
 
     ``ignored`` counts records left out on purpose (redirects, other namespaces, non-text
-    files): not errors, but reported so nothing disappears unexplained.
+    files): not errors, but reported so nothing disappears unexplained. A source made of files
+    appends a ``DocumentRecord`` per file to ``documents``; the ingest stores and clears them.
     """
 
     format = ""
 
-    def __init__(self, path: Path, corpus: str, problems: ProblemLog):
+    def __init__(self, path: Path, corpus: str, problems: ProblemLog,
+                 options: SourceOptions | None = None):
         self.path = Path(path)
         self.corpus = corpus
         self.problems = problems
+        self.options = options or SourceOptions()
         self.bytes_done = 0
         self.bytes_total = 0
         self.ignored = 0
+        self.documents: list[DocumentRecord] = []
 
     def passages(self) -> Iterator[Passage]:
         raise NotImplementedError
@@ -47,7 +63,8 @@ class Source:
     def iter_lines(self) -> Iterator[tuple[int, str]]:
         """``(line_number, line)`` over a UTF-8 text file, tracking bytes for progress.
 
-        An undecodable line is logged as a problem and skipped, not fatal.
+        An undecodable line, or one holding NUL bytes (binary data inside a text file), is
+        logged as a problem and skipped, not fatal.
         """
         try:
             raw = open(self.path, "rb")
@@ -64,6 +81,9 @@ class Source:
                     line = data.decode("utf-8")
                 except UnicodeDecodeError as exc:
                     self.problems.skip(self.path, number, f"not valid UTF-8 ({exc.reason} at byte {exc.start})")
+                    continue
+                if "\0" in line:
+                    self.problems.skip(self.path, number, "holds NUL bytes: binary data, not text")
                     continue
                 yield number, line.rstrip("\r\n")
 
@@ -83,18 +103,3 @@ def _size(path: Path) -> int:
         return path.stat().st_size
     except OSError:
         return 0
-
-
-def read_text_file(path: Path, problems: ProblemLog) -> str | None:
-    """Whole file as text (UTF-8, BOM dropped); None after logging a problem if it cannot be read."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        problems.skip(path, None, f"cannot read: {exc.strerror or exc}")
-        return None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        problems.skip(path, line, f"not valid UTF-8 ({exc.reason}); the file was skipped")
-        return None

@@ -21,7 +21,7 @@ from ...errors import CorpusError
 from ...types import Passage
 from ..chunking import chunk_spans
 from .base import Source
-from .wikitext import strip_wikitext
+from .wikitext import wikitext_sections
 
 
 class MediaWikiSource(Source):
@@ -98,14 +98,17 @@ class MediaWikiSource(Source):
         if not title or not page_id:
             self.problems.skip(self.path, None, f"page without title or id (title={title!r}, id={page_id!r})")
             return
-        doc = strip_wikitext(markup)
-        spans = chunk_spans(doc)
-        if not spans:
+        sections = wikitext_sections(markup)
+        doc = "\n\n".join(text for _, text in sections)  # = strip_wikitext(markup)
+        k = at = 0
+        for section, text in sections:  # passages do not cross sections
+            for start, end in chunk_spans(doc, at, at + len(text)):
+                yield Passage(self.corpus, f"{page_id}#{k}", title, doc[start:end],
+                              f"{self.path.name}#{title}", page_id, start, end, section=section)
+                k += 1
+            at += len(text) + 2
+        if not k:
             self.ignored += 1  # a stub whose text was all markup
-            return
-        for k, (start, end) in enumerate(spans):
-            yield Passage(self.corpus, f"{page_id}#{k}", title, doc[start:end],
-                          f"{self.path.name}#{title}", page_id, start, end)
 
 
 def _local(tag: str) -> str:

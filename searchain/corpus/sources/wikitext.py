@@ -1,15 +1,24 @@
 """Wikitext to plain text: enough of MediaWiki's markup removed for retrieval.
 
+``wikitext_sections`` splits an article at its headings, drops the sections that are not prose
+(References, Notes, See also, ...: ``sections.NON_PROSE_SECTIONS``, with their subsections) and
+strips each of the rest; ``strip_wikitext`` is the text of those sections joined.
+
 Removes comments, ``<ref>``s, templates ``{{...}}``, tables ``{|...|}``, file/category links,
 headings, bold/italic quotes, HTML tags and list markers; ``[[target|label]]`` becomes
 ``label`` and ``[http://x label]`` becomes ``label``. Nested constructs are removed innermost
-first. Not a full parser (that would be mwparserfromhell): rare markup may leave traces.
+first. A few inline templates whose words are the sentence's (``{{convert|212|km}}``,
+``{{lang|fr|...}}``, ``{{nowrap|...}}``, ``{{circa|1781}}``) keep their words; brackets left empty
+by removed templates ("( )", "(; )") are dropped. Not a full parser: docs/corpus.md compares it
+with mwparserfromhell on article pages (``searchain bench wikitext``), and why it stays.
 """
 
 from __future__ import annotations
 
 import html
 import re
+
+from .sections import is_non_prose, section_path
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _REF = re.compile(r"<ref[^>/]*/>|<ref[^>]*>.*?</ref\s*>", re.S | re.I)
@@ -30,15 +39,65 @@ _BLANK_LINES = re.compile(r"\n\s*\n+")
 _DROPPED_LINK_PREFIXES = ("file:", "image:", "category:", "media:", "wikipedia:", "wp:", "help:",
                           "template:", "portal:", "special:", "user:", "talk:")
 _INTERWIKI = re.compile(r"^:?[a-z]{2,3}(?:-[a-z]+)?:")
+_SECTION_HEADING = re.compile(r"^[ \t]*(={2,6})[ \t]*(.+?)[ \t]*\1[ \t]*$", re.M)
+_EMPTY_BRACKETS = re.compile(r"\((?:\s|[,;:\u2013\u2014-])*\)|\[\s*\]")
+_BRACKET_EDGE_IN = re.compile(r"\((?:[ \t]*[,;:])+[ \t]*(?=[^\s)])")
+_BRACKET_EDGE_OUT = re.compile(r"(?<=[^\s(])[ \t]*(?:[,;:][ \t]*)+\)")
+_SPACE_BEFORE_PUNCT = re.compile(r"[ \t]+([,.;:!?)])")
+# Inline templates whose words belong to the sentence: name -> which positional arguments to keep.
+_KEEP_WORDS = {"convert": (0, 1), "cvt": (0, 1), "lang": (-1,), "nowrap": (0,), "nobr": (0,),
+               "ill": (0,), "interlanguage link": (0,), "abbr": (0,), "sic": (0,), "as of": (0,),
+               "small": (0,), "em": (0,), "circa": (0,), "c.": (0,)}
+_KEEP_TEXT = {"circa": "c.", "c.": "c.", "nbsp": " ", "ndash": "–", "mdash": "—", "snd": " – ",
+              "spaced ndash": " – ", "dash": "–", "as of": "As of"}
 _MAX_PASSES = 50  # nesting depth we unwrap; real articles nest far less
 
 
 def strip_wikitext(markup: str) -> str:
-    """Plain text of one article's wikitext, paragraphs separated by blank lines."""
+    """Plain text of one article's prose sections, paragraphs separated by blank lines."""
+    return "\n\n".join(text for _, text in wikitext_sections(markup))
+
+
+def wikitext_sections(markup: str, strip=None) -> list[tuple[str, str]]:
+    """``[(section_path, plain_text), ...]`` of an article's prose, lead section first (path "").
+
+    Sections with no text left after stripping are left out. ``strip`` (wikitext -> text) is
+    this module's stripper unless given (``searchain bench wikitext`` passes another parser's).
+    """
+    strip = strip or _strip_markup
+    markup = _COMMENT.sub("", markup)  # a commented-out heading is no heading
+    out: list[tuple[str, str]] = []
+    headings: list[str] = []
+    skip_level: int | None = None
+    start, path = 0, ""
+    for match in _SECTION_HEADING.finditer(markup):
+        if skip_level is None:
+            _append(out, path, strip(markup[start:match.start()]))
+        level = len(match.group(1))
+        name = _strip_markup(match.group(2))
+        start = match.end()
+        if skip_level is not None and level > skip_level:
+            continue
+        skip_level = level if is_non_prose(name) else None
+        del headings[level - 2:]
+        headings += [""] * (level - 2 - len(headings)) + [name]
+        path = section_path(headings)
+    if skip_level is None:
+        _append(out, path, strip(markup[start:]))
+    return out
+
+
+def _append(out: list, path: str, text: str) -> None:
+    if text:
+        out.append((path, text))
+
+
+def _strip_markup(markup: str) -> str:
+    """Plain text of a piece of wikitext (no section handling)."""
     text = _COMMENT.sub("", markup)
     text = _REF.sub("", text)
     text = _DROPPED_TAGS.sub("", text)
-    text = _remove_nested(_TEMPLATE, text)
+    text = _remove_nested(_TEMPLATE, text, _template_words)
     text = _remove_nested(_TABLE, text)
     text = _resolve_links(text)
     text = _EXTERNAL.sub(lambda m: m.group(1), text)
@@ -53,12 +112,31 @@ def strip_wikitext(markup: str) -> str:
     text = _BLANK_LINES.sub("\n\n", text)
     # Leftovers of broken markup (an unclosed template) are not worth keeping.
     text = re.sub(r"\{\{|\}\}|\[\[|\]\]", "", text)
+    text = _BRACKET_EDGE_IN.sub("(", _BRACKET_EDGE_OUT.sub(")", text))  # "(; Afon Elin)"
+    text = _EMPTY_BRACKETS.sub("", text)  # "( )", "(; )": what removed templates leave
+    text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
+    text = re.sub(r"[ \t]{2,}", " ", text)
     return text.strip()
 
 
-def _remove_nested(pattern: re.Pattern, text: str) -> str:
+def _template_words(match: re.Match) -> str:
+    """The words an inline template adds to its sentence ("" for all others: boxes, citations)."""
+    name, _, rest = match.group(0)[2:-2].partition("|")
+    name = name.strip().lower().replace("_", " ")
+    if name.startswith("formatnum:"):
+        return name[len("formatnum:"):].strip()
+    if name.startswith("lang-"):
+        name = "nowrap"  # {{lang-cy|Afon Elin}}: the foreign words are its first argument
+    if name not in _KEEP_WORDS and name not in _KEEP_TEXT:
+        return ""
+    args = [a.strip() for a in rest.split("|") if "=" not in a] if rest else []
+    words = [args[i] for i in _KEEP_WORDS.get(name, ()) if -len(args) <= i < len(args)]
+    return " ".join(filter(None, [_KEEP_TEXT.get(name, ""), *words]))
+
+
+def _remove_nested(pattern: re.Pattern, text: str, replace=lambda m: "") -> str:
     for _ in range(_MAX_PASSES):
-        text, n = pattern.subn("", text)
+        text, n = pattern.subn(replace, text)
         if not n:
             break
     return text

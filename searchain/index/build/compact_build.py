@@ -204,8 +204,10 @@ def _save(layout, codes, row_ids, table, embedder_id, dim, n_live) -> None:
     _save_array(layout.shard_table_file, table)
     _save_array(layout.deleted_file, codes.deleted)
     top = int(row_ids[-1]) if len(row_ids) else 0
+    sizes = {f.name: f.stat().st_size for f in (layout.compact_file, layout.rows_file,
+                                                 layout.shard_table_file)}
     IndexMeta(embedder=embedder_id, dim=dim, normalized=True, count=n_live, max_id=top,
               checksum=checksum, format_version=FORMAT_VERSION, backend=BACKEND, spec=codes.spec,
-              rows=len(row_ids)).write(layout.meta_file)
+              rows=len(row_ids), file_sizes=sizes).write(layout.meta_file)
     for leftover in (layout.partial_file, layout.partial_meta_file, layout.hnsw_file):
         leftover.unlink(missing_ok=True)

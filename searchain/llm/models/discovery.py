@@ -38,6 +38,7 @@ from ...errors import ModelError
 from ...events import CancelToken, check
 from . import places
 from .catalogue import DEFAULT_N_CTX
+from .facts_cache import FactsCache
 from .gguf_info import ModelFacts, read_model_facts
 from .memory import estimate_ram_bytes, estimate_vram_bytes
 from .recommend import MachineFacts, where_it_runs
@@ -51,8 +52,6 @@ _GENERIC_STEMS = {"model", "ggml-model", "weights"}
 # "off": look only in the app's folder and llm.model_folders, not in other apps' places (for a
 # user who wants that, and for the test suite, whose real home is not its business).
 OTHER_APPS_ENV = "SEARCHAIN_DISCOVER_OTHER_APPS"
-_FACTS_CACHE: dict[tuple[int, int, int, int], ModelFacts] = {}
-_CACHE_LIMIT = 1024
 
 
 @dataclass(frozen=True)
@@ -138,13 +137,15 @@ def search_roots(models_dir: Path | None = None, folders: Sequence[str] = (),
 def discover_models(models_dir: Path | None = None, folders: Sequence[str] = (), *,
                     env: Mapping[str, str] | None = None, machine: MachineFacts | None = None,
                     n_ctx: int = DEFAULT_N_CTX, cancel: CancelToken | None = None,
-                    other_apps: bool = True) -> list[FoundModel]:
+                    other_apps: bool = True, facts: FactsCache | None = None) -> list[FoundModel]:
     """The GGUF models in the app's ``models_dir``, the other apps' places and ``folders``.
 
     ``env`` replaces ``os.environ`` (HOME, XDG_*, the apps' variables); ``machine`` (from
     ``recommend.machine_facts()``) fills in ``fits``; ``n_ctx`` is the context the needs are
     computed at; ``cancel`` stops between files (``Cancelled``); ``other_apps=False`` lists the
-    app's folder and ``folders`` only (what the model dialog shows at once, before the rest)."""
+    app's folder and ``folders`` only (what the model dialog shows at once, before the rest);
+    ``facts`` remembers headers already read (``FactsCache.in_cache_dir``: across runs too)."""
+    facts = facts if facts is not None else FactsCache()
     found: list[FoundModel] = []
     by_file: dict[tuple[int, int], int] = {}
     for root in search_roots(models_dir, folders, env, other_apps):
@@ -158,10 +159,11 @@ def discover_models(models_dir: Path | None = None, folders: Sequence[str] = (),
                 if cand.name != first.name and cand.name not in first.aliases:
                     found[by_file[key]] = replace(first, aliases=first.aliases + (cand.name,))
                 continue
-            model = _describe(cand, machine, n_ctx)
+            model = _describe(cand, machine, n_ctx, facts)
             if key is not None:
                 by_file[key] = len(found)
             found.append(model)
+    facts.save()
     return found
 
 
@@ -250,7 +252,8 @@ def _hf_cache(hub: Path) -> Iterator[_Candidate]:
 
 # -- describing one file ----------------------------------------------------------------------
 
-def _describe(cand: _Candidate, machine: MachineFacts | None, n_ctx: int) -> FoundModel:
+def _describe(cand: _Candidate, machine: MachineFacts | None, n_ctx: int,
+              facts: FactsCache) -> FoundModel:
     resolved = None
     try:
         real = cand.path.resolve()
@@ -263,41 +266,29 @@ def _describe(cand: _Candidate, machine: MachineFacts | None, n_ctx: int) -> Fou
     if cand.error:
         return model
     try:
-        facts = _read_facts(cand.path)
+        header = _read_facts(cand.path, facts)
     except ModelError as exc:
         return replace(model, error=exc.message)
     except OSError as exc:  # a file that vanished or turned unreadable mid-scan
         return replace(model, error=f"{cand.path} cannot be read: {exc}")
-    model = replace(model, facts=facts)
+    model = replace(model, facts=header)
     if machine is None:
         return model
-    whole = replace(facts, file_size=size)  # a split model needs all its parts in memory
-    ctx = min(n_ctx, facts.context_length) if facts.context_length else n_ctx
+    whole = replace(header, file_size=size)  # a split model needs all its parts in memory
+    ctx = min(n_ctx, header.context_length) if header.context_length else n_ctx
     ram, vram = estimate_ram_bytes(whole, ctx, 0), estimate_vram_bytes(whole, ctx)
     return replace(model, ram_bytes=ram, vram_bytes=vram, fits=where_it_runs(ram, vram, machine))
 
 
-def _read_facts(path: Path) -> ModelFacts:
-    """``read_model_facts``, remembered while the file is unchanged (same identity, size and
-    modification time). Only successes are kept: a broken file is read again next time."""
-    try:
-        st = path.stat()
-        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-    except OSError:
-        key = None
-    if key is not None and st.st_ino and key in _FACTS_CACHE:
-        return replace(_FACTS_CACHE[key], path=path)
-    facts = read_model_facts(path)
-    if key is not None and st.st_ino:
-        if len(_FACTS_CACHE) >= _CACHE_LIMIT:
-            _FACTS_CACHE.clear()
-        _FACTS_CACHE[key] = facts
-    return facts
-
-
-def clear_facts_cache() -> None:
-    """Forget the remembered headers (the benchmark's cold runs)."""
-    _FACTS_CACHE.clear()
+def _read_facts(path: Path, facts: FactsCache) -> ModelFacts:
+    """``read_model_facts``, or what ``facts`` remembers of the unchanged file. Only successes
+    are kept: a broken file is read again next time."""
+    known = facts.get(path)
+    if known is not None:
+        return known
+    found = read_model_facts(path)
+    facts.put(path, found)
+    return found
 
 
 def _size(path: Path) -> int:

@@ -28,7 +28,7 @@ from typing import Callable
 from ...llm.model_kind import strip_special_tokens
 from ...metrics import normalize_answer
 from .cleanup import (cut_chatter, cut_repetition, first_paragraph, first_sentence,
-                      is_degenerate, is_prose_opener, leading_lines, unquote)
+                      is_degenerate, is_prose_opener, leading_lines, strip_outer_quotes, unquote)
 
 __all__ = ["ParsedChain", "ParsedStep", "is_degenerate", "is_unknown_answer", "marks_in",
            "parse_chain", "short_answer", "strip_marks"]
@@ -96,7 +96,7 @@ def is_unknown_answer(answer: str) -> bool:
 
 def _clean(text: str) -> str:
     text = _ECHOES.sub(" ", text)
-    return " ".join(text.split()).strip().strip("\"“”").strip()
+    return strip_outer_quotes(" ".join(text.split()))
 
 
 def _answer_text(raw: str) -> str:

@@ -1,0 +1,22 @@
+"""`searchain bench documents` measures what it says on the files it says (no timing asserted)."""
+
+import json
+
+from searchain.cli.main import main
+
+
+def test_bench_documents_reports_both_sides_on_the_same_pages(home, capsys):
+    assert main(["--home", str(home.config_dir.parent), "bench", "documents", "--files", "2",
+                 "--pages", "3", "--repeats", "1"]) == 0
+    figures = json.loads(capsys.readouterr().out)["pdf_ingest"]
+    assert (figures["files"], figures["pages"]) == (2, 6) and figures["passages"] >= 6
+    for side in ("bare_pypdfium2", "our_ingest", "our_ingest_one_thread"):
+        assert figures[side]["seconds"] > 0 and figures[side]["pages_per_s"] > 0
+    assert figures["ratio"] > 0 and figures["goal"] == ">= 0.9"
+
+
+def test_bench_documents_refuses_a_folder_that_is_not_only_pdfs(home, tmp_path, capsys):
+    (tmp_path / "notes.md").write_text("# x\n\ny\n", encoding="utf-8")
+    assert main(["--home", str(home.config_dir.parent), "bench", "documents", "--folder",
+                 str(tmp_path)]) == 1
+    assert "not a flat folder of PDFs only" in capsys.readouterr().err

@@ -1,0 +1,48 @@
+"""The wikitext stripper on article-shaped pages: prose kept, non-prose sections and template
+leftovers gone, section paths, and the comparison bench's figures."""
+
+from pathlib import Path
+
+from searchain.bench.wikitext import RESIDUE, measure
+from searchain.corpus.sources.wikitext import strip_wikitext, wikitext_sections
+
+PAGES = Path(__file__).parents[1] / "fixtures" / "wikitext"
+
+
+def page(name):
+    return (PAGES / f"{name}.wiki").read_text(encoding="utf-8")
+
+
+def test_non_prose_sections_are_dropped_with_their_subsections():
+    paths = [p for p, _ in wikitext_sections(page("river_ellin"))]
+    assert paths == ["", "Etymology", "History > Early years", "History > Industrial era", "Geography"]
+    text = strip_wikitext(page("river_ellin"))
+    for junk in ("List of rivers", "Jones", "Brown", "Ellin Trust", "Rivers and mills", "notelist"):
+        assert junk not in text, junk
+
+
+def test_combined_reference_headings_are_not_prose():
+    paths = [p for p, _ in wikitext_sections(page("lantern_suite"))]
+    assert "Notes and references" not in paths and "External links" not in paths
+    assert "Orr" not in strip_wikitext(page("lantern_suite"))
+
+
+def test_template_leftovers_leave_no_empty_brackets_and_inline_words_stay():
+    lead = wikitext_sections(page("river_ellin"))[0][1]
+    assert lead.startswith("The River Ellin (Afon Elin) is a river in the Ellin Valley of Northland.")
+    assert "at 640 m and flows north for 212 km to the Sume Estuary." in lead
+    assert "(c. 1180–1240)" in strip_wikitext(page("river_ellin"))
+    for name in ("river_ellin", "mara_quell", "varrow", "lantern_suite", "lake_sume"):
+        text = strip_wikitext(page(name))
+        assert not RESIDUE["empty_brackets"].search(text), name
+        assert " ," not in text and "  " not in text, name
+
+
+def test_bench_counts_no_residue_in_our_passages():
+    pages = [f.read_text(encoding="utf-8") for f in sorted(PAGES.glob("*.wiki"))]
+    result = measure(pages, repeat=1)
+    assert result["pages"] == 5 and result["ours"]["passages"] > 5
+    assert set(result["ours"]["residue_passages"].values()) == {0}
+    other = result["mwparserfromhell"]
+    if other is not None:  # installed: measured on the same pages, same passage counting
+        assert other["passages"] > 0 and set(other["residue_passages"]) == set(RESIDUE)
