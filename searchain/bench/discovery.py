@@ -21,7 +21,6 @@ import json
 import os
 import random
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
@@ -43,12 +42,9 @@ def register(sub) -> None:
 
 
 def handle(ctx, args) -> int:
-    if args.work:
-        Path(args.work).mkdir(parents=True, exist_ok=True)
-        print(json.dumps(measure(Path(args.work), args), indent=2))
-        return 0
-    with tempfile.TemporaryDirectory(prefix="searchain-bench-discovery-") as tmp:
-        print(json.dumps(measure(Path(tmp), args), indent=2))
+    from .workdir import in_work_folder
+
+    print(json.dumps(in_work_folder(args.work, "searchain-bench-discovery-", lambda work: measure(work, args)), indent=2))
     return 0
 
 

@@ -25,10 +25,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -159,14 +157,9 @@ def measure(work: Path, args) -> dict:
 def run(ctx, args) -> int:
     if args.passages < 1:
         raise SystemExit("bench scale: --passages must be positive")
-    if args.work:
-        result = measure(Path(args.work), args)
-    else:
-        work = Path(tempfile.mkdtemp(prefix="searchain-scale-"))
-        try:
-            result = measure(work, args)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
+    from ..workdir import in_work_folder
+
+    result = in_work_folder(args.work, "searchain-scale-", lambda work: measure(work, args))
     json.dump(result, sys.stdout)
     sys.stdout.write("\n")
     return 0
