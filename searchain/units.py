@@ -17,6 +17,8 @@ model's RAM or VRAM need, are binary and say so.)
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 _SIZE_UNITS = (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3))
 
 
@@ -58,3 +60,9 @@ def count(value: float) -> str:
         if abs(value) >= limit:
             return f"{value / limit:.1f}{suffix}"
     return f"{value:.0f}" if float(value).is_integer() or abs(value) >= 10 else f"{value:.1f}"
+
+
+def timestamp(timespec: str = "seconds") -> str:
+    """The time now, UTC, ISO 8601, as every record on disk writes it (it sorts as text);
+    ``timespec="microseconds"`` where two quick writes must still differ (saved messages)."""
+    return datetime.now(timezone.utc).isoformat(timespec=timespec)

@@ -34,3 +34,13 @@ def test_durations_say_as_much_as_an_estimate_deserves():
 def test_clock_and_count():
     assert clock(75) == "1:15" and clock(3725) == "1:02:05"
     assert [count(v) for v in (7, 950, 12_300, 4_100_000, 2e9, 2.5)] == ["7", "950", "12.3k", "4.1M", "2.0G", "2.5"]
+
+
+def test_timestamps_are_utc_iso_and_sort_as_text():
+    from datetime import datetime
+
+    from searchain.units import timestamp
+
+    first, fine = timestamp(), timestamp("microseconds")
+    assert datetime.fromisoformat(first).utcoffset().total_seconds() == 0 and len(first) == 25
+    assert "." in fine and fine[:19] >= first[:19]

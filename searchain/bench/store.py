@@ -121,10 +121,10 @@ def _big_result(question: str, passages: list[str]):
 
 def _fill_many(store, n: int, questions: list[str], answers: list[str]) -> None:
     """``n`` two-message chats in one transaction (the store's own tables and triggers)."""
-    from ..store.conversations import now_iso
+    from ..units import timestamp
 
     conn = store.db.conn
-    now = now_iso()
+    now = timestamp("microseconds")
     conn.execute("BEGIN")
     for i in range(n):
         cid = conn.execute("INSERT INTO conversations (title, created_at, updated_at) "

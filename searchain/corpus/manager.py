@@ -25,12 +25,12 @@ import re
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 
 from ..config import AppPaths, Settings
 from ..errors import TRANSIENT_IO_HINT, CorpusError, is_transient_io
 from ..events import CancelToken, EventCallback
+from ..units import timestamp
 from .ingest import IngestReport, ingest_source
 from .lock import BUILD_LOCK_NAME, CorpusLock, is_locked
 from .sources import FORMATS, SourceOptions
@@ -197,7 +197,7 @@ class CorpusManager:
         with CorpusLock(folder).acquire(name):
             with self.open_store(name) as old:
                 sources = old.meta_get("sources", [])
-                created = old.meta_get("created", _now())
+                created = old.meta_get("created", timestamp())
             if not sources:
                 raise CorpusError(f"Corpus {name!r} has no recorded sources to rebuild from.")
             for s in sources:
@@ -220,7 +220,7 @@ class CorpusManager:
                         _record_source(fresh, Path(s["path"]), s["format"], status="done", report=part)
                         report.merge(part)
                     fresh.meta_set("state", READY)
-                    fresh.meta_set("rebuilt", _now())
+                    fresh.meta_set("rebuilt", timestamp())
                     fresh.checkpoint_and_detach_wal()
                     old.checkpoint_and_detach_wal()  # no stale -wal file may outlive the swap
                 (work / DB_NAME).replace(folder / DB_NAME)
@@ -234,7 +234,7 @@ def _ingest_into(store: PassageStore, name: str, path: Path, fmt: str, is_new: b
                  cancel: CancelToken | None) -> IngestReport:
     if is_new:
         store.meta_set("name", name)
-        store.meta_set("created", _now())
+        store.meta_set("created", timestamp())
     before = store.count()
     # Stopped before (killed, cancelled, disk full): a dump may skip what it already stored.
     resume = any((s["path"], s["format"], s["status"]) == (str(path), fmt, INGESTING)
@@ -311,7 +311,7 @@ def _record_source(store: PassageStore, path: Path, fmt: str, *, status: str,
                    report: IngestReport | None = None, added: int | None = None) -> None:
     """Add or update the meta entry of source (path, fmt), keeping the sources' order;
     ``added`` (what it added over all its runs) stands for the report's share of this run."""
-    entry = {"path": str(path), "format": fmt, "status": status, "at": _now()}
+    entry = {"path": str(path), "format": fmt, "status": status, "at": timestamp()}
     if report is not None:
         entry.update(added=report.added if added is None else added, duplicates=report.duplicates,
                      skipped=report.skipped, ignored=report.ignored)
@@ -371,7 +371,3 @@ def _known_hint(names: list[str]) -> str:
     if not names:
         return "No corpora yet: add one with `searchain corpus add NAME SOURCE`."
     return f"Known corpora: {', '.join(names)}."
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")

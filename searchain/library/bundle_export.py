@@ -38,7 +38,6 @@ import tempfile
 import time
 import zipfile
 from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
@@ -229,7 +228,7 @@ def export_corpus(paths: AppPaths, settings: Settings, name: str, out: str | Pat
         try:
             manifest = Manifest(corpus=name, passages=passages, members=[],
                                 indexes=index_records(folder), index_format=FORMAT_VERSION,
-                                doc_format=DOC_FORMAT, created=now_iso(), app_version=__version__)
+                                doc_format=DOC_FORMAT, created=units.timestamp(), app_version=__version__)
             manifest = _write_bundle(tmp, folder, files, manifest, on_event, cancel)
             _fsync(tmp)
             os.replace(tmp, out)
@@ -390,9 +389,4 @@ def _int_or_none(value) -> int | None:
 def _fsync(path: Path) -> None:
     with open(path, "rb+") as fh:
         os.fsync(fh.fileno())
-
-
-def now_iso() -> str:
-    """The time now, UTC, to the second, as manifests and import records write it."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 

@@ -26,6 +26,7 @@ from ..config import AppPaths, Settings
 from ..corpus.lock import LOCK_NAME, CorpusLock, is_locked
 from ..errors import CorpusError, ModelError, is_disk_full
 from ..events import CancelToken, EventCallback, Progress, check, emit
+from ..units import timestamp
 from .bundle_export import (
     IMPORT_STAGE,
     MANIFEST_NAME,
@@ -34,7 +35,6 @@ from .bundle_export import (
     damaged_error,
     copy_hashing,
     need_free_space,
-    now_iso,
     safe_member_path,
 )
 
@@ -190,7 +190,7 @@ def import_corpus(paths: AppPaths, settings: Settings, file: str | Path, *, as_n
                                      f"says {manifest.passages:,}")
             store.meta_set("name", name)
             store.meta_set("imported", {"file": str(file), "as": name, "exported_as": manifest.corpus,
-                                        "exported_at": manifest.created, "at": now_iso()})
+                                        "exported_at": manifest.created, "at": timestamp()})
             store.checkpoint_and_detach_wal()
         check(cancel)
         if target.exists():  # made meanwhile by another process: still never replaced

@@ -17,7 +17,6 @@ Typical use by the engine/app::
 
 from __future__ import annotations
 
-import datetime as _dt
 import sqlite3
 import threading
 from dataclasses import astuple
@@ -29,6 +28,7 @@ import sqlite_utils
 from ..errors import StoreError
 from ..reasoning.followup import PriorTurn
 from ..reasoning.result import AnswerResult
+from ..units import timestamp
 from . import connection as _conn
 from .checkpoints import CheckpointThrottle
 from .exchange import ExchangeMixin
@@ -53,11 +53,6 @@ _MESSAGE_SQL = """
            r.model, r.corpus, r.reader, r.mode, r.theta, r.alpha, r.r_max, r.top_k, r.retriever
     FROM messages m LEFT JOIN runs r ON r.message_id = m.id
 """
-
-
-def now_iso() -> str:
-    """UTC time with microseconds: sorts as text, and two quick writes still differ."""
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
 
 
 class ConversationStore(ExchangeMixin):
@@ -171,7 +166,7 @@ class ConversationStore(ExchangeMixin):
 
     def create_conversation(self, title: str = "New chat") -> int:
         title = _clean_title(title)
-        now = now_iso()
+        now = timestamp("microseconds")
         return self._write(lambda c: c.execute(
             "INSERT INTO conversations (title, created_at, updated_at) VALUES (?, ?, ?)",
             (title, now, now)).lastrowid)
@@ -293,7 +288,7 @@ class ConversationStore(ExchangeMixin):
     def add_user_message(self, conversation_id: int, text: str) -> int:
         if not isinstance(text, str) or not text.strip():
             raise StoreError("A question cannot be empty.", hint="Type a question first.")
-        now = now_iso()
+        now = timestamp("microseconds")
 
         def run(c: sqlite3.Connection) -> int:
             self._require_conversation(c, conversation_id)
@@ -307,7 +302,7 @@ class ConversationStore(ExchangeMixin):
 
     def begin_answer(self, conversation_id: int, run: RunInfo) -> int:
         """Create the assistant message an answer streams into (state ``streaming``)."""
-        now = now_iso()
+        now = timestamp("microseconds")
 
         def write(c: sqlite3.Connection) -> int:
             self._require_conversation(c, conversation_id)
@@ -340,7 +335,7 @@ class ConversationStore(ExchangeMixin):
         def run(c: sqlite3.Connection) -> None:
             updated = c.execute(
                 "UPDATE messages SET content = ?, updated_at = ? WHERE id = ? AND state = ?",
-                (text, now_iso(), message_id, STATE_STREAMING)).rowcount
+                (text, timestamp("microseconds"), message_id, STATE_STREAMING)).rowcount
             if not updated:
                 self._not_streaming(c, message_id)
         self._write(run)
@@ -355,7 +350,7 @@ class ConversationStore(ExchangeMixin):
 
     def finish_answer(self, message_id: int, result: AnswerResult) -> None:
         """Save the final answer with its reasoning and citations in one transaction."""
-        now = now_iso()
+        now = timestamp("microseconds")
 
         def run(c: sqlite3.Connection) -> None:
             row = c.execute("SELECT conversation_id FROM messages WHERE id = ? AND state = ?",
@@ -381,7 +376,7 @@ class ConversationStore(ExchangeMixin):
 
     def _end_answer(self, message_id: int, state: str, error: str | None,
                     partial_text: str | None) -> None:
-        now = now_iso()
+        now = timestamp("microseconds")
         with self._lock:
             if partial_text is None:
                 partial_text = self._throttle.pending_text(message_id)

@@ -7,7 +7,6 @@ transaction: a file with one bad field imports nothing.
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import sqlite3
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any, Iterable
 
 from ..config import atomic_write_text
 from ..errors import StoreError
+from ..units import timestamp
 from .json_codec import FORMAT_NAME, FORMAT_VERSION, conversations_from_json, message_to_json
 from .markdown import conversation_markdown
 from .result_rows import save_result
@@ -51,7 +51,7 @@ class ExchangeMixin:
             })
         return {
             "format": FORMAT_NAME, "version": FORMAT_VERSION,
-            "exported_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "exported_at": timestamp(),
             "conversations": conversations,
         }
 
