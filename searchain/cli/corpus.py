@@ -1,5 +1,5 @@
 """``searchain corpus ...``: add, list, info, index, remove, rebuild, export, import and pick the
-active corpus."""
+active corpus (export and import run in ``corpus_transfer``, a Ray build in ``corpus_ray``)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..errors import Cancelled, CorpusError, SearchainError
 from ..units import size
+from . import corpus_transfer
 from .confirm import confirm
 from .progress import ProgressPrinter, cancel_on_interrupt
 
@@ -80,13 +81,13 @@ def register(sub) -> None:
     p.add_argument("-o", "--output", required=True, metavar="FILE",
                    help=f"the file to write (a folder: NAME{BUNDLE_SUFFIX} in it)")
     p.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")
-    p.set_defaults(func=cmd_export)
+    p.set_defaults(func=corpus_transfer.cmd_export)
 
     p = csub.add_parser("import", help="install a corpus file made by `corpus export` (checked first)")
     p.add_argument("file")
     p.add_argument("--as", dest="as_name", metavar="NEW",
                    help="the name to install it under (needed when its own name is taken)")
-    p.set_defaults(func=cmd_import)
+    p.set_defaults(func=corpus_transfer.cmd_import)
 
 
 def _manager(ctx):
@@ -368,40 +369,4 @@ def cmd_remove(ctx, args) -> int:
 def cmd_use(ctx, args) -> int:
     _manager(ctx).set_active(args.name)
     print(f"active corpus: {args.name}")
-    return 0
-
-
-def cmd_export(ctx, args) -> int:
-    from ..library.bundle_export import export_corpus
-
-    with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
-        report = export_corpus(ctx.paths, ctx.settings, args.name, args.output, on_event=show,
-                               cancel=cancel, overwrite=args.overwrite)
-    models = ", ".join(f"{r.embedder} ({r.count:,} vectors)" if r.count is not None else
-                       f"{r.embedder} (unfinished)" for r in report.indexes) or "no index"
-    print(f"{report.corpus}: exported {report.passages:,} passages and {models} to {report.file} "
-          f"({size(report.bytes)}, {report.members} files) in {report.seconds:.1f}s")
-    if report.index_state not in ("ready", "unknown"):
-        print(f"note: its index was {report.index_state} when exported; after importing, "
-              f"`searchain corpus index {report.corpus}` brings it up to date.", file=sys.stderr)
-    return 0
-
-
-def cmd_import(ctx, args) -> int:
-    from ..library.bundle_import import import_corpus
-
-    with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
-        try:
-            report = import_corpus(ctx.paths, ctx.settings, args.file, as_name=args.as_name,
-                                   on_event=show, cancel=cancel)
-        except (Cancelled, KeyboardInterrupt):
-            show.close()
-            print("note: nothing was installed; import the file again when you are ready.",
-                  file=sys.stderr)
-            raise
-    print(f"{report.corpus}: imported {report.passages:,} passages ({size(report.bytes)}) in "
-          f"{report.seconds:.1f}s; ask questions about it after `searchain corpus use "
-          f"{report.corpus}`")
-    for note in report.notes:
-        print(f"note: {note}", file=sys.stderr)
     return 0
