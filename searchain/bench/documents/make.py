@@ -39,8 +39,13 @@ def _fpdf():
     return FPDF
 
 
-def write_pdf(path: Path, pages: list[str], *, columns: int = 1, font: Path | None = None) -> Path:
-    """A PDF with ``pages[k]`` on page k+1 (wrapped lines, one or two columns)."""
+def write_pdf(path: Path, pages: list[str], *, outline: dict[int, list[tuple[int, str]]] | None = None,
+              title: str | None = None, font: Path | None = None, columns: int = 1,
+              password: str | None = None) -> Path:
+    """A PDF whose page k (0-based) shows ``pages[k]`` (wrapped lines, one or two columns);
+    ``outline[k]`` lists ``(level, title)`` headings (level 0 = top) started on page k, each
+    printed as a line before the text; ``password`` encrypts it. The benchmark and the tests'
+    documents both come from here."""
     pdf = _fpdf()()
     pdf.set_auto_page_break(False)
     if font is not None:
@@ -48,8 +53,15 @@ def write_pdf(path: Path, pages: list[str], *, columns: int = 1, font: Path | No
         pdf.set_font("body", size=9)
     else:
         pdf.set_font("Helvetica", size=9)
-    for text in pages:
+    if title:
+        pdf.set_title(title)
+    for k, text in enumerate(pages):
         pdf.add_page()
+        for level, heading in (outline or {}).get(k, []):
+            pdf.start_section(heading, level=level)
+            pdf.multi_cell(0, 5, heading, new_x="LMARGIN", new_y="NEXT")
+        if not text:
+            continue
         if columns == 1:
             pdf.multi_cell(0, 4, text, new_x="LMARGIN", new_y="NEXT")
         else:
@@ -58,6 +70,11 @@ def write_pdf(path: Path, pages: list[str], *, columns: int = 1, font: Path | No
             pdf.multi_cell(90, 4, " ".join(words[:len(words) // 2]))
             pdf.set_xy(110, top)
             pdf.multi_cell(90, 4, " ".join(words[len(words) // 2:]))
+    if password:
+        from fpdf.enums import EncryptionMethod
+
+        pdf.set_encryption(owner_password=password + "-owner", user_password=password,
+                           encryption_method=EncryptionMethod.RC4)
     pdf.output(str(path))
     return path
 
