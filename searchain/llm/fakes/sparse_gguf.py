@@ -42,13 +42,15 @@ def write_sparse_gguf(path: str | os.PathLike, size_bytes: int = 0, *, arch: str
     writer.add_embedding_length(n_embd)
     writer.add_head_count(n_head)
     writer.add_head_count_kv(n_head_kv)
-    if chat_template:
-        writer.add_chat_template(chat_template)
-    if vocab_size:
+    if vocab_size:  # where llama.cpp's converter puts them: tokens, types, merges, then ids
         writer.add_tokenizer_model("gpt2")
         writer.add_token_list([f"tok{i}" for i in range(vocab_size)])
         writer.add_token_types([1] * vocab_size)
         writer.add_token_merges([f"t o{i}" for i in range(vocab_size)])
+        writer.add_bos_token_id(0)
+        writer.add_eos_token_id(1)
+    if chat_template:  # after the vocabulary, as in real files
+        writer.add_chat_template(chat_template)
     block_elems, block_bytes = Q4_K_BLOCK
     room = HEADER_ALLOWANCE + PER_TOKEN_ALLOWANCE * vocab_size
     per_layer = max(1, (size_bytes - room) // max(1, n_layers) // block_bytes)
