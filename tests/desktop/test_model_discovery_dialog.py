@@ -35,11 +35,13 @@ def _rows(dialog) -> dict[str, dict[str, str]]:
 
 
 def test_other_apps_models_join_the_list_with_their_source(qtbot, home, app_layouts, laptop):
+    first = []
     dialog = _open(qtbot, home, app_layouts)
-    # At once: the app's folder and the user's folder, before the other apps are searched.
-    assert {r["Source"] for r in _rows(dialog).values()} == {"SearChain", "Your folder"}
+    dialog.local_listed.connect(lambda n: first.append({r["Source"] for r in _rows(dialog).values()}))
     with qtbot.waitSignal(dialog.discovery_finished, timeout=60_000):
         pass
+    # First the app's folder and the user's folder, before the other apps are searched.
+    assert first == [{"SearChain", "Your folder"}]
     rows = _rows(dialog)
     assert set(rows) == set(app_layouts.expected) | set(app_layouts.broken)
     assert rows["llama3.2:3b"]["Source"] == "Ollama" and rows["llama3.2:3b"]["Size"] == "2.0 GB"
@@ -82,3 +84,39 @@ def test_a_folder_added_in_the_dialog_is_saved_and_listed(qtbot, home, user_home
         dialog.found.add_folder_button.click()
     assert _rows(dialog)["kept-here"]["Source"] == "Your folder"
     assert Settings.load(home).llm.model_folders == [str(folder)]
+
+
+def test_the_dialog_opens_before_anything_is_listed(qtbot, home, app_layouts, laptop, monkeypatch):
+    """Listing a folder (a sleeping disk, a network share) never holds up the UI thread: the
+    dialog opens empty with a busy bar, every listing runs on a worker, the rows arrive."""
+    import threading
+
+    import searchain.llm as llm
+
+    threads = []
+    real = llm.discover_models
+
+    def recording(*args, **kwargs):
+        threads.append(threading.current_thread() is threading.main_thread())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(llm, "discover_models", recording)
+    dialog = _open(qtbot, home, app_layouts)
+    assert dialog.local.rowCount() == 0 and not dialog.found.busy.isHidden()
+    assert "Listing the models" in dialog.found.note.text()
+    with qtbot.waitSignal(dialog.local_listed, timeout=60_000) as listed:
+        pass
+    assert listed.args[0] >= 1
+    with qtbot.waitSignal(dialog.discovery_finished, timeout=60_000):
+        pass
+    assert dialog.found.busy.isHidden() and dialog.local.rowCount() == len(_rows(dialog)) > listed.args[0]
+    assert threads == [False, False]  # the folders, then every place: both on a worker
+
+
+def test_a_model_asked_for_before_its_row_arrives_is_selected(qtbot, home, app_layouts, laptop):
+    dialog = _open(qtbot, home, app_layouts)
+    blob = str(app_layouts.paths["llama3.2:3b"])
+    dialog.select_local(blob)  # as a finished download does, before the listing is in
+    with qtbot.waitSignal(dialog.discovery_finished, timeout=60_000):
+        pass
+    assert dialog.found.selected_path() == blob

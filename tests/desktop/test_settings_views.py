@@ -50,6 +50,8 @@ def test_model_dialog_lists_and_chooses_local_gguf(qtbot, home, tiny_gguf):
     qtbot.addWidget(window)
     window.open_model_catalogue()
     dialog: ModelDialog = window.model_dialog
+    with qtbot.waitSignal(dialog.discovery_finished, timeout=60_000):
+        pass  # the rows are listed on a worker
     assert sorted(p.split("/")[-1] for p in dialog.local_paths()) == ["broken.gguf", "tiny.gguf"]
     assert dialog.catalogue.rowCount() > 0
     broken_row = [p.split("/")[-1] for p in dialog.local_paths()].index("broken.gguf")
@@ -109,6 +111,8 @@ def test_download_from_the_catalogue_with_progress_then_listed(qtbot, home, monk
             assert not dialog.download_button.isEnabled()
     assert outcome.args == ["done"], dialog.status.text()
     assert any(isinstance(e, Progress) and e.stage == "download" and e.total == len(payload) for e in events)
+    with qtbot.waitSignal(dialog.discovery_finished, timeout=60_000):
+        pass  # the list is read again on a worker
     downloaded = [p for p in dialog.local_paths() if p.endswith(".gguf")]
     assert len(downloaded) == 1 and open(downloaded[0], "rb").read() == payload
     assert "Downloaded to" in dialog.status.text() and dialog.download_button.isEnabled()

@@ -69,6 +69,8 @@ class ModelDialog(QDialog):
         self.found.model_chosen.connect(self._chosen)
         self.local, self.use_button = self.found.table, self.found.use_button
         self.discovery_finished = self.found.discovery_finished
+        self.local_listed = self.found.local_listed
+        self.local_listed.connect(self._local_listed)
         self.download_button = QPushButton("Download selected", self)
         self.download_button.clicked.connect(lambda: self.download(self.selected_catalogue()))
         self.pypi = PypiModelsPanel(self)
@@ -102,8 +104,8 @@ class ModelDialog(QDialog):
     def refresh(self) -> None:
         """The local list (the app's folder at once, other apps' in the background) and the
         catalogues."""
+        self.found.refresh()  # in the background: rows arrive, a busy bar meanwhile
         try:
-            listed = self.found.refresh()
             catalogue = self.manager().catalogue()
         except Exception as exc:  # noqa: BLE001
             self.status.setText(" ".join(describe_error(exc)))
@@ -112,7 +114,9 @@ class ModelDialog(QDialog):
         from searchain.llm import UPGRADE_NAME
 
         self.pypi.fill(self.ctx.paths.models_dir, UPGRADE_NAME)
-        if not listed:
+
+    def _local_listed(self, count: int) -> None:
+        if not count and not self.status.text():
             self.status.setText("No model in SearChain's folder yet: pick one another app has "
                                 "(listed above once found), download one below, or open a GGUF file.")
 

@@ -1,12 +1,14 @@
 """The model dialog's "On this computer" list: the app's own GGUFs and those other apps keep.
 
-The app's folder and the user's folders (``llm.model_folders``) are listed at once; the other
-apps' places (LM Studio, Ollama, GPT4All, Jan, the Hugging Face and llama.cpp caches:
-``searchain.llm.models.discovery``) are searched by a background job, since reading a few dozen
-headers with real vocabularies takes a second or two, and their rows join the list when it
-ends (``discovery_finished``). Every row says where the file comes from, its quantisation,
-trained context, template family, size and whether it fits this computer. Choosing one emits
-``model_chosen(path)`` with the file's own path: it is used where it lies, never copied.
+Nothing is listed on the UI thread: the dialog opens at once with a busy bar, and one background
+job lists the app's folder and the user's folders (``llm.model_folders``) first, whose rows
+arrive as soon as they are read (``local_listed``), then searches the other apps' places (LM
+Studio, Ollama, GPT4All, Jan, the Hugging Face and llama.cpp caches:
+``searchain.llm.models.discovery``), whose rows join the list when it ends
+(``discovery_finished``); a folder on a slow or sleeping disk stalls nothing. Every row says
+where the file comes from, its quantisation, trained context, template family, size and whether
+it fits this computer. Choosing one emits ``model_chosen(path)`` with the file's own path: it
+is used where it lies, never copied.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QLabel,
+    QProgressBar,
     QPushButton,
     QTableWidgetItem,
     QVBoxLayout,
@@ -43,8 +46,16 @@ def parameters_label(count: int) -> str:
         else f"{count:,}"
 
 
+class _FirstRows:
+    """The worker's first report: the models in the app's and the user's folders."""
+
+    def __init__(self, models):
+        self.models = models
+
+
 class FoundModelsPanel(QWidget):
     model_chosen = Signal(str)
+    local_listed = Signal(int)  # the app's and the user's folders' rows are in the list
     discovery_finished = Signal(int)  # rows listed once the other apps' places were searched
 
     def __init__(self, ctx, runner, machine, status: QLabel, parent: QWidget | None = None):
@@ -53,12 +64,19 @@ class FoundModelsPanel(QWidget):
         super().__init__(parent)
         self.ctx, self.runner, self.machine, self.status = ctx, runner, machine, status
         self.job = None
+        self.wanted: str | None = None  # a path to select once its row arrives
         self.table = read_only_table(self, "localModels", HEADERS, stretch=0)
         self.table.itemDoubleClicked.connect(lambda _item: self.use_selected())
         self.note = QLabel(self)
         self.note.setObjectName("discoveryNote")
         self.note.setTextFormat(Qt.TextFormat.PlainText)
         self.note.setWordWrap(True)
+        self.busy = QProgressBar(self)
+        self.busy.setObjectName("discoveryBusy")
+        self.busy.setRange(0, 0)  # indeterminate: how many files there are is what is looked for
+        self.busy.setMaximumHeight(8)
+        self.busy.setTextVisible(False)
+        self.busy.hide()
         self.use_button = QPushButton("Use selected model", self)
         self.use_button.clicked.connect(self.use_selected)
         open_button = QPushButton("Open GGUF file…", self)
@@ -74,51 +92,58 @@ class FoundModelsPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(QLabel("On this computer:", self))
         layout.addWidget(self.table, 1)
+        layout.addWidget(self.busy)
         layout.addWidget(self.note)
         layout.addLayout(buttons)
 
     # -- listing ----------------------------------------------------------------------------
 
-    def refresh(self) -> int:
-        """List the app's and the user's folders now, then search the other apps' places in the
-        background. Returns the rows listed now."""
-        from searchain.llm import FactsCache, discover_models
-
-        llm = self.ctx.settings.llm
-        models = discover_models(self.ctx.paths.models_dir, llm.model_folders, machine=self.machine,
-                                 n_ctx=llm.n_ctx, other_apps=False,
-                                 facts=FactsCache.in_cache_dir(self.ctx.paths.cache_dir))
-        self.fill(models)
-        self.discover()
-        return len(models)
-
-    def discover(self) -> None:
+    def refresh(self) -> None:
+        """List the models in the background: the app's and the user's folders first (their
+        rows arrive with ``local_listed``), then the other apps' places (``discovery_finished``).
+        A newer refresh replaces a running one (a folder was added, a model downloaded)."""
         from searchain.llm import FactsCache, discover_models
 
         if self.job is not None:
-            self.job.cancel()  # a newer search replaces it (a folder was added, a model downloaded)
+            self.job.cancel()
         llm, machine = self.ctx.settings.llm, self.machine
         models_dir, folders, n_ctx = self.ctx.paths.models_dir, list(llm.model_folders), llm.n_ctx
         cache_dir = self.ctx.paths.cache_dir
 
         def work(on_event, cancel):  # worker thread: only copies of the settings cross over
+            facts = FactsCache.in_cache_dir(cache_dir)
+            on_event(_FirstRows(discover_models(models_dir, folders, machine=machine, n_ctx=n_ctx,
+                                                other_apps=False, cancel=cancel, facts=facts)))
             return discover_models(models_dir, folders, machine=machine, n_ctx=n_ctx, cancel=cancel,
-                                   facts=FactsCache.in_cache_dir(cache_dir))
+                                   facts=facts)
 
-        self.note.setText("Looking for models from other apps (LM Studio, Ollama, GPT4All, Jan, "
-                          "Hugging Face)…")
+        self.note.setText("Listing the models on this computer: SearChain's folder and yours, then "
+                          "other apps' (LM Studio, Ollama, GPT4All, Jan, Hugging Face)…")
+        self.busy.show()
         self.job = job = self.runner.start("discover-models", work,
+                                           on_event=lambda event: self._first_rows(job, event),
                                            on_done=lambda models: self._found(job, models),
                                            on_error=lambda exc: self._failed(job, exc))
+
+    def _first_rows(self, job, event) -> None:
+        if not _alive(self) or job is not self.job or not isinstance(event, _FirstRows):
+            return
+        self._show(event.models)
+        self.local_listed.emit(len(event.models))
+
+    def _show(self, models) -> None:
+        """Fill the table, keeping the selected row (or selecting the one asked for)."""
+        selected = self.wanted or self.selected_path()
+        self.fill(models)
+        if selected:
+            self.select(selected)
 
     def _found(self, job, models) -> None:
         if not _alive(self) or job is not self.job:
             return  # the dialog closed, or a newer search is on its way
         self.job = None
-        selected = self.selected_path()
-        self.fill(models)
-        if selected:
-            self.select(selected)
+        self.busy.hide()
+        self._show(models)
         others = sum(1 for m in models if m.source not in ("app", "folder"))
         apps = sorted({SOURCE_LABELS[m.source] for m in models if m.source not in ("app", "folder")})
         self.note.setText(f"Also found {others} model{'s' if others != 1 else ''} from "
@@ -131,6 +156,7 @@ class FoundModelsPanel(QWidget):
         if not _alive(self) or job is not self.job:
             return
         self.job = None
+        self.busy.hide()
         message, _hint = describe_error(exc)
         self.note.setText(f"Looking for other apps' models failed: {message}")
         self.discovery_finished.emit(self.table.rowCount())
@@ -139,6 +165,7 @@ class FoundModelsPanel(QWidget):
         if self.job is not None:
             self.job.cancel()
             self.job = None
+            self.busy.hide()
 
     def fill(self, models) -> None:
         self.table.setRowCount(len(models))
@@ -160,10 +187,13 @@ class FoundModelsPanel(QWidget):
         return self.table.item(rows[0].row(), 0).data(PATH_ROLE) if rows else None
 
     def select(self, path: str) -> None:
+        """Select ``path``'s row; one not listed yet is selected when its row arrives."""
         for row in range(self.table.rowCount()):
             if self.table.item(row, 0).data(PATH_ROLE) == path:
                 self.table.selectRow(row)
+                self.wanted = None
                 return
+        self.wanted = path
 
     def use_selected(self) -> None:
         rows = self.table.selectionModel().selectedRows()
