@@ -125,8 +125,11 @@ def start_background(window) -> None:
     if not ctx.settings.llm.model_path and ctx.settings.llm.backend == "llama_cpp":
         from searchain.llm import starter_model_path
 
+        from .found_offer import look_for_found_models
+
         if starter_model_path(ctx.paths.models_dir) is not None:
             window.show_starter_notice()  # it answers, but say it is tiny and what to get
+            look_for_found_models(window)  # a real model already on disk: the notice offers it
         else:
             window.show_first_run_guidance()
     elif ctx.settings.llm.model_path and not Path(ctx.settings.llm.model_path).expanduser().is_file():

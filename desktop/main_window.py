@@ -31,6 +31,7 @@ from searchain.llm import STARTER_BEST_MODE, server_label, starter_app_notice, s
 from .answer_flow import AnswerFlow
 from .context import AppContext
 from .conversation_flow import ConversationFlow
+from .found_offer import use_found_model
 from .menus import build_menus
 from .passage_actions import PassageActions
 from .text_zoom import TextZoom
@@ -218,7 +219,7 @@ class MainWindow(PassageActions, QMainWindow):
 
     def _on_banner_action(self, action: str) -> None:
         {"catalogue": self.open_model_catalogue, "open_gguf": self.open_gguf_file,
-         "starter_mode": self.use_starter_mode,
+         "starter_mode": self.use_starter_mode, "use_found": lambda: use_found_model(self),
          "search": self.open_search, "settings": self.open_settings,
          "logs": self.open_log_folder, "doctor": self.check_setup}.get(action, lambda: None)()
 

@@ -14,7 +14,7 @@ __all__, __getattr__, __dir__ = face(__name__, {
                        "starter_app_notice", "STARTER_BEST_MODE"),
     "models.recommend": ("recommend", "machine_facts"),
     "models.pypi": ("PYPI_MODELS", "pypi_entry", "install as install_pypi_model"),
-    "models.discovery": ("discover_models",),
+    "models.discovery": ("discover_models", "best_found"),
     "openai_backend": ("server_label",),
     "server_probe": ("probe_server", "list_models as list_server_models",
                      "grammar_note as server_grammar_note"),

@@ -1,13 +1,17 @@
 """The starter's notice as a newcomer meets it (#35): shown once, above the chat, in words a
 desktop user acts on, with a button that opens the model dialog and one that switches to the mode
-the starter answers best with; gone once a real model or a server is chosen."""
+the starter answers best with; gone once a real model or a server is chosen; an offer of the
+best model found on this computer (another app's) once one is found."""
 
+import pytest
 from PySide6.QtWidgets import QLabel, QPushButton
 
 from desktop.context import AppContext
+from desktop.found_offer import look_for_found_models
 from desktop.main_window import MainWindow
 from searchain.config import Settings
 from searchain.llm.models import starter
+from tests.fixtures.discovery import tree_state
 
 
 def _window(qtbot, home):
@@ -88,3 +92,66 @@ def test_no_notice_without_a_starter(qtbot, home, no_starter):
     window = _window(qtbot, home)
     assert not [text for text in _visible_texts(window) if "starter model" in text]
     assert window.model_label.text() == "Model: none installed"
+
+
+# -- a real model already on this computer (discovery) ----------------------------------------
+
+GIB = 1024 ** 3
+
+
+@pytest.fixture
+def laptop(monkeypatch):
+    from searchain.llm.models import recommend
+
+    monkeypatch.setattr(recommend, "machine_facts", lambda: recommend.MachineFacts(16 * GIB, 12 * GIB))
+
+
+def _found_offer(qtbot, window):
+    job = look_for_found_models(window)
+    assert job is not None
+    qtbot.waitUntil(lambda: not job.running, timeout=60_000)
+    return job
+
+
+def test_a_model_found_on_this_computer_turns_the_notice_into_an_offer(
+        qtbot, home, fake_starter, app_layouts, laptop):
+    window = _window(qtbot, home)
+    window.show_starter_notice()
+    _found_offer(qtbot, window)
+    qtbot.waitUntil(lambda: _button(window, "use_found") is not None)
+    best = "Meta-Llama-3-8B-Instruct.Q4_0"  # the biggest quick chat model that fits the laptop
+    text = window.message_bar.message.text() + " " + window.message_bar.hint.text()
+    assert best in text and "GPT4All" in text and "nothing is copied" in text
+    notice, _ = starter.starter_app_notice(window.ctx.settings.reasoning.mode)
+    assert notice not in _visible_texts(window)  # the offer replaced the notice: one banner
+    assert _button(window, "use_found").text() == f"Use {best}"
+    assert _button(window, "catalogue").text() == "See all models…"
+    assert _button(window, "starter_mode") is None  # a real model is there: no tiny-model advice
+    before = tree_state(app_layouts.home)
+    _button(window, "use_found").click()
+    assert window.ctx.settings.llm.model_path == str(app_layouts.paths[best])  # in place
+    assert Settings.load(home).llm.model_path == str(app_layouts.paths[best])
+    assert window.model_label.text() == f"Model: {app_layouts.paths[best].name}"
+    assert "starter" not in window.message_bar.message.text() + window.message_bar.hint.text()
+    assert _button(window, "use_found") is None
+    assert tree_state(app_layouts.home) == before  # nothing copied, moved or written
+
+
+def test_nothing_found_leaves_the_notice_as_it_was(qtbot, home, fake_starter, user_home, laptop):
+    window = _window(qtbot, home)
+    window.show_starter_notice()
+    message = window.message_bar.message.text()
+    _found_offer(qtbot, window)  # an empty home: only the starter, which is never offered
+    assert window.message_bar.message.text() == message and window.message_bar.topic == "starter"
+    qtbot.waitUntil(lambda: _button(window, "starter_mode") is not None)
+
+
+def test_a_model_chosen_while_looking_is_not_overridden(qtbot, home, fake_starter, app_layouts, laptop, tiny_gguf):
+    window = _window(qtbot, home)
+    window.show_starter_notice()
+    job = look_for_found_models(window)
+    window.use_model(str(tiny_gguf))  # before the search ends
+    qtbot.waitUntil(lambda: not job.running, timeout=60_000)
+    assert window.ctx.settings.llm.model_path == str(tiny_gguf)
+    assert _button(window, "use_found") is None
+    assert look_for_found_models(window) is None  # a model is set: nothing to look for
