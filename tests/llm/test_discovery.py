@@ -232,3 +232,19 @@ def test_header_facts_are_remembered_across_runs_until_a_file_changes(tmp_path, 
     assert sorted(reads) == ["a.gguf", "b.gguf", "b.gguf"]
     cache_file.write_text("{not json")  # a damaged cache is a cache miss, not an error
     assert len(discover_models(None, [str(folder)], other_apps=False, facts=FactsCache(cache_file))) == 2
+
+
+def test_the_model_offered_in_place_of_the_starter(app_layouts, home, tmp_path):
+    from searchain.llm.fakes.sparse_gguf import write_sparse_gguf
+    from searchain.llm.models.discovery import best_found
+
+    rows = _found(app_layouts, home, machine=LAPTOP)
+    best = best_found(rows)
+    # A chat model that fits, the most weights short of a slow one: the 8B, not Big (too big).
+    assert best.name == "Meta-Llama-3-8B-Instruct.Q4_0" and best.fits == "cpu"
+    assert best_found(rows, exclude=[best.path]).name == "mistral-7b.Q4_K_M"  # the starter: never
+    rtx = recommend.MachineFacts(32 * GIB, 24 * GIB, "RTX 4070", 12 * GIB, True)
+    assert best_found(_found(app_layouts, home, machine=rtx)).name == "Big-Q4_K_M"  # on the GPU now
+    base = write_sparse_gguf(tmp_path / "only" / "base.gguf", GB, chat_template=None)
+    assert best_found(discover_models(None, [str(base.parent)], other_apps=False)) is None  # no template
+    assert best_found([m for m in rows if m.fits == "" or not m.usable]) is None
