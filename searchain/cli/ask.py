@@ -93,8 +93,11 @@ def _note_starter(workspace) -> None:
 
 
 def _answer_in_chat(workspace, engine, args, progress):
-    """Answer as a follow-up in conversation ``args.chat``, saving both messages there."""
-    from ..errors import Cancelled
+    """Answer as a follow-up in conversation ``args.chat``, saving both messages there. As in the
+    app, the text streams into the store as it comes, so an answer that breaks off (a model that
+    crashes, a server killed mid-answer) keeps what was written, beside the error and its hint."""
+    from ..errors import Cancelled, SearchainError
+    from ..reasoning import PHASE_REWRITE, TokenGenerated
     from ..store.records import RunInfo
 
     store = workspace.conversations()
@@ -102,14 +105,27 @@ def _answer_in_chat(workspace, engine, args, progress):
     store.add_user_message(args.chat, args.question)
     run = RunInfo.from_settings(workspace.settings, mode=args.mode, corpus=args.corpus)
     message_id = store.begin_answer(args.chat, run)
+    partial = {"phase": None, "text": ""}  # this phase's text (a new phase starts over, as the app's)
+
+    def relay(event):
+        if isinstance(event, TokenGenerated) and event.phase != PHASE_REWRITE:
+            if event.phase != partial["phase"]:
+                partial["phase"], partial["text"] = event.phase, ""
+            partial["text"] += event.text
+            store.checkpoint_answer(message_id, partial["text"])  # throttled by the store
+        if progress is not None:
+            progress(event)
+
     try:
         result = engine.answer(args.question, mode=args.mode, task=args.task, history=history,
-                               on_event=progress)
+                               on_event=relay)
     except (Cancelled, KeyboardInterrupt):
-        store.cancel_answer(message_id)
+        store.cancel_answer(message_id, partial["text"])
         raise
     except BaseException as exc:
-        store.fail_answer(message_id, str(exc) or type(exc).__name__)
+        why = " ".join(p for p in (exc.message, exc.hint) if p) if isinstance(exc, SearchainError) \
+            else str(exc) or type(exc).__name__
+        store.fail_answer(message_id, why, partial_text=partial["text"])
         raise
     store.finish_answer(message_id, result)
     if progress is not None:

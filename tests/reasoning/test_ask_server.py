@@ -8,7 +8,7 @@ import pytest
 
 from searchain.cli.main import main
 from searchain.config import Settings
-from tests.fixtures.servers import LlamaServer
+from tests.fixtures.servers import LlamaServer, kill_after_first_piece
 from tests.reasoning.test_ask_e2e import DEMO_GRAMMAR
 
 pytestmark = pytest.mark.slow  # a real model, twice, over the demo corpus
@@ -66,3 +66,24 @@ def test_ask_through_a_dead_server_or_with_a_wrong_key(ask_home, tiny_gguf, tmp_
     assert code == 1 and err.startswith("error: Cannot reach the LLM server") and "Traceback" not in err
     logs = ask_home.log_dir
     assert not logs.exists() or all("sk-wrong-2" not in p.read_text() for p in logs.rglob("*") if p.is_file())
+
+
+def test_ask_in_a_chat_through_a_server_killed_mid_answer_keeps_the_partial_answer(
+        ask_home, tiny_gguf, tmp_path, capsys, monkeypatch):
+    from searchain.store import ConversationStore
+
+    settings = Settings.load(ask_home)
+    settings.llm.max_tokens = 4000  # far more than can stream before the kill
+    settings.save(ask_home)
+    with ConversationStore.open(ask_home.conversations_db) as store:
+        cid = store.create_conversation("Observatory")
+    with LlamaServer(tiny_gguf, log_dir=tmp_path, n_ctx=8192) as server:
+        before_kill = kill_after_first_piece(monkeypatch, server)  # SIGKILL, as a crash ends it
+        code, _out, err = _ask(ask_home, capsys, "--server", server.url, "--chat", str(cid))
+    assert code == 1 and "stopped in the middle of the answer" in err and "Traceback" not in err
+    with ConversationStore.open(ask_home.conversations_db) as store:
+        question, answer = store.get_conversation(cid).messages[-2:]
+    assert question.content == QUESTION
+    assert answer.state == "failed"
+    assert "stopped in the middle of the answer" in answer.error and "still runs" in answer.error
+    assert before_kill and answer.content.startswith("".join(before_kill))  # the partial answer kept
