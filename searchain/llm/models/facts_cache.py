@@ -1,9 +1,10 @@
 """GGUF header facts remembered between runs, so listing the models on a computer a second time
 reads no header.
 
-A real model's header holds its whole vocabulary and merges (Qwen's: ~150,000 of each), and
-stepping over them costs ~50 ms a file even when nothing is decoded (``gguf_header.py``); with a
-few dozen models in LM Studio, Ollama and the Hugging Face cache that is seconds at every look.
+A real model's header holds its whole vocabulary and merges (Qwen's: ~150,000 of each); the
+reader leaps over them (``gguf_header.py``), but a header still costs a few milliseconds and a
+few megabytes read, and with dozens of models in LM Studio, Ollama and the Hugging Face cache,
+on a cold disk, that adds up at every look.
 The facts of a file stay valid while its identity, size and modification time do, so they are
 kept under that key: in memory for the run, and in ``<cache>/gguf-facts.json`` (written
 atomically) when a path is given. A file that changed, or one that failed to read, is read again.

@@ -5,7 +5,10 @@ Why not ``gguf.GGUFReader``: it builds a numpy view for every string of the voca
 150k-token vocabulary several seconds; listing a dozen models would stall for a minute. Here the
 big arrays (tokens, merges, scores) are skipped, not decoded: their element count is kept (the
 vocabulary size is all anyone asks of them) and the reader jumps over them, so a header costs
-milliseconds and reads a few megabytes at most, whatever the file's size.
+milliseconds and reads a few megabytes at most, whatever the file's size. Arrays of numbers are
+jumped by arithmetic; a long array of strings (whose lengths are only known one by one) is
+leapt by finding what follows it and checking everything after (``_leap``), and stepped through
+string by string only where that check fails.
 
 The format (https://github.com/ggml-org/ggml/blob/master/docs/gguf.md), version 2 and 3::
 
