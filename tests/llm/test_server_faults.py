@@ -106,6 +106,30 @@ def test_a_slow_server_times_out_after_the_configured_seconds():
         server.close()
 
 
+def test_a_real_server_that_stops_answering_times_out(llama_server, tiny_gguf):
+    """The real server, frozen (SIGSTOP: a machine swapping, a debugger, a hung process): its
+    port still takes the request, nothing comes back, and the configured timeout ends the wait."""
+    import os
+    import signal
+
+    patient = load_llm(LLMSettings(backend="openai", server_url=llama_server.url, server_timeout=60,
+                                   server_model=str(tiny_gguf)))
+    assert patient.chat(ASK, GenerationParams(max_tokens=2)).text is not None  # it answers at first
+    llm = load_llm(LLMSettings(backend="openai", server_url=llama_server.url, server_timeout=1,
+                               server_model=str(tiny_gguf)))
+    os.kill(llama_server.proc.pid, signal.SIGSTOP)
+    try:
+        for streamed in (False, True):
+            with pytest.raises(ModelError) as caught:
+                llm.chat(ASK, GenerationParams(max_tokens=4),
+                         on_token=(lambda _piece: None) if streamed else None)
+            assert "sent nothing for 1 s" in caught.value.message
+            assert "llm.server_timeout" in caught.value.hint
+    finally:
+        os.kill(llama_server.proc.pid, signal.SIGCONT)
+    assert patient.chat(ASK, GenerationParams(max_tokens=2)).text is not None  # and again once it wakes
+
+
 def test_auth_failures_say_which_and_never_show_the_key(tiny_gguf, tmp_path, monkeypatch):
     monkeypatch.delenv("SEARCHAIN_LLM_API_KEY", raising=False)
     with LlamaServer(tiny_gguf, "--api_key", KEY, log_dir=tmp_path) as server:
