@@ -64,3 +64,39 @@ def test_a_server_killed_mid_answer_keeps_the_partial_answer(qtbot, demo_home, t
     assert question.content == "Tell me everything about Kestrel Bay."
     assert answer.state == "failed" and "stopped in the middle" in answer.error
     assert answer.content == entry.text  # the partial answer is kept in the store
+
+
+def test_the_servers_faults_in_the_app_are_clear_and_lose_nothing(qtbot, demo_home, tiny_gguf, tmp_path,
+                                                                   monkeypatch):
+    """A rejected key, a model the server does not have and a server that stops answering, each
+    against the real server through the app's answer flow: a clear message above the chat and on
+    the failed answer, and the question kept in the conversation with the answer's error."""
+    import os
+    import signal
+
+    monkeypatch.delenv("SEARCHAIN_LLM_API_KEY", raising=False)
+    with LlamaServer(tiny_gguf, "--api_key", "sk-right-3", log_dir=tmp_path) as server:
+        window = _window(qtbot, demo_home, server.url, r_max=1)
+        llm = window.ctx.settings.llm
+        faults = [("sk-wrong-4", str(tiny_gguf), 60, "refused the API key"),
+                  ("sk-right-3", "qwen3:8b", 60, "has no model named 'qwen3:8b'"),
+                  ("sk-right-3", str(tiny_gguf), 1, "sent nothing for 1 s")]
+        for n, (key, model, timeout, said) in enumerate(faults):
+            llm.server_key, llm.server_model, llm.server_timeout = key, model, timeout
+            window.ctx.settings_changed(reload_model=True)
+            if timeout == 1:
+                os.kill(server.proc.pid, signal.SIGSTOP)  # frozen: takes the request, says nothing
+            try:
+                question = f"Where is Kestrel Bay? ({n})"
+                assert window.answers.ask(question)
+                qtbot.waitUntil(lambda: not window.answers.busy, timeout=120_000)
+            finally:
+                os.kill(server.proc.pid, signal.SIGCONT)
+            entry = window.chat.entries[-1]
+            assert entry.status == "failed" and said in window.chat.transcript.toPlainText()
+            assert window.message_bar.isVisible() and said in window.message_bar.message.text()
+            assert "Traceback" not in window.chat.transcript.toPlainText()
+            store = window.ctx.workspace().conversations()
+            asked, answer = store.get_conversation(window.conversations.current_id).messages[-2:]
+            assert asked.content == question and answer.state == "failed" and said in answer.error
+            assert "sk-wrong-4" not in answer.error + window.message_bar.message.text()
