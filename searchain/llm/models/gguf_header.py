@@ -31,7 +31,8 @@ from typing import Any, BinaryIO
 
 GGUF_MAGIC = b"GGUF"
 DEFAULT_ALIGNMENT = 32
-WINDOW = 1 << 18  # bytes read at a time
+WINDOW = 1 << 16  # bytes read at a time by the parser...
+CHUNK = 1 << 18  # ...and by the search for what follows a long string array
 # Arrays up to this many elements are decoded (per-layer head counts, tags); longer ones
 # (vocabularies, merges, scores) are summarised by their length.
 SMALL_ARRAY = 4096
@@ -296,10 +297,14 @@ def _leap(p: _Parser, header: GGUFHeader, key: str, n: int, first: int, n_fields
     the array is stepped through, so a file laid out some other way reads as before, slower."""
     s = p.s
     start = s.pos
-    lo = start + 8 * n  # every string has at least its 8-byte length
-    if lo > s.size:
+    if start + 8 * n > s.size:  # every string has at least its 8-byte length
         raise HeaderError("a string array runs past the end of the file")
-    reach = max(4 * _likely_length(p, n), 16 * n) + WINDOW
+    likely = _likely_length(p, n)
+    # The array's first strings are its shortest in the vocabularies seen (bytes, then longer
+    # merges), so it ends past half their average a string: the search starts there. A guess
+    # that misses only costs the stepping this avoids.
+    lo = start + 8 * n + likely // 2
+    hi = min(s.size, lo + max(4 * likely, 16 * n) + CHUNK)
     s.pos = start
     if first < n_fields:
         own = key.split(".", 1)[0]
@@ -315,7 +320,7 @@ def _leap(p: _Parser, header: GGUFHeader, key: str, n: int, first: int, n_fields
     try:
         for tier in tiers:
             needles = [f"{name}.".encode() if first < n_fields else name.encode() for name in tier]
-            for cand in _candidates(s, p.u64, lo, min(s.size, lo + reach), needles):
+            for cand in _candidates(s, p.u64, lo, hi, needles):
                 tried += 1
                 if tried > LEAP_CANDIDATES:
                     break
@@ -344,25 +349,35 @@ def _likely_length(p: _Parser, n: int) -> int:
 
 
 def _candidates(s: _Stream, u64: struct.Struct, lo: int, hi: int, needles: list[bytes]):
-    """Offsets in ``[lo, hi)``, in order, where a name starting with one of ``needles`` could
-    begin (its length field, 1-256, then the needle). Reads from ``lo`` in growing chunks, so a
-    good guess near the array's end costs about a megabyte."""
-    s.fh.seek(lo)
-    buf = bytearray(s.fh.read(min(WINDOW, hi - lo)))  # grown in place, not copied
-    at = {needle: buf.find(needle, 8) for needle in needles}
-    done = 8
-    while True:
-        live = [(pos, needle) for needle, pos in at.items() if pos >= 0]
-        if not live:
-            if lo + len(buf) >= hi:
+    """Offsets in ``[lo, hi)`` where a name starting with one of ``needles`` could begin (its
+    length field, 1-256, then the needle), chunk by chunk from ``lo``, ascending within a chunk.
+    One buffer is read into again and again (its tail carried over, so a name across two chunks
+    is found whole), so a guess near the array's end costs about what lies before it."""
+    carry = 8 + max(map(len, needles))
+    buf = bytearray(CHUNK + carry)
+    view = memoryview(buf)
+    nxt = {needle: lo + 8 for needle in needles}  # file offset from which each is looked for
+    at, kept = lo, 0  # file offset of the next read; bytes carried at the buffer's start
+    try:
+        while at < hi:
+            s.fh.seek(at)
+            got = s.fh.readinto(view[kept:kept + min(CHUNK, hi - at)])
+            if not got:
                 return
-            resume = max(done, len(buf) - 300)  # a name split across the old end is found
-            s.fh.seek(lo + len(buf))
-            buf += s.fh.read(min(len(buf), hi - lo - len(buf)))
-            at = {needle: buf.find(needle, resume) for needle in needles}
-            continue
-        pos, needle = min(live)
-        at[needle] = buf.find(needle, pos + 1)
-        done = pos + 1
-        if 0 < u64.unpack_from(buf, pos - 8)[0] <= 256:
-            yield lo + pos - 8
+            filled, base = kept + got, at - kept  # base: the file offset of buf[0]
+            hits = []
+            for needle in needles:
+                i = buf.find(needle, max(8, nxt[needle] - base), filled)
+                while i >= 0:
+                    hits.append(i)
+                    nxt[needle] = base + i + 1
+                    i = buf.find(needle, i + 1, filled)
+                nxt[needle] = max(nxt[needle], base + filled - len(needle) + 1)
+            for i in sorted(hits):
+                if 0 < u64.unpack_from(buf, i - 8)[0] <= 256:
+                    yield base + i - 8
+            at += got
+            kept = min(carry, filled)
+            view[:kept] = buf[filled - kept:filled]
+    finally:
+        view.release()
