@@ -129,9 +129,9 @@ def start_background(window) -> None:
 
         if starter_model_path(ctx.paths.models_dir) is not None:
             window.show_starter_notice()  # it answers, but say it is tiny and what to get
-            look_for_found_models(window)  # a real model already on disk: the notice offers it
         else:
             window.show_first_run_guidance()
+        look_for_found_models(window)  # a real model already on disk: the banner offers it
     elif ctx.settings.llm.model_path and not Path(ctx.settings.llm.model_path).expanduser().is_file():
         window.message_bar.show_message(
             f"The model file {ctx.settings.llm.model_path} is missing.",

@@ -1,19 +1,22 @@
-"""The starter's notice turns into an offer when the user already has a real model (#35).
+"""The starter's notice (or the first-run guidance) turns into an offer when the user already
+has a real model (#35).
 
-A newcomer whose only model is the tiny starter may well have better ones from LM Studio, Ollama,
-GPT4All, Jan or the Hugging Face cache. After the first frame, a background job looks for them
-(``searchain.llm.discover_models``: headers only, nothing copied, the facts file makes a second
-start cheap) and picks the one to offer (``best_found``: a chat model that fits this computer).
-If the starter's notice is still up and no model was chosen meanwhile, the notice becomes the
-offer: "Use <model>" (used where it lies) and "See all models…" (the model dialog). Choosing any
-real model withdraws it, as it does the notice. Nothing found: the notice stays as it was.
+A newcomer with no model chosen, answering with the tiny starter or with nothing at all, may well
+have better ones from LM Studio, Ollama, GPT4All, Jan or the Hugging Face cache. After the first
+frame, a background job looks for them (``searchain.llm.discover_models``: headers only, nothing
+copied, the facts file makes a second start cheap) and picks the one to offer (``best_found``: a
+chat model that fits this computer). If the notice is still up and no model was chosen
+meanwhile, it becomes the offer: "Use <model>" (used where it lies) and "See all models…" (the
+model dialog). Choosing any model or server withdraws it (``MainWindow.update_status``).
+Nothing found: the notice stays as it was.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-TOPIC = "starter"  # the notice's topic: choosing a model withdraws the offer too
+FOUND_TOPIC = "found"  # the offer's banner topic
+REPLACES = ("starter", "first_run")  # the notices the offer takes the place of
 
 
 def look_for_found_models(window):
@@ -52,17 +55,17 @@ def offer(window, best, others: int) -> bool:
     if best is None or not isValid(window):
         return False
     llm, bar = window.ctx.settings.llm, window.message_bar
-    if llm.model_path or llm.backend != "llama_cpp" or bar.topic != TOPIC or bar.isHidden():
+    if llm.model_path or llm.backend != "llama_cpp" or bar.topic not in REPLACES or bar.isHidden():
         return False
     where = SOURCE_LABELS.get(best.source, best.source)
-    more = f" ({others} more are listed under See all models)" if others else ""
+    more = f" {others} more are listed under See all models." if others else ""
+    better = " It answers far better than the tiny starter model." if bar.topic == "starter" else ""
     window.found_model = str(best.path)
     bar.show_message(
-        f"You already have {best.name} from {where}: a real model that fits this computer.",
-        "SearChain can answer with it where it lies; nothing is copied. It answers far better "
-        f"than the tiny starter model{more}.",
+        f"You already have {best.name} from {where}: a model that fits this computer.",
+        f"SearChain can answer with it where it lies; nothing is copied.{better}{more}",
         kind="info", actions=[("use_found", f"Use {best.name}"), ("catalogue", "See all models…")],
-        topic=TOPIC)
+        topic=FOUND_TOPIC)
     return True
 
 

@@ -31,7 +31,7 @@ from searchain.llm import STARTER_BEST_MODE, server_label, starter_app_notice, s
 from .answer_flow import AnswerFlow
 from .context import AppContext
 from .conversation_flow import ConversationFlow
-from .found_offer import use_found_model
+from .found_offer import FOUND_TOPIC, use_found_model
 from .menus import build_menus
 from .passage_actions import PassageActions
 from .text_zoom import TextZoom
@@ -129,6 +129,8 @@ class MainWindow(PassageActions, QMainWindow):
                                      f"Model: {starter} (tiny starter)" if starter else "Model: none installed")
         if not starter:
             self.message_bar.withdraw("starter")  # a real model is chosen: the notice has done its job
+        if model or llm.backend == "openai":
+            self.message_bar.withdraw(FOUND_TOPIC)  # so has the offer of a model found here
         self._offer_demo_questions()
         retrieval = self.ctx.settings.retrieval
         reranker = retrieval.reranker.strip()
@@ -214,7 +216,7 @@ class MainWindow(PassageActions, QMainWindow):
             f"Meanwhile the '{self.ctx.settings.active_corpus}' corpus is ready to search.",
             kind="info",
             actions=[("catalogue", "Model catalogue…"), ("open_gguf", "Open GGUF file…"),
-                     ("search", "Search the corpus…")],
+                     ("search", "Search the corpus…")], topic="first_run",
         )
 
     def _on_banner_action(self, action: str) -> None:

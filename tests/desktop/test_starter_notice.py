@@ -155,3 +155,18 @@ def test_a_model_chosen_while_looking_is_not_overridden(qtbot, home, fake_starte
     assert window.ctx.settings.llm.model_path == str(tiny_gguf)
     assert _button(window, "use_found") is None
     assert look_for_found_models(window) is None  # a model is set: nothing to look for
+
+
+def test_without_a_starter_the_first_run_guidance_offers_a_found_model(qtbot, home, no_starter, app_layouts, laptop):
+    window = _window(qtbot, home)
+    window.show_first_run_guidance()
+    _found_offer(qtbot, window)
+    qtbot.waitUntil(lambda: _button(window, "use_found") is not None)
+    text = window.message_bar.message.text() + " " + window.message_bar.hint.text()
+    assert "You already have Meta-Llama-3-8B-Instruct.Q4_0 from GPT4All" in text and "starter" not in text
+    window.update_status()  # settings applied elsewhere: the offer stays while no model is chosen
+    assert window.message_bar.topic == "found" and window.message_bar.isVisible()
+    llm = window.ctx.settings.llm
+    llm.backend, llm.server_url = "openai", "http://127.0.0.1:11434/v1"
+    window.use_server("qwen3:8b @ 127.0.0.1:11434")  # a server chosen instead: the offer goes
+    assert window.message_bar.topic != "found" and _button(window, "use_found") is None
