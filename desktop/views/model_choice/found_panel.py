@@ -47,22 +47,33 @@ def parameters_label(count: int) -> str:
 
 
 class _FirstRows:
-    """The worker's first report: the models in the app's and the user's folders."""
+    """The worker's report: the models in the app's and the user's folders."""
 
     def __init__(self, models):
         self.models = models
 
 
+class _Machine:
+    """The worker's first report, on the first listing: this computer's memory and GPU."""
+
+    def __init__(self, facts):
+        self.facts = facts
+
+
 class FoundModelsPanel(QWidget):
     model_chosen = Signal(str)
     local_listed = Signal(int)  # the app's and the user's folders' rows are in the list
+    machine_probed = Signal(object)  # MachineFacts, or None when they could not be read
     discovery_finished = Signal(int)  # rows listed once the other apps' places were searched
 
-    def __init__(self, ctx, runner, machine, status: QLabel, parent: QWidget | None = None):
-        """``machine``: ``MachineFacts`` for the Fits column (None: unknown); ``status``: the
-        dialog's status line, where the panel says why a choice was refused."""
+    def __init__(self, ctx, runner, status: QLabel, parent: QWidget | None = None):
+        """``status``: the dialog's status line, where the panel says why a choice was refused.
+        The first listing also probes this computer (``machine_facts``: memory, and the GPU
+        through ``nvidia-smi``, which can take seconds) on its worker, for the Fits column and
+        the dialog's recommendation (``machine_probed``)."""
         super().__init__(parent)
-        self.ctx, self.runner, self.machine, self.status = ctx, runner, machine, status
+        self.ctx, self.runner, self.status = ctx, runner, status
+        self.machine, self.probed = None, False
         self.job = None
         self.wanted: str | None = None  # a path to select once its row arrives
         self.table = read_only_table(self, "localModels", HEADERS, stretch=0)
@@ -106,11 +117,16 @@ class FoundModelsPanel(QWidget):
 
         if self.job is not None:
             self.job.cancel()
-        llm, machine = self.ctx.settings.llm, self.machine
+        llm, self_machine, probe = self.ctx.settings.llm, self.machine, not self.probed
         models_dir, folders, n_ctx = self.ctx.paths.models_dir, list(llm.model_folders), llm.n_ctx
         cache_dir = self.ctx.paths.cache_dir
 
         def work(on_event, cancel):  # worker thread: only copies of the settings cross over
+            if probe:
+                machine = _probe_machine()
+                on_event(_Machine(machine))
+            else:
+                machine = self_machine
             facts = FactsCache.in_cache_dir(cache_dir)
             on_event(_FirstRows(discover_models(models_dir, folders, machine=machine, n_ctx=n_ctx,
                                                 other_apps=False, cancel=cancel, facts=facts)))
@@ -126,10 +142,14 @@ class FoundModelsPanel(QWidget):
                                            on_error=lambda exc: self._failed(job, exc))
 
     def _first_rows(self, job, event) -> None:
-        if not _alive(self) or job is not self.job or not isinstance(event, _FirstRows):
+        if not _alive(self) or job is not self.job:
             return
-        self._show(event.models)
-        self.local_listed.emit(len(event.models))
+        if isinstance(event, _Machine):
+            self.machine, self.probed = event.facts, True
+            self.machine_probed.emit(event.facts)
+        elif isinstance(event, _FirstRows):
+            self._show(event.models)
+            self.local_listed.emit(len(event.models))
 
     def _show(self, models) -> None:
         """Fill the table, keeping the selected row (or selecting the one asked for)."""
@@ -246,6 +266,15 @@ def _cells(model, n_ctx: int) -> list[tuple[str, str]]:
             (f.quantisation, f.quantisation), (f"{f.context_length:,}", "trained context, in tokens"),
             (f.template_family, "chat-template family, read from the file"), size,
             (FITS_LABELS.get(model.fits, "unknown"), needs)]
+
+
+def _probe_machine():
+    from searchain.llm import machine_facts  # no llama.cpp import (issue #21)
+
+    try:
+        return machine_facts()
+    except Exception:  # noqa: BLE001  (a failed probe must not hide the models: Fits "unknown")
+        return None
 
 
 def _alive(widget: QWidget) -> bool:
