@@ -244,7 +244,24 @@ def test_the_model_offered_in_place_of_the_starter(app_layouts, home, tmp_path):
     assert best.name == "Meta-Llama-3-8B-Instruct.Q4_0" and best.fits == "cpu"
     assert best_found(rows, exclude=[best.path]).name == "mistral-7b.Q4_K_M"  # the starter: never
     rtx = recommend.MachineFacts(32 * GIB, 24 * GIB, "RTX 4070", 12 * GIB, True)
-    assert best_found(_found(app_layouts, home, machine=rtx)).name == "Big-Q4_K_M"  # on the GPU now
+    # On the GPU now; Big fits it too, but its weights, counted over both parts, make it slow.
+    assert best_found(_found(app_layouts, home, machine=rtx)).name == "Meta-Llama-3-8B-Instruct.Q4_0"
     base = write_sparse_gguf(tmp_path / "only" / "base.gguf", GB, chat_template=None)
     assert best_found(discover_models(None, [str(base.parent)], other_apps=False)) is None  # no template
     assert best_found([m for m in rows if m.fits == "" or not m.usable]) is None
+
+
+def test_a_split_model_counts_every_parts_weights_and_says_which_part_is_missing(app_layouts, home, user_home):
+    from searchain.llm.fakes.sparse_gguf import write_sparse_gguf
+    from searchain.llm.models.gguf_info import read_model_facts
+
+    big = app_layouts.paths["Big-Q4_K_M"]
+    rows = {m.name: m for m in _found(app_layouts, home)}
+    parts = [big, big.with_name("Big-Q4_K_M-00002-of-00002.gguf")]
+    assert rows["Big-Q4_K_M"].facts.parameters == sum(read_model_facts(p).parameters for p in parts)
+    folder = user_home / "unfinished"
+    write_sparse_gguf(folder / "Half-Q4_K_M-00001-of-00003.gguf", 3 * GB)
+    write_sparse_gguf(folder / "Half-Q4_K_M-00003-of-00003.gguf", 3 * GB)
+    (half,) = discover_models(None, [str(folder)], other_apps=False)
+    assert half.name == "Half-Q4_K_M" and half.size_bytes == 6 * GB and not half.usable
+    assert half.error == "part 00002 of 00003 of this split model is missing from its folder"

@@ -215,12 +215,20 @@ def _gguf_files(root: Root, folder: Path, repo: str | None = None) -> Iterator[_
             continue  # counted with the first part
         parts = tuple(p for p in files if p != path and p.parent == path.parent
                       and splits[p] is not None and splits[p][0] == stem) if splits[path] else ()
+        total = int(_SPLIT.search(path.stem).group(2)) if splits[path] else 1
+        missing = None
+        if len(parts) + 1 < total:  # an unfinished download, or a part deleted
+            have = {splits[p][1] for p in parts} | {1}
+            gone = [f"{k:05d}" for k in range(1, total + 1) if k not in have]
+            missing = (f"part{'s' if len(gone) > 1 else ''} {', '.join(gone)} of {total:05d} of this "
+                       "split model are missing from its folder" if len(gone) > 1 else
+                       f"part {gone[0]} of {total:05d} of this split model is missing from its folder")
         rel = path.parent.relative_to(folder).as_posix()
         rel = "" if rel == "." else rel
         # Jan names each model by its folder (its file is "model.gguf"), as do others' "model.gguf"s.
         name = rel if rel and (root.source == "jan" or stem.lower() in _GENERIC_STEMS) else stem
         where = repo if repo is not None else rel if root.source == "lmstudio" else ""
-        yield _Candidate(name, path, root.source, where, parts=parts)
+        yield _Candidate(name, path, root.source, where, error=missing, parts=parts)
 
 
 def _split_stem(path: Path) -> tuple[str, int] | None:
@@ -290,10 +298,14 @@ def _describe(cand: _Candidate, machine: MachineFacts | None, n_ctx: int,
         return model
     try:
         header = _read_facts(cand.path, facts)
+        # A split model's weights are spread over its parts: count them all.
+        extra = sum(_read_facts(part, facts).parameters for part in cand.parts)
     except ModelError as exc:
         return replace(model, error=exc.message)
     except OSError as exc:  # a file that vanished or turned unreadable mid-scan
-        return replace(model, error=f"{cand.path} cannot be read: {exc}")
+        return replace(model, error=f"{exc.filename or cand.path} cannot be read: {exc}")
+    if extra:
+        header = replace(header, parameters=header.parameters + extra)
     model = replace(model, facts=header)
     if machine is None:
         return model
