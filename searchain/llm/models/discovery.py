@@ -14,7 +14,8 @@ family, and says whether it fits this machine by the rules the catalogue's recom
 - Ollama keeps weights as ``blobs/sha256-<hex>``; the model's name and tag come from its
   manifest (``manifests/<registry>/<namespace>/<model>/<tag>``, the layer whose media type is
   ``application/vnd.ollama.image.model``), so a row reads ``llama3.2:3b``, not a hash.
-- A split model (``-00001-of-00003.gguf``) is one row, sized as all its parts; vision
+- A split model (``-00001-of-00003.gguf``) is one row, sized and its weights counted over all
+  its parts (a part missing is the row's error); vision
   projectors (``mmproj-*``) and GPT4All's unfinished ``incomplete-*`` downloads are left out.
 - A damaged, truncated or foreign file is listed with the reason in ``error``; one bad file or
   unreadable folder never stops the rest.
