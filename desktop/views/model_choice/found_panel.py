@@ -117,7 +117,7 @@ class FoundModelsPanel(QWidget):
 
         if self.job is not None:
             self.job.cancel()
-        llm, self_machine, probe = self.ctx.settings.llm, self.machine, not self.probed
+        llm, known, probe = self.ctx.settings.llm, self.machine, not self.probed
         models_dir, folders, n_ctx = self.ctx.paths.models_dir, list(llm.model_folders), llm.n_ctx
         cache_dir = self.ctx.paths.cache_dir
 
@@ -126,7 +126,7 @@ class FoundModelsPanel(QWidget):
                 machine = _probe_machine()
                 on_event(_Machine(machine))
             else:
-                machine = self_machine
+                machine = known
             facts = FactsCache.in_cache_dir(cache_dir)
             on_event(_FirstRows(discover_models(models_dir, folders, machine=machine, n_ctx=n_ctx,
                                                 other_apps=False, cancel=cancel, facts=facts)))
@@ -137,11 +137,11 @@ class FoundModelsPanel(QWidget):
                           "other apps' (LM Studio, Ollama, GPT4All, Jan, Hugging Face)…")
         self.busy.show()
         self.job = job = self.runner.start("discover-models", work,
-                                           on_event=lambda event: self._first_rows(job, event),
+                                           on_event=lambda event: self._report(job, event),
                                            on_done=lambda models: self._found(job, models),
                                            on_error=lambda exc: self._failed(job, exc))
 
-    def _first_rows(self, job, event) -> None:
+    def _report(self, job, event) -> None:
         if not _alive(self) or job is not self.job:
             return
         if isinstance(event, _Machine):
