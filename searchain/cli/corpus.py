@@ -15,7 +15,8 @@ from .confirm import confirm
 from .progress import ProgressPrinter, cancel_on_interrupt
 
 BUNDLE_SUFFIX = ".searchain-corpus"  # searchain.library.bundle_export.SUFFIX (not imported: keeps --help fast)
-FORMAT_CHOICES = ("tsv", "jsonl", "hotpotqa", "musique", "mediawiki", "zim", "folder", "document")
+FORMAT_CHOICES = ("tsv", "jsonl", "hotpotqa", "musique", "mediawiki", "zim", "parquet", "folder",
+                  "document")
 SHOWN_PROBLEMS = 20
 
 

@@ -296,7 +296,7 @@ def _resolve_source(source: str | Path, fmt: str | None) -> tuple[Path, str]:
         check_text_source(path, fmt)  # detect_format refused a binary file already
     if path.is_file() and path.stat().st_size == 0:
         raise CorpusError(f"Source {path} is empty.", hint="Pass a file with passages in it.")
-    if (fmt == "folder") != path.is_dir():
+    if fmt != "parquet" and (fmt == "folder") != path.is_dir():  # parquet: a file or its shards
         raise CorpusError(f"Format {fmt!r} does not fit {path} "
                           f"({'a folder' if path.is_dir() else 'a file'}).",
                           hint="Use --format folder for folders, a file format (or document) for files.")

@@ -152,17 +152,17 @@ class CorpusManagerDialog(PlannedIndexBuilds, QDialog):
         if kind == "folder":
             source = QFileDialog.getExistingDirectory(self, "Add a folder of documents")
         else:
-            filt = "Wikipedia dumps and Kiwix ZIM files (*.xml *.xml.bz2 *.bz2 *.zim)" \
+            filt = "Wikipedia dumps, Kiwix ZIM and parquet files (*.xml *.xml.bz2 *.bz2 *.zim *.parquet)" \
                 if kind == "mediawiki" else (
                     "Documents and corpus files (*.pdf *.docx *.odt *.html *.htm *.epub *.md *.txt "
-                    "*.jsonl *.json *.tsv *.xml *.bz2 *.zim);;All files (*)")
+                    "*.jsonl *.json *.tsv *.xml *.bz2 *.zim *.parquet);;All files (*)")
             source, _ = QFileDialog.getOpenFileName(self, "Add a corpus source", "", filt)
         if not source:
             return
         name = self.ask_name(source)
         if name:
-            # a .zim picked in the Wikipedia dialog is detected like any other file
-            wiki_dump = kind == "mediawiki" and not source.lower().endswith(".zim")
+            # a .zim or .parquet picked in the Wikipedia dialog is detected like any other file
+            wiki_dump = kind == "mediawiki" and not source.lower().endswith((".zim", ".parquet"))
             self.add(name, source, "mediawiki" if wiki_dump else None)
 
     def ask_name(self, source: str) -> str | None:

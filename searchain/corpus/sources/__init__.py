@@ -14,7 +14,7 @@ from ...errors import CorpusError
 from ..problems import ProblemLog
 from .base import Source, SourceOptions
 
-FORMATS = ("tsv", "jsonl", "hotpotqa", "musique", "mediawiki", "zim", "folder", "document")
+FORMATS = ("tsv", "jsonl", "hotpotqa", "musique", "mediawiki", "zim", "parquet", "folder", "document")
 
 
 def open_source(path: Path, fmt: str, corpus: str, problems: ProblemLog,
@@ -31,6 +31,8 @@ def open_source(path: Path, fmt: str, corpus: str, problems: ProblemLog,
         from .mediawiki import MediaWikiSource as cls
     elif fmt == "zim":
         from .zim import ZimSource as cls
+    elif fmt == "parquet":
+        from .parquet import ParquetSource as cls
     elif fmt in ("folder", "document"):  # a document is a folder of one file
         from .folder import FolderSource as cls
     else:

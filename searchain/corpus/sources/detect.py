@@ -32,9 +32,11 @@ def detect_format(path: Path) -> str:
     """One of the format names in ``sources.FORMATS``; CorpusError when it cannot tell, or when
     the file is binary (named after the format its name suggests, never guessed from junk)."""
     path = Path(path)
-    if path.is_dir():
-        return "folder"
     name = path.name.lower()
+    if path.is_dir():
+        return "parquet" if _parquet_folder(path) else "folder"
+    if name.endswith(".parquet") or _starts_with(path, b"PAR1"):  # (sources.parquet.PARQUET_MAGIC)
+        return "parquet"  # binary by design, like ZIM
     if name.endswith(".zim") or _starts_with(path, b"ZIM\x04"):  # (sources.zim.ZIM_MAGIC)
         return "zim"  # binary by design: checked before the text checks below
     if name.endswith(_BINARY_DOCUMENT_SUFFIXES):
@@ -70,7 +72,24 @@ def detect_format(path: Path) -> str:
         return "document"  # plain prose, not records
     raise CorpusError(
         f"Cannot tell the format of {path} from its name or first line.",
-        hint="Pass --format tsv|jsonl|hotpotqa|musique|mediawiki|zim|folder|document.")
+        hint="Pass --format tsv|jsonl|hotpotqa|musique|mediawiki|zim|parquet|folder|document.")
+
+
+def _parquet_folder(path: Path) -> bool:
+    """A folder of parquet shards (a Hub dataset's snapshot folder): parquet files and nothing
+    a folder corpus would read (documents) beside them."""
+    found = False
+    try:
+        for p in path.rglob("*"):
+            if not p.is_file() or any(part.startswith(".") for part in p.relative_to(path).parts):
+                continue
+            if p.suffix.lower() == ".parquet":
+                found = True
+            elif p.suffix.lower() in _DOCUMENT_SUFFIXES + (".txt",):
+                return False
+    except OSError:
+        return False
+    return found
 
 
 def _starts_with(path: Path, magic: bytes) -> bool:

@@ -1,0 +1,197 @@
+"""Parquet files of articles: the ``wikimedia/wikipedia`` dataset on the Hugging Face Hub
+(columns ``id``, ``url``, ``title``, ``text``; one folder per snapshot and language, e.g.
+``20231101.simple/train-00000-of-00001.parquet``), one file or a folder of shards.
+
+Streaming: read with pyarrow one row group at a time (only the four columns), so memory holds
+one row group whatever the corpus's size. Shards are read in name order.
+
+The dataset's text is plain prose with each section heading alone on a line between blank
+lines ("History", "Early life"). ``text_sections`` takes such a line as a heading when it is
+short and not a sentence; sections that are not prose (References, See also, External links,
+...: ``sections.is_non_prose``) are left out with everything under them. Each section is cut
+into ~100-word passages that do not cross sections; a passage keeps the article's ``title``,
+``url`` and its ``section``. pids are ``"<id>#<k>"``, ``doc_id`` the article id, ``source``
+``"<file or folder>#<title>"``; offsets index the article's kept text.
+
+Resuming (``resume_after``, an article id): a stopped ingest skips, by the ``id`` column alone,
+the articles before the last stored one. Damage (a truncated file, a row group that does not
+decode) is a CorpusError naming the file and the row group; articles before it are kept.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Iterator
+
+from ...errors import CorpusError
+from ...types import Passage
+from ..chunking import chunk_spans
+from .base import Source
+from .sections import SECTION_SEPARATOR, is_non_prose
+
+PARQUET_MAGIC = b"PAR1"  # the first and last four bytes of every parquet file
+COLUMNS = ("id", "title", "text")  # needed; "url" is read when the file has it
+_HEADING_MAX_WORDS = 12
+_HEADING_MAX_CHARS = 90
+_NOT_HEADING_END = re.compile(r"[.!?,;:\"')\]]$")
+_PARAGRAPHS = re.compile(r"\n[ \t\r\f\v]*\n")
+_DAMAGED_HINT = ("The file may be truncated or damaged (an interrupted download?): download it "
+                 "again (`searchain corpus get wikipedia` checks every file's SHA-256).")
+
+
+def parquet_files(path: Path) -> list[Path]:
+    """``path`` itself, or the ``*.parquet`` files under the folder ``path``, in name order."""
+    path = Path(path)
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*.parquet") if p.is_file()
+                      and not any(part.startswith(".") for part in p.relative_to(path).parts))
+    return [path]
+
+
+class ParquetSource(Source):
+    format = "parquet"
+    resume_after: str | None = None  # article id of the last article stored by a stopped ingest
+    skipped_articles = 0  # passed over, unparsed, while resuming
+
+    def passages(self) -> Iterator[Passage]:
+        files = parquet_files(self.path)
+        if not files:
+            raise CorpusError(f"{self.path} holds no .parquet files.",
+                              hint="Pass a parquet file, or a folder of parquet shards.")
+        self.bytes_total = sum(_size(f) for f in files)
+        skipping = self.resume_after is not None
+        for file in files:
+            skipping = yield from self._file(file, skipping)
+        if skipping and self.resume_after is not None:  # the resume article is not there
+            self.resume_after, self.bytes_done, self.skipped_articles = None, 0, 0
+            yield from self.passages()
+
+    def _file(self, file: Path, skipping: bool):
+        parquet = _open(file)
+        names = set(parquet.schema_arrow.names)
+        missing = [c for c in COLUMNS if c not in names]
+        if missing:
+            raise CorpusError(
+                f"{file} has no column {', '.join(map(repr, missing))} (it has "
+                f"{', '.join(sorted(names)) or 'none'}): not an articles table; nothing more was read.",
+                hint="A wikimedia/wikipedia parquet file has id, url, title and text columns.")
+        columns = [*COLUMNS, *(["url"] if "url" in names else [])]
+        done_before = self.bytes_done
+        groups = parquet.num_row_groups
+        for g in range(groups):
+            if skipping:
+                ids = self._read(parquet, file, g, ["id"]).column("id").to_pylist()
+                if self.resume_after not in {str(i) for i in ids}:
+                    self.skipped_articles += len(ids)
+                    self.bytes_done = done_before + _size(file) * (g + 1) // groups
+                    continue
+            table = self._read(parquet, file, g, columns)
+            rows = table.to_pydict()
+            del table
+            urls = rows.get("url") or [""] * len(rows["id"])
+            for n, (aid, title, text, url) in enumerate(zip(rows["id"], rows["title"], rows["text"], urls)):
+                aid = "" if aid is None else str(aid)
+                if skipping:
+                    skipping = aid != self.resume_after
+                    self.skipped_articles += skipping
+                    if skipping:
+                        continue
+                yield from self._article(file, g, n, aid, title, text, url)
+            self.bytes_done = done_before + _size(file) * (g + 1) // groups
+        self.bytes_done = done_before + _size(file)
+        return skipping
+
+    def _read(self, parquet, file: Path, group: int, columns: list[str]):
+        try:
+            return parquet.read_row_group(group, columns=columns)
+        except Exception as exc:  # noqa: BLE001 - pyarrow's errors: ArrowInvalid, OSError, ...
+            raise CorpusError(
+                f"{file}: row group {group + 1} of {parquet.num_row_groups} cannot be read "
+                f"({type(exc).__name__}: {exc}); articles before it were added.",
+                hint=_DAMAGED_HINT) from exc
+
+    def _article(self, file: Path, group: int, row: int, aid: str, title, text, url) -> Iterator[Passage]:
+        if not aid or not isinstance(title, str) or not title.strip() or not isinstance(text, str):
+            self.problems.skip(file, None, f"row group {group + 1}, row {row + 1}: an article "
+                               f"without id, title or text (id={aid!r}, title={title!r})")
+            return
+        sections = text_sections(text)
+        doc = "\n\n".join(body for _, body in sections)
+        k = at = 0
+        here = f"{self.path.name}#{title}"
+        for section, body in sections:
+            for start, end in chunk_spans(doc, at, at + len(body)):
+                yield Passage(self.corpus, f"{aid}#{k}", title, doc[start:end], here, aid, start,
+                              end, url=url or "", section=section)
+                k += 1
+            at += len(body) + 2
+        if not k:
+            self.ignored += 1  # an empty article, or one of headings only
+
+
+def text_sections(text: str) -> list[tuple[str, str]]:
+    """``[(section path, text), ...]`` of an article's prose: the lead under ``""``, then each
+    section under its heading (two headings in a row nest: ``"History > Early years"``);
+    non-prose sections and empty ones are left out."""
+    out: list[tuple[str, str]] = []
+    path: list[str] = []
+    body: list[str] = []
+    last_was_heading = False
+    skip = False
+
+    def close():
+        if body and not skip:
+            out.append((SECTION_SEPARATOR.join(path), "\n\n".join(body)))
+        body.clear()
+
+    for paragraph in _PARAGRAPHS.split(text):
+        paragraph = paragraph.strip()
+        if not paragraph:
+            continue
+        if is_heading(paragraph):
+            close()
+            path = [*path, paragraph] if last_was_heading and not skip else [paragraph]
+            skip = is_non_prose(paragraph)
+            last_was_heading = True
+            continue
+        last_was_heading = False
+        body.append(paragraph)
+    close()
+    return out
+
+
+def is_heading(paragraph: str) -> bool:
+    """A line alone between blank lines that reads as a heading: short, one line, not ending
+    like a sentence or a quotation, starting with a capital letter or a digit."""
+    if "\n" in paragraph or len(paragraph) > _HEADING_MAX_CHARS:
+        return False
+    if len(paragraph.split()) > _HEADING_MAX_WORDS or _NOT_HEADING_END.search(paragraph):
+        return False
+    return paragraph[0].isupper() or paragraph[0].isdigit()
+
+
+def _open(file: Path):
+    try:
+        import pyarrow.parquet as pq
+    except ImportError as exc:
+        raise CorpusError(f"Reading parquet files needs pyarrow: {exc}",
+                          hint="Install it (`make install`, or pip install pyarrow).") from exc
+    if not file.is_file():
+        raise CorpusError(f"Cannot read {file}: there is no such file.",
+                          hint="Check the path.")
+    try:
+        return pq.ParquetFile(file)
+    except PermissionError as exc:
+        raise CorpusError(f"Cannot read {file}: {exc.strerror or exc}",
+                          hint="Check the file's permissions.") from exc
+    except Exception as exc:  # noqa: BLE001 - ArrowInvalid for a truncated footer
+        raise CorpusError(f"{file} is not a readable parquet file ({exc}); nothing of it was added.",
+                          hint=_DAMAGED_HINT) from exc
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
