@@ -224,21 +224,13 @@ class ModelManager:
 
     def _fetch(self, url: str, part: Path, size: int, label: str, on_event, cancel) -> None:
         """Append the missing bytes to ``part`` with huggingface_hub's ``http_get``."""
-        from huggingface_hub.file_download import http_get
-
-        check_hub_api(http_get)
-        with part.open("ab") as fh:
-            done = fh.tell()
-            if done > size:  # not a prefix of this file: start over
-                fh.truncate(0)
-                done = 0
-            try:
-                http_get(url, fh, resume_size=done, expected_size=size, displayed_filename=label,
-                         tqdm_class=_progress_class(on_event, cancel, label))
-            except Cancelled:
-                raise  # the partial file stays for the next pull to resume
-            except Exception as exc:
-                raise _fetch_error(label, fh.tell(), size, exc) from exc
+        try:
+            download_resuming(url, part, size, label, on_event=on_event, cancel=cancel)
+        except (Cancelled, ModelError):
+            raise  # the partial file stays for the next pull to resume
+        except Exception as exc:
+            raise _fetch_error(label, part.stat().st_size if part.is_file() else 0, size,
+                               exc) from exc
 
     def _download_error(self, entry: CatalogueEntry, exc: Exception) -> ModelError:
         from huggingface_hub import errors as hf_errors
@@ -261,6 +253,25 @@ class ModelManager:
             hint="Check the internet connection (or HF_ENDPOINT), or copy a .gguf file into "
                  f"{self.models_dir} by hand.",
         )
+
+
+def download_resuming(url: str, part: Path, size: int, label: str, *,
+                      on_event: EventCallback | None = None, cancel: CancelToken | None = None) -> None:
+    """Append the bytes of ``url`` that ``part`` lacks (an HTTP Range request from its length;
+    started over when ``part`` is longer than ``size``), with huggingface_hub's ``http_get``.
+    Reports ``Progress("download", done, size, label)`` and stops at ``cancel`` between chunks,
+    leaving ``part`` to resume. Used for models and for corpus downloads (``library.wikipedia``);
+    raises ``Cancelled``, or what the HTTP layer raised."""
+    from huggingface_hub.file_download import http_get
+
+    check_hub_api(http_get)
+    with part.open("ab") as fh:
+        done = fh.tell()
+        if done > size:  # not a prefix of this file: start over
+            fh.truncate(0)
+            done = 0
+        http_get(url, fh, resume_size=done, expected_size=size, displayed_filename=label,
+                 tqdm_class=_progress_class(on_event, cancel, label))
 
 
 def check_hub_api(http_get) -> None:
