@@ -15,7 +15,14 @@ def file_sha256(path: Path, *, on_event: EventCallback | None = None, cancel: Ca
                 stage: str = "verify") -> str:
     """Hex SHA-256 of ``path``, read in 8 MB chunks. With ``on_event``, a ``Progress(stage, ...)``
     after each chunk; with ``cancel``, ``Cancelled`` between chunks."""
-    digest = hashlib.sha256()
+    return file_digest(path, "sha256", on_event=on_event, cancel=cancel, stage=stage)
+
+
+def file_digest(path: Path, algorithm: str, *, on_event: EventCallback | None = None,
+                cancel: CancelToken | None = None, stage: str = "verify") -> str:
+    """Hex digest of ``path`` by ``algorithm`` (``hashlib``'s name: sha256, sha1, md5), as
+    ``file_sha256`` reads it."""
+    digest = hashlib.new(algorithm)
     total, done = Path(path).stat().st_size, 0
     with open(path, "rb") as fh:
         while chunk := fh.read(CHUNK):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..errors import Cancelled, CorpusError, SearchainError
 from ..units import size
-from . import corpus_transfer
+from . import corpus_get, corpus_transfer
 from .confirm import confirm
 from .progress import ProgressPrinter, cancel_on_interrupt
 
@@ -89,6 +89,8 @@ def register(sub) -> None:
     p.add_argument("--as", dest="as_name", metavar="NEW",
                    help="the name to install it under (needed when its own name is taken)")
     p.set_defaults(func=corpus_transfer.cmd_import)
+
+    corpus_get.register(csub)
 
 
 def _manager(ctx):

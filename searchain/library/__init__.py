@@ -1,6 +1,7 @@
-"""Complete corpora, ready to search: the demo corpus that ships with the app, and corpus files
-exported on one machine and imported on another. It sits above ``corpus/`` and ``index/``
-because each of these drives both: passages in, index built or installed, one step."""
+"""Complete corpora, ready to search: the demo corpus that ships with the app, corpus files
+exported on one machine and imported on another, and Wikipedia downloaded (``wikipedia/``). It
+sits above ``corpus/`` and ``index/`` because each of these drives both: passages in, index
+built or installed, one step."""
 
 from ..faces import face
 
@@ -8,4 +9,7 @@ __all__, __getattr__, __dir__ = face(__name__, {
     "demo": ("DEMO_NAME", "demo_questions", "ensure_demo_corpus"),
     "bundle_export": ("export_corpus",),
     "bundle_import": ("import_corpus", "CorpusExists"),
+    "wikipedia.job": ("WikipediaChoice", "get_wikipedia", "plan_wikipedia"),
+    "wikipedia.remote": ("LANGS as WIKIPEDIA_LANGS", "SOURCES as WIKIPEDIA_SOURCES",
+                         "DEFAULT_SNAPSHOT as WIKIPEDIA_SNAPSHOTS"),
 })

@@ -1,0 +1,162 @@
+"""What getting a Wikipedia will cost on this machine, per stage, said before anything starts.
+
+Known exactly: the download's size (the file list). Estimated: the passages, from the download's
+size (``BYTES_PER_PASSAGE``: ~30M passages of ~100 words in English's 11.6 GB of parquet, or its
+22 GB ``.xml.bz2``); from them, with the index build plan's own figures (``index.build.plan``):
+- download: at ``DOWNLOAD_BYTES_PER_S`` (an assumption: the plan says so);
+- ingest: ~2,000 passages/s on one core (docs/corpus.md); store + FTS5 1.3 KB per passage,
+  tantivy 0.17 KB from 200,000 passages up; 135 MB peak (+ one parquet row group);
+- embed: this machine's measured speed for the embedding model when a build or plan measured it
+  (``plan.SpeedCache``), else the H100 figure on a usable CUDA GPU, else ~50 passages/s per
+  CPU core (MiniLM, bfloat16, BENCHMARKS.md); 4·dim + 8 bytes of shards per passage;
+- index: ``GRAPH_INSERTS_PER_CORE_S`` per core; disk and RAM from ``compact.estimated_index_bytes``.
+Work over ``NEEDS_CONFIRMATION_S`` (an hour) is started only after the user agrees.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ...units import duration, size
+from .remote import Release
+
+BYTES_PER_PASSAGE = {"hub": 390, "dump": 730}
+DOWNLOAD_BYTES_PER_S = 25e6
+INGEST_PASSAGES_PER_S = 2000
+STORE_BYTES_PER_PASSAGE = 1300
+TANTIVY_BYTES_PER_PASSAGE = 170
+TANTIVY_FROM = 200_000
+INGEST_RAM_BYTES = 300e6
+CPU_PASSAGES_PER_CORE_S = 50
+KNOWN_DIMS = {"sentence-transformers/all-MiniLM-L6-v2": 384,
+              "sentence-transformers/all-mpnet-base-v2": 768}
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str  # download | ingest | embed | index
+    seconds: float
+    disk_bytes: int  # what the stage adds on disk
+    ram_bytes: int  # its peak memory
+    download_bytes: int = 0
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class GetPlan:
+    corpus: str
+    lang: str
+    source: str
+    snapshot: str
+    revision: str
+    where: str
+    files: int
+    download_bytes: int  # the whole release
+    passages: int  # estimated (or counted, once ingested)
+    stages: tuple[Stage, ...]
+    free_disk_bytes: int | None
+    job: str  # the job folder (downloads, state)
+
+    @property
+    def est_seconds(self) -> float:
+        return sum(s.seconds for s in self.stages)
+
+    @property
+    def disk_bytes(self) -> int:
+        return sum(s.disk_bytes for s in self.stages)
+
+    @property
+    def needs_confirmation(self) -> bool:
+        from ...index.build.plan import NEEDS_CONFIRMATION_S
+
+        return self.est_seconds > NEEDS_CONFIRMATION_S
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["stages"] = [{**s, "seconds": round(s["seconds"], 1)} for s in data["stages"]]
+        data.update(est_seconds=round(self.est_seconds, 1), disk_bytes=self.disk_bytes,
+                    ram_bytes=max((s.ram_bytes for s in self.stages), default=0),
+                    needs_confirmation=self.needs_confirmation)
+        return data
+
+    def summary(self) -> str:
+        lines = [f"Wikipedia ({self.lang}, {self.snapshot}, from {self.where}) as corpus "
+                 f"'{self.corpus}': {self.files} file(s), {size(self.download_bytes)}, about "
+                 f"{self.passages:,} passages; about {duration(self.est_seconds)} on this machine."]
+        for s in self.stages:
+            extra = f", download {size(s.download_bytes)}" if s.download_bytes else ""
+            lines.append(f"  {s.name:<8} about {duration(s.seconds)}{extra}, disk +{size(s.disk_bytes)}, "
+                         f"memory {size(s.ram_bytes)}" + (f" ({s.note})" if s.note else ""))
+        lines.append(f"  disk in all: +{size(self.disk_bytes)}" + (
+            f" ({size(self.free_disk_bytes)} free)" if self.free_disk_bytes is not None else ""))
+        return "\n".join(lines)
+
+
+def make_plan(settings, models_dir: Path, corpus: str, release: Release, job: Path, *,
+              left_to_download: int, passages: int | None = None, cache_file: Path | None = None,
+              stages_done: frozenset[str] = frozenset()) -> GetPlan:
+    """The plan for getting ``release`` into ``corpus``; ``passages`` when already counted.
+    Stages in ``stages_done`` cost nothing."""
+    from ...index.ann.compact import estimated_index_bytes
+    from ...index.build.plan import GRAPH_INSERTS_PER_CORE_S, MODEL_BYTES_PER_DIM
+
+    cores = max(1, os.cpu_count() or 1)
+    n = passages if passages is not None else max(1, release.size // BYTES_PER_PASSAGE[release.source])
+    model = settings.retrieval.embedder
+    dim = KNOWN_DIMS.get(model, 384)
+    pps, device, how = embed_speed(settings, model, cache_file)
+    index = estimated_index_bytes(n, dim)
+    tantivy = TANTIVY_BYTES_PER_PASSAGE * n if n >= TANTIVY_FROM else 0
+    stages = [
+        Stage("download", left_to_download / DOWNLOAD_BYTES_PER_S, left_to_download, 64 * 2**20,
+              left_to_download, f"at an assumed {size(DOWNLOAD_BYTES_PER_S)}/s"),
+        Stage("ingest", n / INGEST_PASSAGES_PER_S, STORE_BYTES_PER_PASSAGE * n + tantivy,
+              int(INGEST_RAM_BYTES), note=f"{INGEST_PASSAGES_PER_S:,} passages/s, one core"),
+        Stage("embed", n / pps, (4 * dim + 8) * n, int(MODEL_BYTES_PER_DIM * dim + 256e6),
+              note=f"{model.rsplit('/', 1)[-1]} on {device}, {pps:,.0f} passages/s ({how})"),
+        Stage("index", n / (GRAPH_INSERTS_PER_CORE_S * cores), index["disk"], index["ram_build"]),
+    ]
+    stages = [Stage(s.name, 0.0, 0, 0, 0, "done") if s.name in stages_done else s for s in stages]
+    return GetPlan(corpus, release.lang, release.source, release.snapshot, release.revision,
+                   release.where, len(release.files), release.size, n, tuple(stages),
+                   free_bytes(job), str(job))
+
+
+def embed_speed(settings, model: str, cache_file: Path | None) -> tuple[float, str, str]:
+    """(passages/s, device, where the figure comes from) for ``model`` here, loading no model."""
+    from ...index.build.plan import GPU_PASSAGES_PER_S, SpeedCache, machine_signature
+
+    device = "cpu"
+    if settings.retrieval.embed_device != "cpu":
+        from ...index.embed.device import cuda_status
+
+        device = "cuda" if cuda_status()[0] else "cpu"
+    if cache_file is not None:
+        try:
+            signature = machine_signature(device)
+        except Exception:  # noqa: BLE001 - no GPU name: no cached figure
+            signature = None
+        data = SpeedCache(cache_file)._read()  # noqa: SLF001 - read-only scan of the cache
+        for key, entry in data.items():
+            parts = key.split("|")
+            if len(parts) == 5 and parts[0] == model and parts[1].startswith(device) \
+                    and parts[4] == signature and isinstance(entry, dict) \
+                    and entry.get("passages_per_s", 0) > 0:
+                return float(entry["passages_per_s"]), device, "measured here"
+    if device == "cuda":
+        return float(GPU_PASSAGES_PER_S.get(model, 3000)), device, "H100 figure"
+    cores = max(1, os.cpu_count() or 1)
+    return float(CPU_PASSAGES_PER_CORE_S * cores), device, "estimate, not measured here"
+
+
+def free_bytes(folder: Path) -> int | None:
+    probe = Path(folder)
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    try:
+        return shutil.disk_usage(probe).free
+    except OSError:
+        return None

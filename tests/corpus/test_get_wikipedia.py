@@ -1,0 +1,183 @@
+"""`searchain corpus get wikipedia` against a loopback Hub and dumps server (tests/fixtures/
+wiki_stub.py): the plan, pinned and resumable downloads, published checksums, a snapshot that does
+not exist, disk space, and a fresh home answering `search` with cited passages after one command."""
+
+import json
+
+import pytest
+
+pytest.importorskip("pyarrow")
+
+from searchain.cli.main import main  # noqa: E402
+from searchain.config import Settings  # noqa: E402
+from searchain.corpus.manager import CorpusManager  # noqa: E402
+from searchain.errors import Cancelled, CorpusError  # noqa: E402
+from searchain.events import CancelToken, Progress  # noqa: E402
+from searchain.library import WikipediaChoice, get_wikipedia, plan_wikipedia  # noqa: E402
+from searchain.library.wikipedia import estimate  # noqa: E402
+from searchain.library.wikipedia.job import job_dir  # noqa: E402
+from tests.fixtures.wiki_stub import COMMIT, SNAPSHOT, simple_wiki  # noqa: E402
+
+SHARD = f"{SNAPSHOT}.simple/train-00000-of-00001.parquet"
+DUMP = f"simplewiki/{SNAPSHOT}/simplewiki-{SNAPSHOT}-pages-articles.xml.bz2"
+
+
+@pytest.fixture
+def wiki(tmp_path, online, monkeypatch):
+    """The stub serving simple Wikipedia, with the endpoints pointed at it."""
+    with simple_wiki(tmp_path) as stub:
+        monkeypatch.setenv("HF_ENDPOINT", stub.url)
+        monkeypatch.setenv("SEARCHAIN_WIKIPEDIA_DUMPS", stub.url)
+        yield stub
+
+
+@pytest.fixture
+def settings(home, tiny_embedder_dir):
+    """The tiny 32-d embedder as the index's model: a real build, in a second."""
+    s = Settings.load(home)
+    s.retrieval.embedder = str(tiny_embedder_dir)
+    s.retrieval.second_embedder = ""
+    s.save(home)
+    return s
+
+
+def cli(home, capsys, *args):
+    code = main(["--home", str(home.config_dir.parent), *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def downloads(stub):
+    return [r for r in stub.requests if r[0] == "GET" and "/resolve/" in r[1] or
+            r[0] == "GET" and r[1].endswith(".bz2")]
+
+
+def test_plan_json_states_every_stage_and_downloads_only_the_file_list(home, wiki, settings, capsys):
+    code, out, _ = cli(home, capsys, "corpus", "get", "wikipedia", "--lang", "simple", "--plan", "--json")
+    assert code == 0
+    plan = json.loads(out)
+    assert [s["name"] for s in plan["stages"]] == ["download", "ingest", "embed", "index"]
+    assert plan["download_bytes"] == len(wiki.hub[SHARD]) and plan["files"] == 1
+    assert plan["revision"] == COMMIT and plan["snapshot"] == SNAPSHOT
+    assert plan["passages"] > 0 and plan["est_seconds"] > 0 and plan["needs_confirmation"] is False
+    for stage in plan["stages"]:
+        assert {"seconds", "disk_bytes", "ram_bytes"} <= set(stage)
+    assert downloads(wiki) == [] and not job_dir(home, WikipediaChoice()).exists()
+
+
+def test_one_command_in_a_fresh_home_answers_search_with_cited_passages(home, wiki, settings, capsys):
+    code, out, err = cli(home, capsys, "corpus", "get", "wikipedia", "--lang", "simple", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["corpus"] == "wikipedia-simple" and report["passages"] >= 5
+    assert report["indexed"] == report["passages"]
+    assert report["stages_run"] == ["download", "ingest", "index"]
+    job = json.loads((job_dir(home, WikipediaChoice()) / "job.json").read_text())
+    assert job["release"]["revision"] == COMMIT and job["release"]["snapshot"] == SNAPSHOT
+    # the pinned commit is what was fetched, never "main"
+    assert all(f"/resolve/{COMMIT}/" in r[1] for r in downloads(wiki))
+    code, out, _ = cli(home, capsys, "corpus", "list", "--json")
+    assert [c["name"] for c in json.loads(out) if c["active"]] == ["wikipedia-simple"]
+    code, out, err = cli(home, capsys, "search", "wikipedia-simple", "first bridge monks", "--json")
+    assert code == 0, err
+    top = json.loads(out)["hits"][0]
+    assert top["title"] == "River Ellin" and "monks of Sume" in top["text"]
+    assert top["url"] == "https://simple.wikipedia.org/wiki/River%20Ellin" and top["section"] == "History"
+    # run again: everything is done, nothing is fetched again
+    before = len(downloads(wiki))
+    code, out, _ = cli(home, capsys, "corpus", "get", "wikipedia", "--json")
+    assert code == 0 and json.loads(out)["stages_run"] == [] and len(downloads(wiki)) == before
+
+
+def test_a_killed_download_resumes_with_a_range_request(home, wiki, settings):
+    cancel = CancelToken()
+
+    def on_event(event):
+        if isinstance(event, Progress) and event.stage == "download" and event.done >= 128 * 1024:
+            cancel.cancel()
+
+    with pytest.raises(Cancelled):
+        get_wikipedia(home, settings, WikipediaChoice(), on_event=on_event, cancel=cancel)
+    part = job_dir(home, WikipediaChoice()) / "files" / (SHARD + ".part")
+    kept = part.stat().st_size
+    assert 0 < kept < len(wiki.hub[SHARD])  # what a kill mid-download leaves
+    assert not CorpusManager(home, settings).exists("wikipedia-simple")
+    report = get_wikipedia(home, settings, WikipediaChoice())
+    assert ("GET", f"/datasets/wikimedia/wikipedia/resolve/{COMMIT}/{SHARD}", f"bytes={kept}-") \
+        in wiki.requests
+    assert report.passages >= 5 and report.indexed == report.passages
+    assert (job_dir(home, WikipediaChoice()) / "files" / SHARD).read_bytes() == wiki.hub[SHARD]
+
+
+@pytest.mark.parametrize("source", ["hub", "dump"])
+def test_a_checksum_mismatch_keeps_the_file_aside_and_ingests_nothing(home, tmp_path, online,
+                                                                      monkeypatch, settings, source):
+    with simple_wiki(tmp_path, lfs_sha256={SHARD: "ab" * 32}, sha1={DUMP: "cd" * 20}) as stub:
+        monkeypatch.setenv("HF_ENDPOINT", stub.url)
+        monkeypatch.setenv("SEARCHAIN_WIKIPEDIA_DUMPS", stub.url)
+        choice = WikipediaChoice(source=source)
+        with pytest.raises(CorpusError) as caught:
+            get_wikipedia(home, settings, choice)
+    message = caught.value.message
+    assert "failed its published checksum" in message and "nothing was ingested" in message
+    assert ("SHA256 " + "ab" * 32 if source == "hub" else "SHA1 " + "cd" * 20) in message
+    job = job_dir(home, choice)
+    rejected = list((job / "rejected").iterdir())
+    assert len(rejected) == 1 and str(rejected[0]) in message
+    assert not any(p.is_file() for p in (job / "files").rglob("*"))
+    assert not CorpusManager(home, settings).exists("wikipedia-simple")
+
+
+def test_a_snapshot_that_does_not_exist_names_those_that_do(home, wiki, settings, capsys):
+    code, _, err = cli(home, capsys, "corpus", "get", "wikipedia", "--snapshot", "20990101")
+    assert code == 1
+    assert "no Wikipedia snapshot 20990101" in err and SNAPSHOT in err
+    code, _, err = cli(home, capsys, "corpus", "get", "wikipedia", "--source", "dump",
+                       "--snapshot", "20990101", "--plan")
+    assert code == 1 and "no 20990101 dump of simplewiki" in err and SNAPSHOT in err
+    code, _, err = cli(home, capsys, "corpus", "get", "wikipedia", "--lang", "xx")
+    assert code == 1 and "no 'xx' Wikipedia" in err
+    code, _, err = cli(home, capsys, "corpus", "get", "wikipedia", "--snapshot", "latest")
+    assert code == 1 and "is not a snapshot date" in err
+    assert downloads(wiki) == []
+
+
+def test_no_disk_space_is_found_before_the_download(home, wiki, settings, monkeypatch):
+    monkeypatch.setattr(estimate, "free_bytes", lambda folder: 1000)
+    with pytest.raises(CorpusError, match="Not enough disk space for the download"):
+        get_wikipedia(home, settings, WikipediaChoice())
+    assert downloads(wiki) == []
+
+
+def test_no_disk_space_for_a_later_stage_keeps_the_download(home, wiki, settings, monkeypatch):
+    real = estimate.free_bytes
+    monkeypatch.setattr(estimate, "free_bytes",
+                        lambda folder: 1000 if "corpora" in str(folder) else real(folder))
+    with pytest.raises(CorpusError, match="Not enough disk space for the ingest"):
+        get_wikipedia(home, settings, WikipediaChoice())
+    monkeypatch.setattr(estimate, "free_bytes", real)
+    fetched = len(downloads(wiki))
+    report = get_wikipedia(home, settings, WikipediaChoice())
+    assert report.stages_run == ["ingest", "index"] and len(downloads(wiki)) == fetched
+
+
+def test_the_xml_dump_source_gets_the_same_articles(home, wiki, settings):
+    report = get_wikipedia(home, settings, WikipediaChoice(source="dump", name="simple-dump"))
+    assert report.passages >= 5 and report.indexed == report.passages
+    with CorpusManager(home, settings).open_store("simple-dump") as store:
+        assert store.get("12#0").title == "River Ellin"
+
+
+def test_a_corpus_of_that_name_is_not_overwritten(home, wiki, settings, tmp_path):
+    (tmp_path / "mine.jsonl").write_text('{"id": "1", "title": "Mine", "text": "my own text"}\n')
+    CorpusManager(home, settings).add("wikipedia-simple", tmp_path / "mine.jsonl")
+    with pytest.raises(CorpusError, match="exists already"):
+        get_wikipedia(home, settings, WikipediaChoice())
+    assert downloads(wiki) == []
+
+
+def test_plan_of_a_started_job_uses_its_pins_and_counts_what_is_left(home, wiki, settings):
+    get_wikipedia(home, settings, WikipediaChoice())
+    plan, release = plan_wikipedia(home, settings, WikipediaChoice())
+    assert release.revision == COMMIT
+    assert all(s.seconds == 0 and s.note == "done" for s in plan.stages)
