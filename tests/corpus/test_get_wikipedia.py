@@ -181,3 +181,40 @@ def test_plan_of_a_started_job_uses_its_pins_and_counts_what_is_left(home, wiki,
     plan, release = plan_wikipedia(home, settings, WikipediaChoice())
     assert release.revision == COMMIT
     assert all(s.seconds == 0 and s.note == "done" for s in plan.stages)
+
+
+ASK_GRAMMAR = r"""
+root ::= node1 final
+node1 ::= "[Query 1]: " query "\n" "[Unsolved Query]: " query "\n"
+query ::= ("Who built the first bridge over the River Ellin?" | "How long is the River Ellin?")
+final ::= "[Final Content]: " [a-zA-Z] ([a-zA-Z .] | "[1]"){0,40} "\n"?
+"""
+
+
+@pytest.mark.slow
+def test_ask_answers_over_the_wikipedia_it_got_with_cited_passages(home, wiki, settings, tiny_gguf,
+                                                                   capsys, tmp_path):
+    """After the one command, `searchain ask` (the tiny random GGUF, its queries held to the
+    articles by a grammar that leaves them unsolved for retrieval to complete, and the tiny DPR
+    reader, as tests/reasoning/test_ask_e2e.py does for the demo) cites the new corpus."""
+    from searchain.reader.dpr import DEFAULT_DPR_READER, reader_dir
+    from searchain.reader.fakes import write_tiny_dpr_reader
+
+    settings.retrieval.retriever = "bm25"
+    settings.reasoning.reader = "dpr"
+    settings.reasoning.theta = -1e9  # the random reader is always "confident": it corrects
+    settings.reasoning.r_max = 2
+    settings.llm.n_ctx, settings.llm.n_gpu_layers, settings.llm.max_tokens = 4096, 0, 600
+    settings.save(home)
+    write_tiny_dpr_reader(reader_dir(home, DEFAULT_DPR_READER))
+    code, _, err = cli(home, capsys, "corpus", "get", "wikipedia", "--lang", "simple")
+    assert code == 0, err
+    grammar = tmp_path / "wiki.gbnf"
+    grammar.write_text(ASK_GRAMMAR, encoding="utf-8")
+    code, out, err = cli(home, capsys, "ask", "Who built the first bridge over the River Ellin?",
+                         "--model", str(tiny_gguf), "--json", "--grammar", str(grammar))
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["references"], result["nodes"]
+    assert all(r["corpus"] == "wikipedia-simple" for r in result["references"])
+    assert any(r["title"] == "River Ellin" for r in result["references"])
