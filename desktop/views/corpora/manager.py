@@ -1,4 +1,5 @@
-"""The corpus manager: list corpora, add (file, folder, Wikipedia dump), rebuild, remove, activate.
+"""The corpus manager: list corpora, add (file, folder, Wikipedia dump), get Wikipedia
+(``get_wikipedia``), rebuild, remove, activate.
 
 Adding and rebuilding run on a worker with a progress bar, a time-left estimate and Cancel;
 after the passages are stored the vector index is built. Every build is planned first, and a
@@ -38,6 +39,7 @@ from ...workers import Job, JobRunner
 from ..progress import ProgressRow
 from ..tables import read_only_table
 from .build_plan import PlannedIndexBuilds, plan_index_build
+from .get_wikipedia import WikipediaGetter
 from .transfer import CorpusTransfer
 
 HEADERS = ("Name", "Passages", "Indexed", "Embedder", "Index", "State", "Size", "Active")
@@ -66,6 +68,7 @@ class CorpusManagerDialog(PlannedIndexBuilds, QDialog):
         self.confirm_destructive = True
         self.job: Job | None = None
         self.transfer = CorpusTransfer(self)  # Import… and Export… (corpus files)
+        self.wikipedia = WikipediaGetter(self)  # Get Wikipedia… (download, check, ingest, index)
         self.table = read_only_table(self, "corpusTable", HEADERS, stretch=HEADERS.index("Embedder"))
         self.table.setWordWrap(True)  # as before: its cells may wrap
         self.status = QLabel(self)
@@ -81,6 +84,7 @@ class CorpusManagerDialog(PlannedIndexBuilds, QDialog):
             ("file", "Add file…", lambda: self.add_dialog("file")),
             ("folder", "Add folder…", lambda: self.add_dialog("folder")),
             ("dump", "Add Wikipedia dump…", lambda: self.add_dialog("mediawiki")),
+            ("wikipedia", "Get Wikipedia…", lambda: self.wikipedia.choose()),
             ("index", "Update index", lambda: self.update_index(self.selected())),
             ("rebuild", "Rebuild", lambda: self.rebuild(self.selected())),
             ("remove", "Remove", lambda: self.remove(self.selected())),
