@@ -218,3 +218,13 @@ def test_ask_answers_over_the_wikipedia_it_got_with_cited_passages(home, wiki, s
     assert result["references"], result["nodes"]
     assert all(r["corpus"] == "wikipedia-simple" for r in result["references"])
     assert any(r["title"] == "River Ellin" for r in result["references"])
+
+
+def test_work_over_an_hour_asks_first_and_a_script_must_say_yes(home, wiki, settings, capsys,
+                                                                 monkeypatch):
+    monkeypatch.setattr(estimate, "DOWNLOAD_BYTES_PER_S", 10.0)  # a 300 kB download: ~8 h
+    code, _, err = cli(home, capsys, "corpus", "get", "wikipedia")
+    assert code == 1 and "Refusing without confirmation" in err and "--yes" in err
+    assert "download" in err and downloads(wiki) == []  # the plan was shown, nothing fetched
+    code, _, err = cli(home, capsys, "corpus", "get", "wikipedia", "--yes")
+    assert code == 0, err
