@@ -105,6 +105,7 @@ def test_a_killed_download_resumes_with_a_range_request(home, wiki, settings):
     report = get_wikipedia(home, settings, WikipediaChoice())
     assert ("GET", f"/datasets/wikimedia/wikipedia/resolve/{COMMIT}/{SHARD}", f"bytes={kept}-") \
         in wiki.requests
+    assert ("GET", f"/cdn/{SHARD}", f"bytes={kept}-") in wiki.requests  # kept across the redirect
     assert report.passages >= 5 and report.indexed == report.passages
     assert (job_dir(home, WikipediaChoice()) / "files" / SHARD).read_bytes() == wiki.hub[SHARD]
 
