@@ -42,8 +42,15 @@ def test_headings_nest_and_sentences_are_never_headings():
                              "A short line ending like a sentence.\n\nNotes and references\n\n"
                              "Cited work.\n\nLater\n\nMore text.")
     assert sections == [("", "Lead text here."),
-                        ("History > Early years", "It began.\n\nA short line ending like a sentence."),
-                        ("Later", "More text.")]
+                        ("History > Early years", "It began.\n\nA short line ending like a sentence.")]
+
+
+def test_the_appendices_end_the_article_link_lists_included():
+    """Simple English Wikipedia's own names; a linked item under them looks like a heading and
+    must not bring back the prose that follows it (here a stray caption)."""
+    sections = text_sections("Lead.\n\nRelated pages\n\nRivers of Europe\n\nA caption that "
+                             "reads like prose.\n\nOther websites\n\nOfficial site")
+    assert sections == [("", "Lead.")]
 
 
 def test_row_groups_stream_and_a_folder_of_shards_reads_in_name_order(tmp_path):

@@ -7,8 +7,8 @@ one row group whatever the corpus's size. Shards are read in name order.
 
 The dataset's text is plain prose with each section heading alone on a line between blank
 lines ("History", "Early life"). ``text_sections`` takes such a line as a heading when it is
-short and not a sentence; sections that are not prose (References, See also, External links,
-...: ``sections.is_non_prose``) are left out with everything under them. Each section is cut
+short and not a sentence; the appendices (References, See also, External links, ...:
+``sections.is_non_prose``; Wikipedia puts them last) are left out with everything after them. Each section is cut
 into ~100-word passages that do not cross sections; a passage keeps the article's ``title``,
 ``url`` and its ``section``. pids are ``"<id>#<k>"``, ``doc_id`` the article id, ``source``
 ``"<file or folder>#<title>"``; offsets index the article's kept text.
@@ -132,16 +132,17 @@ class ParquetSource(Source):
 
 def text_sections(text: str) -> list[tuple[str, str]]:
     """``[(section path, text), ...]`` of an article's prose: the lead under ``""``, then each
-    section under its heading (two headings in a row nest: ``"History > Early years"``);
-    non-prose sections and empty ones are left out."""
+    section under its heading (two headings in a row nest: ``"History > Early years"``); empty
+    sections are left out, and so is everything from the first non-prose heading on: Wikipedia
+    puts its appendices (See also, Notes, References, Further reading, External links) last, and
+    their link lists would otherwise read as headings."""
     out: list[tuple[str, str]] = []
     path: list[str] = []
     body: list[str] = []
     last_was_heading = False
-    skip = False
 
     def close():
-        if body and not skip:
+        if body:
             out.append((SECTION_SEPARATOR.join(path), "\n\n".join(body)))
         body.clear()
 
@@ -151,8 +152,9 @@ def text_sections(text: str) -> list[tuple[str, str]]:
             continue
         if is_heading(paragraph):
             close()
-            path = [*path, paragraph] if last_was_heading and not skip else [paragraph]
-            skip = is_non_prose(paragraph)
+            if is_non_prose(paragraph):
+                break  # the appendices (See also, References, ...) end an article: all of it goes
+            path = [*path, paragraph] if last_was_heading else [paragraph]
             last_was_heading = True
             continue
         last_was_heading = False

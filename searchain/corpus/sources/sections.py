@@ -17,6 +17,8 @@ NON_PROSE_SECTIONS = frozenset({
     "external links", "see also", "footnotes", "works cited", "notes and references",
     "references and notes", "general references", "explanatory notes", "cited sources",
     "sources cited", "selected bibliography", "external link", "reference", "note",
+    # Simple English Wikipedia's names for See also and External links
+    "related pages", "other websites", "other website",
 })
 NON_PROSE_WORDS = re.compile(r"^(?:notes?|references?|citations?|sources?|bibliography|footnotes?|"
                              r"further reading|external links?|see also|works cited)"
