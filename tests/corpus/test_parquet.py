@@ -139,3 +139,29 @@ def test_cli_adds_parquet_and_search_json_carries_url_and_section(home, tmp_path
     top = json.loads(capsys.readouterr().out)["hits"][0]
     assert top["title"] == "River Ellin" and "monks of Sume" in top["text"]
     assert top["section"] == "History" and top["url"] == ARTICLES[0]["url"]
+
+
+def test_memory_holds_one_row_group_not_the_file(tmp_path):
+    """Arrow's pool and Python's heap peak the same for 4 row groups as for 40: the reader never
+    holds more than one group (no timings; allocations counted, not measured in seconds)."""
+    import tracemalloc
+
+    import pyarrow as pa
+
+    def peaks(groups: int) -> tuple[int, int]:
+        rows = [{"id": str(k), "url": "", "title": f"T{k}",
+                 "text": f"Article {k} text. " + " ".join(f"w{k}x{j}" for j in range(1500))}
+                for k in range(groups * 2)]
+        path = write_parquet(tmp_path / f"g{groups}.parquet", rows, row_group_size=2)
+        source = ParquetSource(path, "wiki", ProblemLog())
+        arrow_peak = 0
+        tracemalloc.start()
+        for _ in source.passages():
+            arrow_peak = max(arrow_peak, pa.total_allocated_bytes())
+        heap_peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return arrow_peak, heap_peak
+
+    small, large = peaks(4), peaks(40)
+    assert large[0] <= 1.5 * small[0] + 2**20
+    assert large[1] <= 1.5 * small[1] + 2**20
