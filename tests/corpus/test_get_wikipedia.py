@@ -62,6 +62,7 @@ def test_plan_json_states_every_stage_and_downloads_only_the_file_list(home, wik
     assert plan["passages"] > 0 and plan["est_seconds"] > 0 and plan["needs_confirmation"] is False
     for stage in plan["stages"]:
         assert {"seconds", "disk_bytes", "ram_bytes"} <= set(stage)
+    assert plan["stages"][2]["device"] in ("cpu", "cuda")  # the embed stage says where it runs
     assert downloads(wiki) == [] and not job_dir(home, WikipediaChoice()).exists()
 
 
@@ -229,3 +230,10 @@ def test_work_over_an_hour_asks_first_and_a_script_must_say_yes(home, wiki, sett
     assert "download" in err and downloads(wiki) == []  # the plan was shown, nothing fetched
     code, _, err = cli(home, capsys, "corpus", "get", "wikipedia", "--yes")
     assert code == 0, err
+
+
+@pytest.mark.parametrize("source", ["hub", "dump"])
+def test_offline_is_a_clear_error(home, settings, capsys, source):
+    """The suite runs with HF_HUB_OFFLINE=1 (no `online` fixture here): nothing is reached."""
+    code, _, err = cli(home, capsys, "corpus", "get", "wikipedia", "--source", source, "--plan")
+    assert code == 1 and "Cannot reach" in err and "HF_HUB_OFFLINE=1" in err

@@ -43,6 +43,7 @@ class Stage:
     ram_bytes: int  # its peak memory
     download_bytes: int = 0
     note: str = ""
+    device: str = ""  # where the embed stage runs: cuda | cpu
 
 
 @dataclass(frozen=True)
@@ -116,10 +117,12 @@ def make_plan(settings, models_dir: Path, corpus: str, release: Release, job: Pa
         Stage("ingest", n / INGEST_PASSAGES_PER_S, STORE_BYTES_PER_PASSAGE * n + tantivy,
               int(INGEST_RAM_BYTES), note=f"{INGEST_PASSAGES_PER_S:,} passages/s, one core"),
         Stage("embed", n / pps, (4 * dim + 8) * n, int(MODEL_BYTES_PER_DIM * dim + 256e6),
-              note=f"{model.rsplit('/', 1)[-1]} on {device}, {pps:,.0f} passages/s ({how})"),
+              note=f"{model.rsplit('/', 1)[-1]} on {device}, {pps:,.0f} passages/s ({how})",
+              device=device),
         Stage("index", n / (GRAPH_INSERTS_PER_CORE_S * cores), index["disk"], index["ram_build"]),
     ]
-    stages = [Stage(s.name, 0.0, 0, 0, 0, "done") if s.name in stages_done else s for s in stages]
+    stages = [Stage(s.name, 0.0, 0, 0, 0, "done", s.device) if s.name in stages_done else s
+              for s in stages]
     return GetPlan(corpus, release.lang, release.source, release.snapshot, release.revision,
                    release.where, len(release.files), release.size, n, tuple(stages),
                    free_bytes(job), str(job))
