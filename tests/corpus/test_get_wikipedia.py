@@ -237,3 +237,12 @@ def test_offline_is_a_clear_error(home, settings, capsys, source):
     """The suite runs with HF_HUB_OFFLINE=1 (no `online` fixture here): nothing is reached."""
     code, _, err = cli(home, capsys, "corpus", "get", "wikipedia", "--source", source, "--plan")
     assert code == 1 and "Cannot reach" in err and "HF_HUB_OFFLINE=1" in err
+
+
+def test_a_corpus_removed_after_the_job_is_made_again_from_the_kept_download(home, wiki, settings):
+    get_wikipedia(home, settings, WikipediaChoice())
+    fetched = len(downloads(wiki))
+    CorpusManager(home, settings).remove("wikipedia-simple")
+    report = get_wikipedia(home, settings, WikipediaChoice())
+    assert report.stages_run == ["ingest", "index"] and report.indexed == report.passages >= 5
+    assert len(downloads(wiki)) == fetched

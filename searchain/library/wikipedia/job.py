@@ -114,6 +114,9 @@ def get_wikipedia(paths: AppPaths, settings: Settings, choice: WikipediaChoice, 
                  "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
         _save(job, state)
     report = GetReport(choice.corpus, 0, 0, str(job))
+    if "ingest" in state["stages"] and not manager.exists(choice.corpus):
+        state["stages"] = [s for s in state["stages"] if s == "download"]  # removed since: again
+        _save(job, state)
     done = set(state["stages"])
 
     emit(on_event, Progress(STAGE, 0, len(STAGES), "download"))
