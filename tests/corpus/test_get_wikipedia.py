@@ -63,6 +63,7 @@ def test_plan_json_states_every_stage_and_downloads_only_the_file_list(home, wik
     for stage in plan["stages"]:
         assert {"seconds", "disk_bytes", "ram_bytes"} <= set(stage)
     assert plan["stages"][2]["device"] in ("cpu", "cuda")  # the embed stage says where it runs
+    assert plan["enough_disk"] is True
     assert downloads(wiki) == [] and not job_dir(home, WikipediaChoice()).exists()
 
 
@@ -146,6 +147,8 @@ def test_a_snapshot_that_does_not_exist_names_those_that_do(home, wiki, settings
 
 def test_no_disk_space_is_found_before_the_download(home, wiki, settings, monkeypatch):
     monkeypatch.setattr(estimate, "free_bytes", lambda folder: 1000)
+    plan, _ = plan_wikipedia(home, settings, WikipediaChoice())
+    assert not plan.enough_disk and "free some space first" in plan.summary()
     with pytest.raises(CorpusError, match="Not enough disk space for the download"):
         get_wikipedia(home, settings, WikipediaChoice())
     assert downloads(wiki) == []
@@ -246,3 +249,22 @@ def test_a_corpus_removed_after_the_job_is_made_again_from_the_kept_download(hom
     report = get_wikipedia(home, settings, WikipediaChoice())
     assert report.stages_run == ["ingest", "index"] and report.indexed == report.passages >= 5
     assert len(downloads(wiki)) == fetched
+
+
+def test_the_plan_for_english_is_long_asks_and_says_what_would_help(home, settings, tmp_path):
+    """A release shaped like English on the Hub (41 shards, 11.6 GB), planned on this CPU-only
+    machine: ~30M passages, days of CPU embedding, a GPU named as the way out."""
+    from searchain.library.wikipedia.remote import Release, RemoteFile
+
+    settings.retrieval.embedder = "sentence-transformers/all-MiniLM-L6-v2"
+    settings.retrieval.embed_device = "cpu"
+    files = tuple(RemoteFile(f"20231101.en/train-{k:05d}-of-00041.parquet", "u", int(11.6e9 / 41),
+                             "sha256", "0" * 64) for k in range(41))
+    release = Release("en", "hub", "20231101", COMMIT, "wikimedia/wikipedia", files)
+    plan = estimate.make_plan(settings, home.models_dir, "wikipedia-en", release, tmp_path,
+                              left_to_download=release.size)
+    assert 20e6 < plan.passages < 40e6 and plan.needs_confirmation
+    embed = plan.stages[2]
+    assert embed.device == "cpu" and embed.seconds > 86400
+    assert plan.advice and "GPU" in plan.advice[0]
+    assert plan.stages[0].download_bytes == release.size

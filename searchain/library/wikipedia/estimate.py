@@ -60,6 +60,7 @@ class GetPlan:
     stages: tuple[Stage, ...]
     free_disk_bytes: int | None
     job: str  # the job folder (downloads, state)
+    advice: tuple[str, ...] = ()
 
     @property
     def est_seconds(self) -> float:
@@ -68,6 +69,10 @@ class GetPlan:
     @property
     def disk_bytes(self) -> int:
         return sum(s.disk_bytes for s in self.stages)
+
+    @property
+    def enough_disk(self) -> bool:
+        return self.free_disk_bytes is None or self.disk_bytes <= self.free_disk_bytes
 
     @property
     def needs_confirmation(self) -> bool:
@@ -80,7 +85,7 @@ class GetPlan:
         data["stages"] = [{**s, "seconds": round(s["seconds"], 1)} for s in data["stages"]]
         data.update(est_seconds=round(self.est_seconds, 1), disk_bytes=self.disk_bytes,
                     ram_bytes=max((s.ram_bytes for s in self.stages), default=0),
-                    needs_confirmation=self.needs_confirmation)
+                    needs_confirmation=self.needs_confirmation, enough_disk=self.enough_disk)
         return data
 
     def summary(self) -> str:
@@ -93,6 +98,11 @@ class GetPlan:
                          f"memory {size(s.ram_bytes)}" + (f" ({s.note})" if s.note else ""))
         lines.append(f"  disk in all: +{size(self.disk_bytes)}" + (
             f" ({size(self.free_disk_bytes)} free)" if self.free_disk_bytes is not None else ""))
+        if not self.enough_disk:
+            lines.append(f"  warning: this needs about {size(self.disk_bytes)} and "
+                         f"{size(self.free_disk_bytes)} is free: free some space first, or use "
+                         "a larger disk (--home DIR)")
+        lines += [f"  faster: {a}" for a in self.advice]
         return "\n".join(lines)
 
 
@@ -102,7 +112,7 @@ def make_plan(settings, models_dir: Path, corpus: str, release: Release, job: Pa
     """The plan for getting ``release`` into ``corpus``; ``passages`` when already counted.
     Stages in ``stages_done`` cost nothing."""
     from ...index.ann.compact import estimated_index_bytes
-    from ...index.build.plan import GRAPH_INSERTS_PER_CORE_S, MODEL_BYTES_PER_DIM
+    from ...index.build.plan import GPU_PASSAGES_PER_S, GRAPH_INSERTS_PER_CORE_S, MODEL_BYTES_PER_DIM
 
     cores = max(1, os.cpu_count() or 1)
     n = passages if passages is not None else max(1, release.size // BYTES_PER_PASSAGE[release.source])
@@ -123,9 +133,15 @@ def make_plan(settings, models_dir: Path, corpus: str, release: Release, job: Pa
     ]
     stages = [Stage(s.name, 0.0, 0, 0, 0, "done", s.device) if s.name in stages_done else s
               for s in stages]
+    advice = []
+    embed = next(s for s in stages if s.name == "embed")
+    if device == "cpu" and embed.seconds > 600:
+        gpu = n / GPU_PASSAGES_PER_S.get(model, 3000)
+        advice.append(f"on an NVIDIA GPU (CUDA build of torch) embedding takes about {duration(gpu)} "
+                      f"instead of {duration(embed.seconds)} (H100 figure, BENCHMARKS.md)")
     return GetPlan(corpus, release.lang, release.source, release.snapshot, release.revision,
                    release.where, len(release.files), release.size, n, tuple(stages),
-                   free_bytes(job), str(job))
+                   free_bytes(job), str(job), tuple(advice))
 
 
 def embed_speed(settings, model: str, cache_file: Path | None) -> tuple[float, str, str]:
