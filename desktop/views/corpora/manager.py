@@ -137,7 +137,8 @@ class CorpusManagerDialog(PlannedIndexBuilds, QDialog):
                 tip = index.message + fix
                 self.table.item(row, HEADERS.index("Index")).setToolTip(plain_tooltip(tip))
         if not infos:
-            self.status.setText("No corpus yet. Add a file, a folder or a Wikipedia dump (or drop one here).")
+            self.status.setText("No corpus yet. Add a file, a folder or a Wikipedia dump (or drop one "
+                                "here), or Get Wikipedia… in one step.")
 
     def names(self) -> list[str]:
         return [self.table.item(r, 0).text() for r in range(self.table.rowCount())]
