@@ -76,6 +76,9 @@ def test_one_command_in_a_fresh_home_answers_search_with_cited_passages(home, wi
     assert report["stages_run"] == ["download", "ingest", "index"]
     job = json.loads((job_dir(home, WikipediaChoice()) / "job.json").read_text())
     assert job["release"]["revision"] == COMMIT and job["release"]["snapshot"] == SNAPSHOT
+    with CorpusManager(home, settings).open_store("wikipedia-simple") as store:
+        origin = store.meta_get("wikipedia_origin")
+    assert (origin["revision"], origin["snapshot"], origin["source"]) == (COMMIT, SNAPSHOT, "hub")
     # the pinned commit is what was fetched, never "main"
     assert all(f"/resolve/{COMMIT}/" in r[1] for r in downloads(wiki))
     code, out, _ = cli(home, capsys, "corpus", "list", "--json")

@@ -30,6 +30,7 @@ from .remote import DEFAULT_SNAPSHOT, HUB, Release, check_choice, find_release
 STAGE = "wikipedia"  # Progress(STAGE, k, 3, "download" | "ingest" | "index")
 STAGES = ("download", "ingest", "index")
 JOB_FILE = "job.json"
+ORIGIN_KEY = "wikipedia_origin"  # in the passage store's meta: lang, source, snapshot, revision
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,10 @@ def get_wikipedia(paths: AppPaths, settings: Settings, choice: WikipediaChoice, 
         _require_space(paths.corpora_dir, ingest.disk_bytes, "the ingest")
         source, fmt = _ingest_source(job, release)
         manager.add(choice.corpus, source, fmt, on_event=on_event, cancel=cancel)
+        with manager.open_store(choice.corpus) as store:  # where it came from, for later updates
+            store.meta_set(ORIGIN_KEY, {"lang": release.lang, "source": release.source,
+                                        "snapshot": release.snapshot, "revision": release.revision,
+                                        "where": release.where})
         _finish(job, state, "ingest", report)
 
     check(cancel)
