@@ -206,3 +206,41 @@ def test_a_zim_entry_name_that_is_not_utf8_is_damage(scratch, zim_sample):
     with pytest.raises(CorpusError, match="not valid UTF-8") as err:
         list(open_source(path, "zim", "c", ProblemLog()).passages())
     assert err.value.hint
+
+
+# -- parquet (the wikimedia/wikipedia dataset's form) ----------------------------------------
+
+@pytest.fixture(scope="module")
+def parquet_sample(tmp_path_factory):
+    pytest.importorskip("pyarrow")
+    from tests.fixtures.parquet import filler, write_parquet
+
+    path = write_parquet(tmp_path_factory.mktemp("parquet") / "small.parquet", filler(6),
+                         row_group_size=2)
+    return path.read_bytes()
+
+
+@PROPERTY
+@given(data=st.data())
+def test_parquet_mutated_bytes(scratch, parquet_sample, data):
+    read_all(scratch, "w.parquet", data.draw(mutated(parquet_sample)), "parquet")
+
+
+parquet_cell = st.one_of(st.none(), any_text, st.integers(-5, 5).map(str))
+
+
+@PROPERTY
+@given(st.lists(st.fixed_dictionaries({"id": parquet_cell, "url": parquet_cell,
+                                       "title": parquet_cell, "text": parquet_cell}), max_size=6))
+def test_parquet_rows_of_any_text(scratch, rows):
+    pytest.importorskip("pyarrow")
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({c: pa.array([r[c] for r in rows], pa.string())
+                      for c in ("id", "url", "title", "text")})
+    sink = io.BytesIO()
+    pq.write_table(table, sink, row_group_size=2)
+    read_all(scratch, "w.parquet", sink.getvalue(), "parquet")
