@@ -271,3 +271,15 @@ def test_the_plan_for_english_is_long_asks_and_says_what_would_help(home, settin
     assert embed.device == "cpu" and embed.seconds > 86400
     assert plan.advice and "GPU" in plan.advice[0]
     assert plan.stages[0].download_bytes == release.size
+
+
+def test_a_kill_between_the_rename_and_the_record_is_not_fetched_again(home, wiki, settings):
+    from searchain.library.wikipedia.download import fetch_release
+
+    _, release = plan_wikipedia(home, settings, WikipediaChoice())
+    job = job_dir(home, WikipediaChoice())
+    fetch_release(job, release)
+    (job / "verified.json").unlink()  # as if killed right after the rename
+    fetched = len(downloads(wiki))
+    assert fetch_release(job, release) == [job / "files" / SHARD]
+    assert len(downloads(wiki)) == fetched and (job / "verified.json").is_file()

@@ -46,10 +46,12 @@ def fetch_release(job: Path, release: Release, *, on_event: EventCallback | None
     for k, remote in enumerate(release.files):
         check(cancel)
         final = files_dir(job) / remote.name
-        if _verified(job).get(remote.name) == remote.checksum and final.is_file() \
-                and final.stat().st_size == remote.size:
-            out.append(final)
-            continue
+        if final.is_file() and final.stat().st_size == remote.size:
+            if _verified(job).get(remote.name) == remote.checksum or \
+                    file_digest(final, remote.algorithm, on_event=on_event, cancel=cancel) == remote.checksum:
+                _record(job, remote)  # (a kill between the rename and the record: hashed again)
+                out.append(final)
+                continue
         part = _part(job, remote)
         part.parent.mkdir(parents=True, exist_ok=True)
         label = f"{remote.name} ({k + 1}/{len(release.files)})"
