@@ -283,3 +283,47 @@ def test_a_kill_between_the_rename_and_the_record_is_not_fetched_again(home, wik
     fetched = len(downloads(wiki))
     assert fetch_release(job, release) == [job / "files" / SHARD]
     assert len(downloads(wiki)) == fetched and (job / "verified.json").is_file()
+
+
+def test_a_kill_9_mid_download_then_the_same_command_equals_an_uninterrupted_run(
+        home, wiki, settings, tmp_path):
+    """The job SIGKILLs itself mid-download (no finally, no atexit); run again, it fetches the
+    rest by Range and ends with the corpus an uninterrupted run makes."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    from tests.corpus.test_manager import REPO
+
+    code = textwrap.dedent("""
+        import os, signal, sys
+        import huggingface_hub.constants as hf
+        hf.HF_HUB_OFFLINE, hf.DOWNLOAD_CHUNK_SIZE = False, 64 * 1024
+        from searchain.config import AppPaths, Settings
+        from searchain.library import WikipediaChoice, get_wikipedia
+
+        def on_event(event):
+            if getattr(event, "stage", "") == "download" and event.done >= 128 * 1024:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+        paths = AppPaths.resolve(sys.argv[1])
+        get_wikipedia(paths, Settings.load(paths), WikipediaChoice(), on_event=on_event)
+    """)
+    env = {**os.environ, "HF_HUB_OFFLINE": "0",
+           "PYTHONPATH": os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", code, str(home.config_dir.parent)], cwd=REPO,
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
+    part = job_dir(home, WikipediaChoice()) / "files" / (SHARD + ".part")
+    kept = part.stat().st_size
+    assert 0 < kept < len(wiki.hub[SHARD])
+    report = get_wikipedia(home, settings, WikipediaChoice())
+    assert ("GET", f"/cdn/{SHARD}", f"bytes={kept}-") in wiki.requests
+    with CorpusManager(home, settings).open_store("wikipedia-simple") as store:
+        resumed = store.conn.execute("SELECT id, pid FROM passages ORDER BY id").fetchall()
+    clean = get_wikipedia(home, settings, WikipediaChoice(name="clean"))
+    with CorpusManager(home, settings).open_store("clean") as store:
+        assert store.conn.execute("SELECT id, pid FROM passages ORDER BY id").fetchall() == resumed
+    assert report.indexed == clean.indexed == len(resumed)
