@@ -327,3 +327,17 @@ def test_a_kill_9_mid_download_then_the_same_command_equals_an_uninterrupted_run
     with CorpusManager(home, settings).open_store("clean") as store:
         assert store.conn.execute("SELECT id, pid FROM passages ORDER BY id").fetchall() == resumed
     assert report.indexed == clean.indexed == len(resumed)
+
+
+def test_a_second_embedding_model_is_its_own_stage_in_the_plan(home, settings, tiny_embedder_dir,
+                                                               tmp_path):
+    from searchain.library.wikipedia.remote import Release, RemoteFile
+
+    release = Release("simple", "hub", SNAPSHOT, COMMIT, "stub",
+                      (RemoteFile("a.parquet", "u", 10**8, "sha256", "0" * 64),))
+    without = estimate.make_plan(settings, home.models_dir, "w", release, tmp_path,
+                                 left_to_download=0)
+    settings.retrieval.second_embedder = str(tiny_embedder_dir)
+    plan = estimate.make_plan(settings, home.models_dir, "w", release, tmp_path, left_to_download=0)
+    assert [s.name for s in plan.stages] == ["download", "ingest", "embed", "embed-second", "index"]
+    assert plan.est_seconds > without.est_seconds and "leaves it out" in plan.summary()

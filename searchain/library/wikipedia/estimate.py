@@ -31,6 +31,7 @@ TANTIVY_BYTES_PER_PASSAGE = 170
 TANTIVY_FROM = 200_000
 INGEST_RAM_BYTES = 300e6
 CPU_PASSAGES_PER_CORE_S = 50
+SECOND_SLOWER_CPU = 5  # the 768-d second model (mpnet) against MiniLM on CPU
 KNOWN_DIMS = {"sentence-transformers/all-MiniLM-L6-v2": 384,
               "sentence-transformers/all-mpnet-base-v2": 768}
 
@@ -131,8 +132,19 @@ def make_plan(settings, models_dir: Path, corpus: str, release: Release, job: Pa
               device=device),
         Stage("index", n / (GRAPH_INSERTS_PER_CORE_S * cores), index["disk"], index["ram_build"]),
     ]
-    stages = [Stage(s.name, 0.0, 0, 0, 0, "done", s.device) if s.name in stages_done else s
-              for s in stages]
+    second = _second_model(settings, models_dir, n)
+    if second:
+        # ~5 times slower than MiniLM on CPU, as fast on a GPU (docs/corpus.md, BENCHMARKS.md)
+        pps2 = GPU_PASSAGES_PER_S.get(second, 3000) if device == "cuda" else pps / SECOND_SLOWER_CPU
+        dim2 = KNOWN_DIMS.get(second, 768)
+        stages.insert(3, Stage("embed-second", n / pps2, (4 * dim2 + 8) * n + index["disk"],
+                               int(MODEL_BYTES_PER_DIM * dim2 + 256e6),
+                               note=f"second model {second.rsplit('/', 1)[-1]}: "
+                                    "retrieval.second_embedder = \"\" leaves it out",
+                               device=device))
+    stages = [Stage(s.name, 0.0, 0, 0, 0, "done", s.device)
+              if s.name in stages_done or (s.name == "embed-second" and "embed" in stages_done)
+              else s for s in stages]
     advice = []
     embed = next(s for s in stages if s.name == "embed")
     if device == "cpu" and embed.seconds > 600:
@@ -142,6 +154,16 @@ def make_plan(settings, models_dir: Path, corpus: str, release: Release, job: Pa
     return GetPlan(corpus, release.lang, release.source, release.snapshot, release.revision,
                    release.where, len(release.files), release.size, n, tuple(stages),
                    free_bytes(job), str(job), tuple(advice))
+
+
+def _second_model(settings, models_dir: Path, passages: int) -> str:
+    """The second embedding model the index build will run, or "" (``auto`` resolved)."""
+    try:
+        from ...index.embed.second import second_embedder_name
+
+        return second_embedder_name(settings.retrieval, models_dir, passages=passages)
+    except Exception:  # noqa: BLE001 - an estimate: a model that cannot be resolved is left out
+        return ""
 
 
 def embed_speed(settings, model: str, cache_file: Path | None) -> tuple[float, str, str]:

@@ -22,7 +22,7 @@ from pathlib import Path
 from ...config import AppPaths, Settings, atomic_write_text
 from ...errors import CorpusError
 from ...events import CancelToken, EventCallback, Progress, check, emit
-from ...units import size
+from ...units import size, timestamp
 from . import estimate
 from .download import fetch_release, files_dir, remaining_bytes
 from .remote import DEFAULT_SNAPSHOT, HUB, Release, check_choice, find_release
@@ -112,7 +112,7 @@ def get_wikipedia(paths: AppPaths, settings: Settings, choice: WikipediaChoice, 
                                    f"(`searchain corpus remove {choice.corpus}`).")
         state = {"lang": choice.lang, "source": choice.source, "snapshot": choice.snap,
                  "corpus": choice.corpus, "release": release.to_dict(), "stages": [],
-                 "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
+                 "created": timestamp()}
         _save(job, state)
     report = GetReport(choice.corpus, 0, 0, str(job))
     if "ingest" in state["stages"] and not manager.exists(choice.corpus):
@@ -150,7 +150,7 @@ def get_wikipedia(paths: AppPaths, settings: Settings, choice: WikipediaChoice, 
         passages = _stored_passages(paths, settings, choice.corpus) or plan.passages
         later = estimate.make_plan(settings, paths.models_dir, choice.corpus, release, job,
                                    left_to_download=0, passages=passages)
-        need = sum(s.disk_bytes for s in later.stages if s.name in ("embed", "index"))
+        need = sum(s.disk_bytes for s in later.stages if s.name in ("embed", "embed-second", "index"))
         _require_space(paths.corpora_dir, need, "the index build")
         build_index(paths, settings, choice.corpus, on_event=on_event, cancel=cancel,
                     embedder=embedder)
