@@ -47,8 +47,8 @@ def fetch_release(job: Path, release: Release, *, on_event: EventCallback | None
         check(cancel)
         final = files_dir(job) / remote.name
         if final.is_file() and final.stat().st_size == remote.size:
-            if _verified(job).get(remote.name) == remote.checksum or \
-                    file_digest(final, remote.algorithm, on_event=on_event, cancel=cancel) == remote.checksum:
+            if _verified(job).get(remote.name) == remote.checksum or file_digest(
+                    final, remote.algorithm, on_event=on_event, cancel=cancel) == remote.checksum:
                 _record(job, remote)  # (a kill between the rename and the record: hashed again)
                 out.append(final)
                 continue
