@@ -174,6 +174,9 @@ def test_the_xml_dump_source_gets_the_same_articles(home, wiki, settings):
     assert report.passages >= 5 and report.indexed == report.passages
     with CorpusManager(home, settings).open_store("simple-dump") as store:
         assert store.get("12#0").title == "River Ellin"
+    # Wikimedia's User-Agent policy: every request names the app
+    dump_paths = [path for path in wiki.agents if path.startswith("/simplewiki/")]
+    assert dump_paths and all(wiki.agents[p].startswith("SearChain-Desktop/") for p in dump_paths)
 
 
 def test_a_corpus_of_that_name_is_not_overwritten(home, wiki, settings, tmp_path):

@@ -65,9 +65,11 @@ def fetch_release(job: Path, release: Release, *, on_event: EventCallback | None
 
 def _download(remote: RemoteFile, part: Path, label: str, on_event, cancel) -> None:
     from ...llm.models.manager import download_resuming
+    from .remote import user_agent
 
     try:
-        download_resuming(remote.url, part, remote.size, label, on_event=on_event, cancel=cancel)
+        download_resuming(remote.url, part, remote.size, label, on_event=on_event, cancel=cancel,
+                          headers=user_agent())
     except (Cancelled, KeyboardInterrupt):
         raise  # the partial file stays; the next run resumes it
     except ModelError as exc:  # an unusable huggingface_hub

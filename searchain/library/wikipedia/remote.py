@@ -37,6 +37,13 @@ _SNAPSHOT = re.compile(r"^\d{8}$")
 _TIMEOUT_S = 30
 
 
+def user_agent() -> dict[str, str]:
+    """Wikimedia asks every client to name itself (its User-Agent policy)."""
+    from ... import __version__
+
+    return {"User-Agent": f"SearChain-Desktop/{__version__} (searchain corpus get wikipedia)"}
+
+
 @dataclass(frozen=True)
 class RemoteFile:
     name: str  # where it goes under the job's files/ folder (the repo path for the Hub)
@@ -193,7 +200,8 @@ def _session():
 def _get_text(url: str, base: str) -> str | None:
     """The body of ``url``, or None on 404."""
     try:
-        response = _session().get(url, follow_redirects=True, timeout=_TIMEOUT_S)
+        response = _session().get(url, follow_redirects=True, timeout=_TIMEOUT_S,
+                                  headers=user_agent())
     except Exception as exc:  # noqa: BLE001 - httpx/offline errors
         raise _network_error(base, exc) from exc
     if response.status_code == 404:
@@ -206,7 +214,8 @@ def _get_text(url: str, base: str) -> str | None:
 
 def _head_size(url: str, base: str) -> int:
     try:
-        response = _session().head(url, follow_redirects=True, timeout=_TIMEOUT_S)
+        response = _session().head(url, follow_redirects=True, timeout=_TIMEOUT_S,
+                                   headers=user_agent())
     except Exception as exc:  # noqa: BLE001
         raise _network_error(base, exc) from exc
     size = response.headers.get("content-length")

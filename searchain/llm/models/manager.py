@@ -256,7 +256,8 @@ class ModelManager:
 
 
 def download_resuming(url: str, part: Path, size: int, label: str, *,
-                      on_event: EventCallback | None = None, cancel: CancelToken | None = None) -> None:
+                      on_event: EventCallback | None = None, cancel: CancelToken | None = None,
+                      headers: dict[str, str] | None = None) -> None:
     """Append the bytes of ``url`` that ``part`` lacks (an HTTP Range request from its length;
     started over when ``part`` is longer than ``size``), with huggingface_hub's ``http_get``.
     Reports ``Progress("download", done, size, label)`` and stops at ``cancel`` between chunks,
@@ -271,7 +272,7 @@ def download_resuming(url: str, part: Path, size: int, label: str, *,
             fh.truncate(0)
             done = 0
         http_get(url, fh, resume_size=done, expected_size=size, displayed_filename=label,
-                 tqdm_class=_progress_class(on_event, cancel, label))
+                 tqdm_class=_progress_class(on_event, cancel, label), headers=headers)
 
 
 def check_hub_api(http_get) -> None:
