@@ -2,16 +2,17 @@
 (columns ``id``, ``url``, ``title``, ``text``; one folder per snapshot and language, e.g.
 ``20231101.simple/train-00000-of-00001.parquet``), one file or a folder of shards.
 
-Streaming: read with pyarrow one row group at a time (only the four columns), so memory holds
-one row group whatever the corpus's size. Shards are read in name order.
+Streaming: read with pyarrow one row group at a time, in batches of ``BATCH_ROWS`` rows (only
+the four columns), so memory holds one batch whatever the corpus's (or a row group's) size.
+Shards are read in name order.
 
 The dataset's text is plain prose with each section heading alone on a line between blank
 lines ("History", "Early life"). ``text_sections`` takes such a line as a heading when it is
 short and not a sentence; the appendices (References, See also, External links, ...:
-``sections.is_non_prose``; Wikipedia puts them last) are left out with everything after them. Each section is cut
-into ~100-word passages that do not cross sections; a passage keeps the article's ``title``,
-``url`` and its ``section``. pids are ``"<id>#<k>"``, ``doc_id`` the article id, ``source``
-``"<file or folder>#<title>"``; offsets index the article's kept text.
+``sections.is_non_prose``; Wikipedia puts them last) are left out with everything after them.
+Each section is cut into ~100-word passages that do not cross sections; a passage keeps the
+article's ``title``, ``url`` and its ``section``. pids are ``"<id>#<k>"``, ``doc_id`` the
+article id, ``source`` ``"<file or folder>#<title>"``; offsets index the article's kept text.
 
 Resuming (``resume_after``, an article id): a stopped ingest skips, by the ``id`` column alone,
 the articles before the last stored one. Damage (a truncated file, a row group that does not
@@ -32,6 +33,7 @@ from .sections import SECTION_SEPARATOR, is_non_prose
 
 PARQUET_MAGIC = b"PAR1"  # the first and last four bytes of every parquet file
 COLUMNS = ("id", "title", "text")  # needed; "url" is read when the file has it
+BATCH_ROWS = 256  # rows converted to Python at a time
 _HEADING_MAX_WORDS = 12
 _HEADING_MAX_CHARS = 90
 _NOT_HEADING_END = re.compile(r"[.!?,;:\"')\]]$")
@@ -81,30 +83,46 @@ class ParquetSource(Source):
         groups = parquet.num_row_groups
         for g in range(groups):
             if skipping:
-                ids = self._read(parquet, file, g, ["id"]).column("id").to_pylist()
+                ids = [i for batch in self._batches(parquet, file, g, ["id"])
+                       for i in batch.column(0).to_pylist()]
                 if self.resume_after not in {str(i) for i in ids}:
                     self.skipped_articles += len(ids)
                     self.bytes_done = done_before + _size(file) * (g + 1) // groups
                     continue
-            table = self._read(parquet, file, g, columns)
-            rows = table.to_pydict()
-            del table
-            urls = rows.get("url") or [""] * len(rows["id"])
-            for n, (aid, title, text, url) in enumerate(zip(rows["id"], rows["title"], rows["text"], urls)):
-                aid = "" if aid is None else str(aid)
-                if skipping:
-                    skipping = aid != self.resume_after
-                    self.skipped_articles += skipping
+            n = 0
+            for batch in self._batches(parquet, file, g, columns):
+                rows = batch.to_pydict()
+                del batch
+                urls = rows.get("url") or [""] * len(rows["id"])
+                for aid, title, text, url in zip(rows["id"], rows["title"], rows["text"], urls):
+                    n += 1
+                    aid = "" if aid is None else str(aid)
                     if skipping:
-                        continue
-                yield from self._article(file, g, n, aid, title, text, url)
+                        skipping = aid != self.resume_after
+                        self.skipped_articles += skipping
+                        if skipping:
+                            continue
+                    yield from self._article(file, g, n - 1, aid, title, text, url)
             self.bytes_done = done_before + _size(file) * (g + 1) // groups
         self.bytes_done = done_before + _size(file)
         return skipping
 
-    def _read(self, parquet, file: Path, group: int, columns: list[str]):
+    def _batches(self, parquet, file: Path, group: int, columns: list[str]):
+        """Row group ``group`` in batches of ``BATCH_ROWS`` rows (memory stays bounded even where
+        a writer made huge row groups); a group that does not decode is a CorpusError."""
         try:
-            return parquet.read_row_group(group, columns=columns)
+            batches = parquet.iter_batches(batch_size=BATCH_ROWS, row_groups=[group],
+                                           columns=columns, use_threads=False)
+            while True:
+                try:
+                    batch = next(batches)
+                except StopIteration:
+                    return
+                yield batch
+        except CorpusError:
+            raise
+        except GeneratorExit:
+            raise
         except Exception as exc:  # noqa: BLE001 - pyarrow's errors: ArrowInvalid, OSError, ...
             raise CorpusError(
                 f"{file}: row group {group + 1} of {parquet.num_row_groups} cannot be read "
