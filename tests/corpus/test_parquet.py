@@ -165,3 +165,31 @@ def test_memory_holds_one_row_group_not_the_file(tmp_path):
     small, large = peaks(4), peaks(40)
     assert large[0] <= 1.5 * small[0] + 2**20
     assert large[1] <= 1.5 * small[1] + 2**20
+
+
+def test_a_stopped_add_continues_to_the_same_corpus(home, tmp_path):
+    """Cancelled after its first committed batch, `corpus add` of the same file goes on from the
+    last stored article and ends with the passages (and numeric ids) of an uninterrupted add."""
+    from searchain.errors import Cancelled
+    from searchain.events import CancelToken, Progress
+
+    path = write_parquet(tmp_path / "w.parquet", filler(1200), row_group_size=100)
+    corpora = CorpusManager(home, Settings.load(home))
+    cancel = CancelToken()
+
+    def on_event(event):
+        if isinstance(event, Progress) and event.stage == "ingest" and "passages added" in event.message:
+            cancel.cancel()
+
+    with pytest.raises(Cancelled):
+        corpora.add("wiki", path, on_event=on_event, cancel=cancel)
+    stopped = corpora.info("wiki").passages
+    assert 0 < stopped < 1200
+    corpora.add("wiki", path)
+    corpora.add("clean", path)
+
+    def ids(name):
+        with corpora.open_store(name) as store:
+            return store.conn.execute("SELECT id, pid FROM passages ORDER BY id").fetchall()
+
+    assert ids("wiki") == ids("clean") and len(ids("clean")) == 1200
