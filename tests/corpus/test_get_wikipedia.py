@@ -152,7 +152,7 @@ def test_no_disk_space_is_found_before_the_download(home, wiki, settings, monkey
     monkeypatch.setattr(estimate, "free_bytes", lambda folder: 1000)
     plan, _ = plan_wikipedia(home, settings, WikipediaChoice())
     assert not plan.enough_disk and "free some space first" in plan.summary()
-    with pytest.raises(CorpusError, match="Not enough disk space for the download"):
+    with pytest.raises(CorpusError, match="Not enough disk space for the download and what follows"):
         get_wikipedia(home, settings, WikipediaChoice())
     assert downloads(wiki) == []
 
@@ -161,7 +161,7 @@ def test_no_disk_space_for_a_later_stage_keeps_the_download(home, wiki, settings
     real = estimate.free_bytes
     monkeypatch.setattr(estimate, "free_bytes",
                         lambda folder: 1000 if "corpora" in str(folder) else real(folder))
-    with pytest.raises(CorpusError, match="Not enough disk space for the ingest"):
+    with pytest.raises(CorpusError, match="Not enough disk space for the ingest and the index"):
         get_wikipedia(home, settings, WikipediaChoice())
     monkeypatch.setattr(estimate, "free_bytes", real)
     fetched = len(downloads(wiki))

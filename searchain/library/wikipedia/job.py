@@ -121,19 +121,20 @@ def get_wikipedia(paths: AppPaths, settings: Settings, choice: WikipediaChoice, 
     done = set(state["stages"])
 
     emit(on_event, Progress(STAGE, 0, len(STAGES), "download"))
+    plan = estimate.make_plan(settings, paths.models_dir, choice.corpus, release, job,
+                              left_to_download=remaining_bytes(job, release),
+                              stages_done=frozenset(done | ({"embed"} if "index" in done else set())))
     if "download" not in done:
-        _require_space(job, remaining_bytes(job, release), "the download")
+        # all that is still to come must fit, not the download alone: finding out after it is worse
+        _require_space(job, plan.disk_bytes, "the download and what follows it")
         fetch_release(job, release, on_event=on_event, cancel=cancel)
         _finish(job, state, "download", report)
     report.files = [str(files_dir(job) / f.name) for f in release.files]
 
     check(cancel)
     emit(on_event, Progress(STAGE, 1, len(STAGES), "ingest"))
-    plan = estimate.make_plan(settings, paths.models_dir, choice.corpus, release, job,
-                              left_to_download=0)
     if "ingest" not in done:
-        ingest = next(s for s in plan.stages if s.name == "ingest")
-        _require_space(paths.corpora_dir, ingest.disk_bytes, "the ingest")
+        _require_space(paths.corpora_dir, _disk_from(plan, "ingest"), "the ingest and the index")
         source, fmt = _ingest_source(job, release)
         manager.add(choice.corpus, source, fmt, on_event=on_event, cancel=cancel)
         with manager.open_store(choice.corpus) as store:  # where it came from, for later updates
@@ -150,8 +151,7 @@ def get_wikipedia(paths: AppPaths, settings: Settings, choice: WikipediaChoice, 
         passages = _stored_passages(paths, settings, choice.corpus) or plan.passages
         later = estimate.make_plan(settings, paths.models_dir, choice.corpus, release, job,
                                    left_to_download=0, passages=passages)
-        need = sum(s.disk_bytes for s in later.stages if s.name in ("embed", "embed-second", "index"))
-        _require_space(paths.corpora_dir, need, "the index build")
+        _require_space(paths.corpora_dir, _disk_from(later, "embed"), "the index build")
         build_index(paths, settings, choice.corpus, on_event=on_event, cancel=cancel,
                     embedder=embedder)
         _finish(job, state, "index", report)
@@ -170,6 +170,12 @@ def _ingest_source(job: Path, release: Release) -> tuple[Path, str]:
         folder = files_dir(job) / (folders.pop() if len(folders) == 1 else "")
         return folder, "parquet"
     return files_dir(job) / release.files[0].name, "mediawiki"
+
+
+def _disk_from(plan, stage: str) -> int:
+    """The disk the stages from ``stage`` on will add."""
+    names = [s.name for s in plan.stages]
+    return sum(s.disk_bytes for s in plan.stages[names.index(stage):])
 
 
 def _require_space(folder: Path, needed: int, what: str) -> None:
