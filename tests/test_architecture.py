@@ -37,6 +37,7 @@ LAYERS: dict[str, list[list[str]]] = {
         ["status"],
         ["build", "dense", "cross_encoder"],
         ["hybrid"],
+        ["mixed"],
         ["retrievers"],
         ["fakes"],
     ],

@@ -1,4 +1,7 @@
-"""``searchain search NAME "query" [-k 5] [--json] [--retriever dense|bm25|hybrid] [--reranker NAME|none]``."""
+"""``searchain search NAME[,NAME...] "query" [-k 5] [--json] [--retriever dense|bm25|hybrid] [--reranker NAME|none]``.
+
+Several corpora (``wiki,papers``) are searched together (``index/mixed.py``); each hit names its
+corpus."""
 
 from __future__ import annotations
 
@@ -10,7 +13,8 @@ from .progress import ProgressPrinter, cancel_on_interrupt
 
 def register(sub) -> None:
     p = sub.add_parser("search", help="retrieve the passages of a corpus that best match a query")
-    p.add_argument("name", help="corpus name (see: searchain corpus list)")
+    p.add_argument("name", help="corpus name (see: searchain corpus list), or several separated by "
+                                "commas to search them together: wiki,papers")
     p.add_argument("query", help="what to search for")
     p.add_argument("-k", type=int, default=5, help="how many passages (default 5)")
     p.add_argument("--retriever", choices=("dense", "bm25", "hybrid"),
@@ -24,12 +28,14 @@ def register(sub) -> None:
 
 def run(ctx, args) -> int:
     from ..errors import SearchainError
+    from ..index.mixed import parse_corpora
     from ..index.retrievers import open_retriever
 
     if args.k < 1:
         raise SearchainError(f"-k must be at least 1, got {args.k}.")
     if not args.query.strip():
         raise SearchainError("The query is empty.", hint='Pass the text to search for, e.g. "capital of France".')
+    names = parse_corpora(args.name)
     if args.reranker is not None:
         ctx.settings.retrieval.reranker = "" if args.reranker.strip().lower() == "none" else args.reranker
     kind = (args.retriever or ctx.settings.retrieval.retriever).strip().lower()
@@ -39,21 +45,22 @@ def run(ctx, args) -> int:
 
         embedder = Embedder.for_settings(ctx.settings.retrieval,
                                          models_dir=ctx.paths.models_dir)  # loads on first use
-    if args.name == "demo":  # as in the app: the shipped demo corpus is built on first use
+    if "demo" in names:  # as in the app: the shipped demo corpus is built on first use
         _ensure_demo(ctx, embedder)
-    retriever = open_retriever(ctx.paths, ctx.settings, args.name, args.retriever, embedder=embedder)
+    retriever = open_retriever(ctx.paths, ctx.settings, names, args.retriever, embedder=embedder)
     hits = retriever.search(args.query, args.k)
     if args.json:
         print(json.dumps({
-            "corpus": args.name, "query": args.query, "retriever": retriever.name,
+            "corpus": ",".join(names), "corpora": names, "query": args.query, "retriever": retriever.name,
             "hits": [_hit_json(n, h) for n, h in enumerate(hits, start=1)],
         }, ensure_ascii=False))
         return 0
     if not hits:
-        print(f"No passages in '{args.name}' match {args.query!r}.")
+        print(f"No passages in '{', '.join(names)}' match {args.query!r}.")
         return 0
     for n, h in enumerate(hits, start=1):
-        print(f"[{n}] {h.passage.title or '(untitled)'}  ({h.retriever} {h.score:.3f}, {h.passage.pid})")
+        pid = f"{h.passage.corpus}:{h.passage.pid}" if len(names) > 1 else h.passage.pid
+        print(f"[{n}] {h.passage.title or '(untitled)'}  ({h.retriever} {h.score:.3f}, {pid})")
         where = [x for x in (h.passage.location(), h.passage.url) if x]
         if where:
             print("    " + " · ".join(where))
@@ -62,10 +69,11 @@ def run(ctx, args) -> int:
 
 
 def _hit_json(rank: int, hit) -> dict:
-    """One hit as JSON; ``url`` (ZIM, dumps), ``page`` (1-based) and ``section`` (the heading
+    """One hit as JSON, naming its ``corpus``; ``url`` (ZIM, dumps), ``page`` (1-based) and ``section`` (the heading
     path) only where the source gave them."""
     p = hit.passage
-    out = {"rank": rank, "score": round(hit.score, 6), "retriever": hit.retriever, "pid": p.pid,
+    out = {"rank": rank, "score": round(hit.score, 6), "retriever": hit.retriever, "corpus": p.corpus,
+           "pid": p.pid,
            "title": p.title, "text": p.text, "source": p.source, "doc_id": p.doc_id,
            "start": p.start, "end": p.end}
     if p.url:

@@ -123,9 +123,18 @@ def _score_fusion(cands: list[int], dense_sides: list[dict[int, float]], bm25_s:
 
 
 def _weighted_rrf(dense_lists, bm25_ranked, w: float) -> dict[int, float]:
-    fused: dict[int, float] = {}
     weighted = [(w / len(dense_lists), ranked) for ranked in dense_lists] + [(1.0 - w, bm25_ranked)]
-    for weight, ranked in weighted:
-        for rank, (i, _) in enumerate(ranked):
-            fused[i] = fused.get(i, 0.0) + weight / (RRF_K + rank + 1)
+    return rrf([[i for i, _ in ranked] for _, ranked in weighted], [weight for weight, _ in weighted])
+
+
+def rrf(ranked_lists, weights=None) -> dict:
+    """Weighted reciprocal-rank fusion: each key gets the sum over the lists it is in of
+    ``weight / (RRF_K + rank)`` (rank 1-based). Rank-only, so it fuses lists whose scores are
+    not comparable (dense and BM25 here; separate corpora in ``mixed``). Keys keep the order of
+    first appearance, so a stable sort breaks ties by list order."""
+    weights = [1.0] * len(ranked_lists) if weights is None else list(weights)
+    fused: dict = {}
+    for weight, ranked in zip(weights, ranked_lists):
+        for rank, key in enumerate(ranked):
+            fused[key] = fused.get(key, 0.0) + weight / (RRF_K + rank + 1)
     return fused

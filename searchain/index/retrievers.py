@@ -8,7 +8,7 @@ so keyword search works even before the vector index is built.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
 
 from ..config import AppPaths, Settings
 from ..errors import ConfigError
@@ -19,6 +19,7 @@ from .embed.embedder import Embedder
 from .embed.second import second_embedder_name
 from .hybrid import HybridRetriever
 from .layout import IndexLayout
+from .mixed import MixedRetriever, parse_corpora
 from .passages import PassageSource
 
 if TYPE_CHECKING:
@@ -27,7 +28,8 @@ if TYPE_CHECKING:
 KINDS = ("dense", "bm25", "hybrid")
 log = logging.getLogger("searchain.retrieval")
 
-__all__ = ["KINDS", "Retriever", "DenseRetriever", "BM25Retriever", "HybridRetriever", "open_retriever"]
+__all__ = ["KINDS", "Retriever", "DenseRetriever", "BM25Retriever", "HybridRetriever", "MixedRetriever",
+           "open_retriever"]
 
 
 @runtime_checkable
@@ -37,7 +39,8 @@ class Retriever(Protocol):
     def search(self, query: str, k: int = 5) -> list[Hit]: ...
 
 
-def open_retriever(paths: AppPaths, settings: Settings, corpus_name: str, kind: str | None = None,
+def open_retriever(paths: AppPaths, settings: Settings, corpus_name: str | Sequence[str],
+                   kind: str | None = None,
                    embedder: Embedder | None = None, *, rerank: bool = True,
                    reranker: "CrossEncoderReranker | None" = None,
                    second_embedder: Embedder | None = None) -> Retriever:
@@ -50,11 +53,17 @@ def open_retriever(paths: AppPaths, settings: Settings, corpus_name: str, kind: 
     with it (``second_embedder`` reuses a loaded one); while that model's index is not usable
     (not built yet, or built by another model) hybrid runs without it and says so in the log,
     and ``index_status`` reports the corpus as needing a build.
-    Raises ``CorpusError`` for an unknown corpus, ``IndexError_`` when a dense or hybrid
-    retriever meets a missing, damaged or other-model index, ``ModelError`` for a re-ranker
-    that is not installed, ``ConfigError`` for a bad kind.
+    Several corpora (``"a,b"`` or a list) give a ``MixedRetriever`` (``mixed.py``): one
+    first-stage retriever per corpus, fused by rank, then re-ranked once over all of them.
+    Raises ``CorpusError`` for an unknown corpus (naming which of several), ``IndexError_`` when
+    a dense or hybrid retriever meets a missing, damaged or other-model index, ``ModelError``
+    for a re-ranker that is not installed, ``ConfigError`` for a bad kind.
     """
-    first = _first_stage(paths, settings, corpus_name, kind, embedder, second_embedder)
+    names = parse_corpora(corpus_name)
+    if len(names) == 1:
+        first = _first_stage(paths, settings, names[0], kind, embedder, second_embedder)
+    else:
+        first = _mixed_first_stage(paths, settings, names, kind, embedder, second_embedder)
     r = settings.retrieval
     if not (rerank and (reranker is not None or r.reranker.strip())):
         return first
@@ -64,8 +73,42 @@ def open_retriever(paths: AppPaths, settings: Settings, corpus_name: str, kind: 
         reranker = reranker or CrossEncoderReranker(r.reranker.strip(), models_dir=paths.models_dir)
         return RerankedRetriever(first, reranker, depth=r.rerank_depth)
     except BaseException:
-        first.source.close()
+        _close(first)
         raise
+
+
+def _close(retriever) -> None:
+    if isinstance(retriever, MixedRetriever):
+        retriever.close()
+    else:
+        retriever.source.close()
+
+
+def _mixed_first_stage(paths: AppPaths, settings: Settings, names: list[str], kind: str | None,
+                       embedder: Embedder | None, second_embedder: Embedder | None) -> MixedRetriever:
+    """One first stage per corpus (all the same kind, sharing the loaded models); a missing
+    corpus is named among the ones asked for, and nothing opened so far stays open."""
+    from ..errors import CorpusError
+
+    r = settings.retrieval
+    if embedder is None and (kind or r.retriever).strip().lower() != "bm25":
+        embedder = Embedder.for_settings(r, models_dir=paths.models_dir)  # one model for all
+    parts: dict[str, Retriever] = {}
+    try:
+        for name in names:
+            try:
+                parts[name] = _first_stage(paths, settings, name, kind, embedder, second_embedder)
+            except CorpusError as exc:
+                raise CorpusError(f"{exc.message} It is one of the corpora searched together: "
+                                  f"{', '.join(names)}.",
+                                  hint=f"Search without it ({', '.join(n for n in names if n != name) or '-'}), "
+                                       f"or add it again with `searchain corpus add {name} ...`. "
+                                       + (exc.hint or "")) from exc
+    except BaseException:
+        for part in parts.values():
+            part.source.close()
+        raise
+    return MixedRetriever(parts, depth=r.hybrid_depth)
 
 
 def _first_stage(paths: AppPaths, settings: Settings, corpus_name: str, kind: str | None,

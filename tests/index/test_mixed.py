@@ -1,0 +1,114 @@
+"""Searching several corpora at once (#34 part 5): a Wikipedia-like jsonl corpus and a folder of
+documents, one index each, fused by rank; every hit names its corpus; a missing corpus is named."""
+
+import json
+
+import pytest
+
+from searchain.cli.main import main
+from searchain.config import Settings
+from searchain.errors import ConfigError, CorpusError
+from searchain.index.hybrid import rrf
+from searchain.index.mixed import MixedRetriever, parse_corpora
+from searchain.index.retrievers import open_retriever
+from searchain.types import Hit, Passage
+from tests.fixtures.documents import page_texts, write_docx, write_pdf
+
+WIKI = [("Glacier", "A glacier is a persistent body of dense ice that moves under its own weight."),
+        ("Moraine", "A moraine is material left behind by a moving glacier, often rock and soil."),
+        ("Harbour", "A harbour is a sheltered body of water where ships may be docked."),
+        ("Orchestra", "An orchestra is an ensemble of musicians playing string and wind instruments.")]
+
+
+@pytest.fixture
+def two_corpora(home, tmp_path, make_corpus):
+    """``wiki`` (jsonl, titled articles) and ``papers`` (a PDF with known pages and a Word memo)."""
+    from searchain.corpus.manager import CorpusManager
+
+    make_corpus("wiki", WIKI)
+    root = tmp_path / "papers"
+    root.mkdir()
+    texts = page_texts(3, seed=5, words=(50, 80))
+    texts[2] += " The moraine samples were dated with beryllium isotopes."
+    write_pdf(root / "field.pdf", texts)
+    write_docx(root / "memo.docx", [("h1", "Budget"), ("p", "Money for the glacier moraine survey.")])
+    CorpusManager(home, Settings()).add("papers", root, "folder")
+    return home
+
+
+class _Fixed:
+    """A retriever that returns a fixed list (scores on its own scale)."""
+
+    def __init__(self, corpus, titles, scale):
+        self.name = "bm25"
+        self.source = None
+        self.hits = [Hit(Passage(corpus, str(n), t, t), scale * (len(titles) - n), "bm25")
+                     for n, t in enumerate(titles)]
+
+    def search(self, query, k=5):
+        return self.hits[:k]
+
+
+def test_fusion_is_by_rank_not_by_score_and_keeps_same_pids_of_two_corpora_apart():
+    # "b" scores a thousand times higher than "a": a score merge would show b's list first.
+    mixed = MixedRetriever({"a": _Fixed("a", ["a1", "a2", "a3"], 1.0),
+                            "b": _Fixed("b", ["b1", "b2"], 1000.0)})
+    hits = mixed.search("anything", k=5)
+    assert [(h.passage.corpus, h.passage.title) for h in hits] == [
+        ("a", "a1"), ("b", "b1"), ("a", "a2"), ("b", "b2"), ("a", "a3")]
+    assert {h.passage.pid for h in hits[:2]} == {"0"}  # same pid, two corpora: both kept
+    assert all(h.retriever == "bm25+mixed" for h in hits)
+    assert hits[0].score > hits[2].score
+    assert mixed.search("  ", k=3) == [] and mixed.search("x", k=0) == []
+
+
+def test_rrf_is_the_function_hybrid_fusion_uses():
+    fused = rrf([["x", "y"], ["y"]], [0.5, 0.5])
+    assert fused["y"] > fused["x"] and list(fused) == ["x", "y"]
+
+
+def test_parse_corpora_reads_commas_and_lists_and_refuses_nothing():
+    assert parse_corpora("wiki, papers,wiki") == ["wiki", "papers"]
+    assert parse_corpora(["papers"]) == ["papers"]
+    with pytest.raises(ConfigError):
+        parse_corpora(" , ")
+
+
+def test_a_mixed_search_finds_passages_of_both_corpora_each_naming_its_own(two_corpora):
+    retriever = open_retriever(two_corpora, Settings(), "wiki,papers", "bm25")
+    try:
+        hits = retriever.search("moraine glacier", k=6)
+    finally:
+        retriever.close()
+    corpora = {h.passage.corpus for h in hits}
+    assert corpora == {"wiki", "papers"}
+    pdf = next(h.passage for h in hits if h.passage.source.endswith("field.pdf"))
+    assert pdf.corpus == "papers" and pdf.page == 3 and "beryllium" in pdf.text
+    wiki = next(h.passage for h in hits if h.passage.corpus == "wiki")
+    assert wiki.title in {"Moraine", "Glacier"} and wiki.page is None
+    # One corpus alone still gives the plain retriever, as before.
+    single = open_retriever(two_corpora, Settings(), ["wiki"], "bm25")
+    assert not isinstance(single, MixedRetriever)
+    single.source.close()
+
+
+def test_a_missing_corpus_among_several_is_named_not_a_crash(two_corpora):
+    with pytest.raises(CorpusError) as err:
+        open_retriever(two_corpora, Settings(), "wiki,gone,papers", "bm25")
+    assert "'gone'" in err.value.message and "wiki, gone, papers" in err.value.message
+    assert "wiki, papers" in err.value.hint
+
+
+def test_cli_search_of_two_corpora_json_hits_carry_their_corpus(two_corpora, capsys):
+    home_arg = ["--home", str(two_corpora.config_dir.parent)]
+    assert main([*home_arg, "search", "wiki,papers", "moraine", "--retriever", "bm25", "-k", "4",
+                 "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["corpora"] == ["wiki", "papers"] and data["corpus"] == "wiki,papers"
+    assert {h["corpus"] for h in data["hits"]} == {"wiki", "papers"}
+    assert any(h.get("page") == 3 for h in data["hits"] if h["corpus"] == "papers")
+    assert main([*home_arg, "search", "wiki,papers", "moraine", "--retriever", "bm25", "-k", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "wiki:" in text or "papers:" in text
+    assert main([*home_arg, "search", "wiki,nope", "moraine", "--retriever", "bm25"]) == 1
+    assert "'nope'" in capsys.readouterr().err
