@@ -21,7 +21,7 @@ import sqlite3
 import threading
 from dataclasses import astuple
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Callable, Sequence, TypeVar
 
 import sqlite_utils
 
@@ -229,6 +229,31 @@ class ConversationStore(ExchangeMixin):
                     reasoning_loaded=tree_only in (None, r[0]) or r[0] not in results)
             for r in rows
         ]
+
+    def set_corpora(self, conversation_id: int, corpora: Sequence[str] | None) -> None:
+        """Choose the corpora the chat searches (in order); None or [] goes back to the
+        settings' active corpus. Names are not checked against the corpora that exist: one
+        removed later must not make the chat unopenable, so the search names it instead."""
+        names = [n.strip() for n in corpora or () if n and n.strip()]
+        if any("," in n for n in names):
+            raise StoreError(f"A corpus name cannot hold a comma: {names!r}.")
+        value = ",".join(dict.fromkeys(names)) or None
+
+        def run(c: sqlite3.Connection) -> None:
+            self._require_conversation(c, conversation_id)
+            c.execute("UPDATE conversations SET corpora = ? WHERE id = ?", (value, conversation_id))
+        self._write(run)
+
+    def corpora(self, conversation_id: int) -> list[str]:
+        """The corpora chosen for the chat, in order; [] when it never chose (it searches the
+        settings' active corpus)."""
+        def load(c: sqlite3.Connection) -> list[str]:
+            row = c.execute("SELECT corpora FROM conversations WHERE id = ?",
+                            (conversation_id,)).fetchone()
+            if row is None:
+                self._require_conversation(c, conversation_id)
+            return [n for n in (row[0] or "").split(",") if n]
+        return self._read(load)
 
     def rename(self, conversation_id: int, title: str) -> None:
         title = _clean_title(title)

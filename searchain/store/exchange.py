@@ -49,6 +49,9 @@ class ExchangeMixin:
                 "updated_at": conv.updated_at,
                 "messages": [message_to_json(m) for m in conv.messages],
             })
+            corpora = self.corpora(cid)  # schema v8; older readers ignore the key
+            if corpora:
+                conversations[-1]["corpora"] = corpora
         return {
             "format": FORMAT_NAME, "version": FORMAT_VERSION,
             "exported_at": timestamp(),
@@ -58,12 +61,14 @@ class ExchangeMixin:
     def import_json(self, data: Any) -> list[int]:
         """Add the conversations of an export document as new ones; returns their new ids."""
         parsed = conversations_from_json(data)
+        chosen = [_corpora_of(conv) for conv in data["conversations"]]
 
         def run(c: sqlite3.Connection) -> list[int]:
             ids = []
-            for title, created_at, updated_at, messages in parsed:
-                cid = c.execute("INSERT INTO conversations (title, created_at, updated_at) "
-                                "VALUES (?, ?, ?)", (title, created_at, updated_at)).lastrowid
+            for (title, created_at, updated_at, messages), corpora in zip(parsed, chosen):
+                cid = c.execute("INSERT INTO conversations (title, created_at, updated_at, corpora) "
+                                "VALUES (?, ?, ?, ?)",
+                                (title, created_at, updated_at, corpora)).lastrowid
                 for m in messages:
                     mid = c.execute(
                         "INSERT INTO messages (conversation_id, role, content, state, error, "
@@ -114,6 +119,14 @@ class ExchangeMixin:
             exc.message = f"{path}: {exc.message}"
             exc.args = (exc.message,)
             raise
+
+
+def _corpora_of(conv: Any) -> str | None:
+    """An exported chat's chosen corpora as the column keeps them; anything else is none."""
+    names = conv.get("corpora") if isinstance(conv, dict) else None
+    if not isinstance(names, list):
+        return None
+    return ",".join(n for n in names if isinstance(n, str) and n and "," not in n) or None
 
 
 def _write_export(path: Path, text: str) -> Path:

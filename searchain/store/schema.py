@@ -219,6 +219,13 @@ _V7_PAGE = [
     "ALTER TABLE passages ADD COLUMN page INTEGER",
 ]
 
+# v8 (#34): the corpora a chat searches, chosen per chat: names joined by commas (a corpus name
+# never holds one). NULL for chats saved before, and for chats that never chose: they search
+# the settings' active corpus, as they always did.
+_V8_CORPORA = [
+    "ALTER TABLE conversations ADD COLUMN corpora TEXT",
+]
+
 
 def _statements(statements: list[str]) -> Callable[[sqlite3.Connection], None]:
     def step(conn: sqlite3.Connection) -> None:
@@ -237,6 +244,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _statements(_V5_LIST_COLUMNS),
     _statements(_V6_PASSAGES),
     _statements(_V7_PAGE),
+    _statements(_V8_CORPORA),
 ]
 CURRENT_VERSION = len(MIGRATIONS)
 

@@ -92,7 +92,7 @@ def _located(result):
 
 
 @pytest.mark.parametrize("version", [4, 6])
-def test_v4_and_v6_answers_reach_v7_and_take_pages(tmp_path, sample_result, sample_run, version):
+def test_v4_and_v6_answers_reach_the_current_version_and_take_pages(tmp_path, sample_result, sample_run, version):
     """v4 rows had no url or section, v6 rows have both but no page: after v7 each keeps what it
     had (page None), and a new answer citing a PDF page reloads with it."""
     import dataclasses
@@ -101,7 +101,7 @@ def test_v4_and_v6_answers_reach_v7_and_take_pages(tmp_path, sample_result, samp
     path = tmp_path / "old.db"
     build_old(path, version, located)
     with ConversationStore.open(path) as store:
-        assert store.schema_version == schema.CURRENT_VERSION == 7
+        assert store.schema_version == schema.CURRENT_VERSION >= 7
         old = store.get_conversation(7).messages[1].result.references
         if version >= 6:  # v6 kept url and section; the page came with v7
             assert (old[0].passage.url, old[0].passage.section) == (
@@ -116,3 +116,27 @@ def test_v4_and_v6_answers_reach_v7_and_take_pages(tmp_path, sample_result, samp
         store.finish_answer(mid, located)
         assert store.get_conversation(cid).messages[1].result == located
         assert "report.pdf, p. 12 - 3.2 Results" in store.export_markdown(cid)
+
+
+@pytest.mark.parametrize("version", [1, 7])
+def test_chats_saved_before_v8_open_with_no_corpora_chosen_and_can_choose(tmp_path, sample_result, version):
+    """v8 (#34) keeps a chat's corpora; an older chat reads as "never chose" (the active
+    corpus), and choosing, re-choosing and clearing round-trip."""
+    path = tmp_path / "old.db"
+    build_old(path, version, sample_result)
+    with ConversationStore.open(path) as store:
+        assert store.schema_version == schema.CURRENT_VERSION
+        assert store.corpora(7) == []
+        store.set_corpora(7, ["wiki", " papers ", "wiki", ""])
+        assert store.corpora(7) == ["wiki", "papers"]
+        assert store.get_conversation(7).messages  # the chat itself is untouched
+        exported = store.export_json([7])
+        assert exported["conversations"][0]["corpora"] == ["wiki", "papers"]
+        (copy,) = store.import_json(exported)
+        assert store.corpora(copy) == ["wiki", "papers"]
+        store.set_corpora(7, None)
+        assert store.corpora(7) == []
+        with pytest.raises(StoreError):
+            store.corpora(12345)
+        with pytest.raises(StoreError):
+            store.set_corpora(7, ["a,b"])
