@@ -50,19 +50,24 @@ class Workspace:
                 self._corpora = CorpusManager(self.paths, self.settings)
             return self._corpora
 
-    def retriever(self, corpus: str | None = None, *, on_event: EventCallback | None = None,
+    def retriever(self, corpus: str | Sequence[str] | None = None, *, on_event: EventCallback | None = None,
                   cancel: CancelToken | None = None):
         """The retriever for ``corpus`` (default: the active corpus), opened once and cached.
 
-        The demo corpus is built on first use (``on_event``/``cancel`` follow that build), so a
-        fresh install can answer questions at once. Opening a vector index is announced on
-        ``on_event`` (``layout.OPEN_STAGE``): a Wikipedia-sized one takes ~20 s.
+        Several corpora (``"wiki,papers"`` or a list, e.g. a chat's ``chat_corpora``) give one
+        retriever over all of them (``index/mixed.py``); a missing one is a ``CorpusError``
+        naming it. The demo corpus is built on first use (``on_event``/``cancel`` follow that
+        build), so a fresh install can answer questions at once. Opening a vector index is
+        announced on ``on_event`` (``layout.OPEN_STAGE``): a Wikipedia-sized one takes ~20 s.
         """
-        name = corpus or self.settings.active_corpus
+        from .index.mixed import parse_corpora
+
+        names = tuple(parse_corpora(corpus or self.settings.active_corpus))
+        key = names[0] if len(names) == 1 else ",".join(names)
         with self._retriever_lock:
-            if name not in self._retrievers:
+            if key not in self._retrievers:
                 lexical_only = self.settings.retrieval.retriever.strip().lower() == "bm25"
-                if name == "demo":
+                if "demo" in names:
                     from .library.demo import ensure_demo_corpus
 
                     ensure_demo_corpus(self.paths, self.settings, on_event=on_event, cancel=cancel,
@@ -77,19 +82,33 @@ class Workspace:
                     from .events import Progress
                     from .index.layout import OPEN_STAGE, opening_note
 
-                    emit(on_event, Progress(OPEN_STAGE, 0, 0,
-                                            opening_note(self.corpora.corpus_dir(name), name)))
-                self._retrievers[name] = open_retriever(self.paths, self.settings, name, embedder=embedder,
-                                                        second_embedder=second)
-            return self._retrievers[name]
+                    for name in names:
+                        if self.corpora.exists(name):  # a missing one is named by open_retriever
+                            emit(on_event, Progress(OPEN_STAGE, 0, 0,
+                                                    opening_note(self.corpora.corpus_dir(name), name)))
+                self._retrievers[key] = open_retriever(self.paths, self.settings, list(names),
+                                                       embedder=embedder, second_embedder=second)
+            return self._retrievers[key]
 
     def forget_retriever(self, corpus: str | None = None) -> None:
-        """Drop cached retrievers (all, or one corpus's), e.g. after a corpus was rebuilt."""
+        """Drop cached retrievers (all, or those searching ``corpus``, alone or mixed), e.g.
+        after a corpus was rebuilt."""
         with self._retriever_lock:
             if corpus is None:
                 self._retrievers.clear()
             else:
-                self._retrievers.pop(corpus, None)
+                for key in [k for k in self._retrievers if corpus in k.split(",")]:
+                    self._retrievers.pop(key, None)
+
+    def chat_corpora(self, conversation_id: int | None) -> list[str]:
+        """The corpora a chat searches: those chosen for it (``ConversationStore.set_corpora``),
+        else the active corpus. Chosen corpora that were removed since stay in the list: asking
+        then fails with a ``CorpusError`` naming them, and the chat still opens."""
+        if conversation_id is not None:
+            chosen = self.conversations().corpora(conversation_id)
+            if chosen:
+                return chosen
+        return [self.settings.active_corpus]
 
     def embedder(self):
         """The one sentence embedder shared by retrieval and duplicate-query detection."""
@@ -226,7 +245,7 @@ class Workspace:
 
     # -- answering ---------------------------------------------------------------------------
 
-    def engine(self, *, mode: str | None = None, corpus: str | None = None,
+    def engine(self, *, mode: str | None = None, corpus: str | Sequence[str] | None = None,
                on_event: EventCallback | None = None):
         """A ``SearChainEngine`` wired to this workspace's parts.
 
@@ -255,7 +274,7 @@ class Workspace:
         question: str,
         *,
         mode: str | None = None,
-        corpus: str | None = None,
+        corpus: str | Sequence[str] | None = None,
         task: str | None = None,
         history: Sequence[Any] = (),
         on_event: EventCallback | None = None,
@@ -264,6 +283,7 @@ class Workspace:
         """Answer ``question``; returns an ``AnswerResult`` (raises ``Cancelled`` if cancelled).
 
         ``history``: earlier ``PriorTurn``s of the conversation, oldest first (follow-ups).
+        ``corpus``: one name, ``"a,b"`` or a list (a chat's ``chat_corpora``); None = active.
         """
         engine = self.engine(mode=mode, corpus=corpus, on_event=on_event)
         self._report_model_warnings(on_event)

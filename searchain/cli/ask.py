@@ -32,7 +32,9 @@ def register(sub) -> None:
                    help="the model on that server (default: the configured one, else its first)")
     p.add_argument("--server-key", metavar="KEY",
                    help="API key for the server (default: llm.server_key, else $SEARCHAIN_LLM_API_KEY)")
-    p.add_argument("--corpus", metavar="NAME", help="corpus to search (default: the active one)")
+    p.add_argument("--corpus", metavar="NAME[,NAME...]",
+                   help="corpus to search, or several separated by commas (wiki,papers) to search "
+                        "them together (default: the chat's corpora with --chat, else the active one)")
     p.add_argument("--mode", choices=MODES,
                    help="searchain (default), coq (no IR), direct, rag, genground (generate-then-ground), geek")
     p.add_argument("--task", choices=("auto", "multihop", "yesno", "longform"), default=None,
@@ -68,12 +70,13 @@ def handle(ctx, args) -> int:
     _note_starter(workspace)
     try:
         progress = None if args.quiet else _progress
-        engine = workspace.engine(mode=args.mode, corpus=args.corpus, on_event=progress)
+        corpora = _corpora(workspace, args)
+        engine = workspace.engine(mode=args.mode, corpus=corpora, on_event=progress)
         engine.chain_grammar = grammar
         if args.chat is None:
             result = engine.answer(args.question, mode=args.mode, task=args.task, on_event=progress)
         else:
-            result = _answer_in_chat(workspace, engine, args, progress)
+            result = _answer_in_chat(workspace, engine, args, progress, corpora)
     finally:
         workspace.close()
     if args.json:
@@ -92,7 +95,20 @@ def _note_starter(workspace) -> None:
         print(f"note: no model chosen. {message}\n  {hint}", file=sys.stderr)
 
 
-def _answer_in_chat(workspace, engine, args, progress):
+def _corpora(workspace, args) -> list[str]:
+    """``--corpus`` (saved as the chat's choice with ``--chat``), else the chat's corpora, else
+    the active corpus."""
+    from ..index.mixed import parse_corpora
+
+    if args.corpus is None:
+        return workspace.chat_corpora(args.chat)
+    names = parse_corpora(args.corpus)
+    if args.chat is not None:
+        workspace.conversations().set_corpora(args.chat, names)
+    return names
+
+
+def _answer_in_chat(workspace, engine, args, progress, corpora):
     """Answer as a follow-up in conversation ``args.chat``, saving both messages there. As in the
     app, the text streams into the store as it comes, so an answer that breaks off (a model that
     crashes, a server killed mid-answer) keeps what was written, beside the error and its hint."""
@@ -103,7 +119,7 @@ def _answer_in_chat(workspace, engine, args, progress):
     store = workspace.conversations()
     history = store.prior_turns(args.chat, workspace.settings.reasoning.followup_turns)
     store.add_user_message(args.chat, args.question)
-    run = RunInfo.from_settings(workspace.settings, mode=args.mode, corpus=args.corpus)
+    run = RunInfo.from_settings(workspace.settings, mode=args.mode, corpus=",".join(corpora))
     message_id = store.begin_answer(args.chat, run)
     partial = {"phase": None, "text": ""}  # this phase's text (a new phase starts over, as the app's)
 
@@ -186,10 +202,7 @@ def result_to_json(result) -> dict:
         "stop_reason": result.stop_reason,
         "rounds": result.rounds,
         "references": [
-            {"mark": r.mark, "passage_id": r.passage.pid, "corpus": r.passage.corpus,
-             "title": r.passage.title, "text": r.passage.text,
-             "span": list(r.span) if r.span else None}
-            for r in result.references
+            _reference_json(r) for r in result.references
         ],
         "nodes": [
             {"query": n.query, "llm_answer": n.llm_answer, "reader_answer": n.reader_answer,
@@ -202,6 +215,18 @@ def result_to_json(result) -> dict:
         "tokens_by_phase": result.tokens_by_phase,
         "seconds": round(result.seconds, 3),
     }
+
+
+def _reference_json(r) -> dict:
+    """A reference names its corpus (several may be searched), and its page and heading path
+    where the passage's file has them."""
+    out = {"mark": r.mark, "passage_id": r.passage.pid, "corpus": r.passage.corpus,
+           "title": r.passage.title, "text": r.passage.text, "span": list(r.span) if r.span else None}
+    if r.passage.page is not None:
+        out["page"] = r.passage.page
+    if r.passage.section:
+        out["section"] = r.passage.section
+    return out
 
 
 def highlight(text: str, span: tuple[int, int] | None) -> str:
@@ -217,7 +242,8 @@ def render_text(result) -> str:
         out.append("References:")
         for ref in result.references:
             p = ref.passage
-            out.append(f"[{ref.mark}] {p.title} ({p.corpus}:{p.pid})")
+            where = p.location()
+            out.append(f"[{ref.mark}] {p.title} ({p.corpus}:{p.pid}){' - ' + where if where else ''}")
             out.append(f"    {highlight(p.text, ref.span)}")
         out.append("")
     from ..reasoning.strategies.view import describe

@@ -112,3 +112,65 @@ def test_cli_search_of_two_corpora_json_hits_carry_their_corpus(two_corpora, cap
     assert "wiki:" in text or "papers:" in text
     assert main([*home_arg, "search", "wiki,nope", "moraine", "--retriever", "bm25"]) == 1
     assert "'nope'" in capsys.readouterr().err
+
+
+# -- a chat's corpora, through the Workspace the CLI and the app share ---------------------------
+
+def _workspace(home):
+    from searchain.workspace import Workspace
+
+    settings = Settings()
+    settings.retrieval.retriever = "bm25"
+    settings.active_corpus = "wiki"
+    settings.reasoning.duplicate_threshold = 2.0  # off: no embedding model to load here
+    return Workspace(home, settings)
+
+
+def test_a_chat_answers_from_its_chosen_corpora_and_cites_each_passage_s_corpus(two_corpora):
+    from searchain.llm.fakes.scripted import ScriptedLLM
+    from searchain.reasoning.inmemory import LexicalReader
+
+    ws = _workspace(two_corpora)
+    try:
+        store = ws.conversations()
+        cid = store.create_conversation("mixed")
+        assert ws.chat_corpora(cid) == ["wiki"]  # never chose: the active corpus
+        store.set_corpora(cid, ["wiki", "papers"])
+        assert ws.chat_corpora(cid) == ["wiki", "papers"]
+        ws._llm = ScriptedLLM(["[Query 1]: How were the moraine samples dated with beryllium?\n"
+                               "[Answer 1]: Beryllium isotopes\n"
+                               "[Final Content]: They were dated with beryllium isotopes [1].",
+                               "They were dated with beryllium isotopes [1][2][3]."])
+        ws._reader = LexicalReader()
+        result = ws.answer("How were the moraine samples dated?", mode="searchain",
+                           corpus=ws.chat_corpora(cid))
+        cited = [r.passage for r in result.references]
+        pdf = next(p for p in cited if "beryllium" in p.text)
+        assert pdf.corpus == "papers" and pdf.page == 3 and pdf.source.endswith("field.pdf")
+        assert isinstance(ws.retriever(["wiki", "papers"]), MixedRetriever)
+        assert ws.retriever("wiki,papers") is ws.retriever(["wiki", "papers"])  # cached once
+        ws.forget_retriever("papers")  # a rebuilt corpus drops the mixed retrievers using it
+        assert ws._retrievers == {}
+    finally:
+        ws.close()
+
+
+def test_a_saved_chat_whose_corpus_was_removed_opens_and_says_which_corpus_is_gone(two_corpora):
+    from searchain.corpus.manager import CorpusManager
+    from searchain.llm.fakes.scripted import ScriptedLLM
+
+    ws = _workspace(two_corpora)
+    try:
+        store = ws.conversations()
+        cid = store.create_conversation("mixed")
+        store.add_user_message(cid, "an earlier question")
+        store.set_corpora(cid, ["wiki", "papers"])
+        CorpusManager(two_corpora, Settings()).remove("papers")
+        assert store.get_conversation(cid).messages[0].content == "an earlier question"
+        assert ws.chat_corpora(cid) == ["wiki", "papers"]  # kept: the user sees what is gone
+        ws._llm = ScriptedLLM(["unused"])
+        with pytest.raises(CorpusError) as err:
+            ws.answer("Anything?", mode="searchain", corpus=ws.chat_corpora(cid))
+        assert "'papers'" in err.value.message and "wiki" in err.value.hint
+    finally:
+        ws.close()
