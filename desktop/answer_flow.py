@@ -92,7 +92,8 @@ class AnswerFlow(QObject):
         self.message_id = None
         ctx = self.ctx
         mode = mode or self.chat.strategy.chosen() or ctx.settings.reasoning.mode
-        run = self._run_info(mode)  # the stored run names the strategy used, not the default
+        corpora = self.chat.corpora.chosen()  # [] = the active corpus, as in Settings
+        run = self._run_info(mode, corpora)  # the stored run names the strategy used, not the default
         self.chat.begin_answer(question, key="pending", run=run)
         self.chat.set_phase("Loading the model…")
         self.reasoning.clear("Starting…")
@@ -104,6 +105,8 @@ class AnswerFlow(QObject):
             store = ctx.workspace().conversations()
             if conversation_id is None:
                 cid, history = store.create_conversation(title), []
+                if corpora:  # chosen before the chat existed: saved with it
+                    store.set_corpora(cid, corpora)
             else:  # a follow-up is read with the turns before it (taken before it is saved)
                 cid, history = conversation_id, store.prior_turns(conversation_id, followup_turns)
             store.add_user_message(cid, question)
@@ -117,8 +120,8 @@ class AnswerFlow(QObject):
                 on_event(event)
 
             try:
-                result = ctx.workspace().answer(question, mode=mode, history=history, on_event=relay,
-                                                cancel=cancel)
+                result = ctx.workspace().answer(question, mode=mode, corpus=corpora or None,
+                                                history=history, on_event=relay, cancel=cancel)
             except Cancelled:
                 store.cancel_answer(mid, partial.text)
                 raise
@@ -205,7 +208,7 @@ class AnswerFlow(QObject):
         self.conversations.refresh()
         self.busy_changed.emit(False)
 
-    def _run_info(self, mode: str):
+    def _run_info(self, mode: str, corpora: list[str] | None = None):
         from searchain.store import RunInfo
 
-        return RunInfo.from_settings(self.ctx.settings, mode=mode)
+        return RunInfo.from_settings(self.ctx.settings, mode=mode, corpus=",".join(corpora or []) or None)

@@ -36,6 +36,7 @@ from .menus import build_menus
 from .passage_actions import PassageActions
 from .text_zoom import TextZoom
 from .views.chat import ChatView
+from .views.corpora.chat_picker import connect_chat_corpora
 from .views.message_bar import MessageBar
 from .views.passage import PassageViewer
 from .views.reasoning import ReasoningPanel
@@ -87,6 +88,7 @@ class MainWindow(PassageActions, QMainWindow):
         self.answers = AnswerFlow(ctx, self.runner, self.chat, self.reasoning, self.conversations,
                                   self.message_bar, self)
         self.conversations.is_busy = lambda: self.answers.busy
+        connect_chat_corpora(self)
         self.chat.send_requested.connect(self.answers.ask)
         self.chat.stop_requested.connect(self.answers.stop)
         self.chat.reference_clicked.connect(self.show_reference)

@@ -14,6 +14,14 @@ from PySide6.QtGui import QDesktopServices
 from .views.passage import DocumentDialog
 
 
+def launch_detached(argv) -> None:
+    """Start a viewer that outlives the app and never writes into its terminal."""
+    import subprocess
+
+    subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL, start_new_session=True)
+
+
 class PassageActions:
     """The passage-showing actions of ``MainWindow`` (mixed into it).
 
@@ -51,13 +59,21 @@ class PassageActions:
 
     def open_source(self, passage) -> str | None:
         """Open the file a passage was read from (its folder, for a very large file) with the
-        desktop's application for it; returns the URL handed over."""
+        desktop's application for it; returns the URL handed over.
+
+        A PDF passage with a page opens at that page where the default viewer can be told one
+        (``searchain.corpus.open_target``: a page flag, or ``#page=N`` for a browser); asking
+        the desktop which viewer that is runs a child process, so it happens on a worker and
+        this returns None. Where the page cannot be passed, the status bar says which it is."""
         from .document import source_target
 
         try:
             path, kind = source_target(passage)
         except FileNotFoundError as exc:
             self.message_bar.show_message(str(exc), kind="error")
+            return None
+        if kind == "file" and passage.page is not None and path.suffix.lower() == ".pdf":
+            self._open_at_page(path, passage.page)
             return None
         url = QUrl.fromLocalFile(str(path))
         if not QDesktopServices.openUrl(url):
@@ -66,6 +82,26 @@ class PassageActions:
         if kind == "folder":
             self.statusBar().showMessage(f"{Path(passage.source).name} is large: opened its folder.", 4000)
         return url.toString()
+
+    def _open_at_page(self, path: Path, page: int) -> None:
+        from searchain.corpus import open_target
+
+        def opened(target) -> None:
+            if target.command:
+                try:
+                    launch_detached(target.command)
+                except OSError as exc:
+                    self.message_bar.show_message(f"Could not start {target.command[0]}: {exc}", kind="error")
+                    return
+            elif not QDesktopServices.openUrl(QUrl(target.url)):
+                self.message_bar.show_message(f"No application could open {path}.", kind="error")
+                return
+            self.statusBar().showMessage(
+                target.note or f"Opened {path.name} at page {page}.", 6000)
+
+        self.runner.start("open source", lambda _on_event, _cancel: open_target(path, page),
+                          on_done=opened,
+                          on_error=lambda exc: self.message_bar.show_error(exc, "Could not open the file"))
 
     def _show_search_hit(self, passage) -> None:
         self.passage.show_passage(passage)

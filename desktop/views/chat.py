@@ -27,6 +27,7 @@ from searchain.reasoning import AnswerResult, Reference
 from ..colours import LIGHT, Colours, colours_for
 from ..render import answer_html, escape, parse_ref_url, references_html, text_to_html
 from .find_bar import FindBar
+from .corpora.chat_picker import ChatCorporaButton
 from .strategy import StrategyPicker
 
 EMPTY_STATE = (
@@ -109,6 +110,7 @@ class ChatView(QWidget):
         self.stop_button.clicked.connect(self.stop_requested)
         self.stop_button.setVisible(False)
         self.strategy = StrategyPicker(self)
+        self.corpora = ChatCorporaButton(self)
 
         row = QHBoxLayout()
         row.addWidget(self.input, 1)
@@ -116,6 +118,7 @@ class ChatView(QWidget):
         buttons.addWidget(self.send_button)
         buttons.addWidget(self.stop_button)
         buttons.addWidget(self.strategy)
+        buttons.addWidget(self.corpora)
         buttons.addStretch(1)
         row.addLayout(buttons)
         layout = QVBoxLayout(self)

@@ -4,6 +4,7 @@
 - ``manager.CorpusManager``: add / list / info / remove / rebuild / active corpus.
 - ``ingest.ingest_source``: one source into a store, batched, with progress and cancellation.
 - ``ids.passage_pid``: the content-derived pid of a (title, text) pair (multi-hop sets).
+- ``open_at.open_target``: the command or URL that opens a cited document at its page.
 - ``sources/``: one module per input format; ``chunking``: DPR-style ~100-word passages.
 
 The shipped demo corpus and corpus files (export/import) build indexes too, so they live a layer
@@ -16,4 +17,5 @@ __all__, __getattr__, __dir__ = face(__name__, {
     "manager": ("CorpusManager",),
     "store": ("PassageStore",),
     "sources": ("FORMATS", "open_source"),
+    "open_at": ("OpenTarget", "open_target", "default_pdf_app"),
 })

@@ -1,1 +1,2 @@
-"""The corpus manager and its parts: build plans, import and export."""
+"""The corpus manager and its parts: build plans, import and export; and the picker of the
+corpora a chat searches (``chat_picker``)."""
