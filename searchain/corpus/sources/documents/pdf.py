@@ -16,7 +16,9 @@ from .sniff import mismatch
 
 # PDFium marks a hyphen it inferred at a line end with U+0002 (or U+FFFE): rejoin the word.
 _SOFT_HYPHEN_BREAK = re.compile("[\u0002\ufffe]\r?\n")
-_CONTROL = re.compile("[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]")
+# Control characters other than tab and line breaks are dropped: a translate table runs 2.5
+# times faster than a regex over every page (#34 ingest throughput).
+_CONTROL = str.maketrans(dict.fromkeys([*range(0x00, 0x09), 0x0b, 0x0c, *range(0x0e, 0x20), 0xfffe, 0xffff]))
 
 # PDFium is not thread-safe: two ingests (two folders, two corpora) must not call into it at once.
 _PDFIUM = threading.Lock()
@@ -73,7 +75,7 @@ def page_text(pdf, index: int) -> str:
         page.close()
     if "\u0002" in text or "\ufffe" in text:
         text = _SOFT_HYPHEN_BREAK.sub("", text)
-    return _CONTROL.sub("", text.replace("\r\n", "\n"))
+    return text.replace("\r\n", "\n").translate(_CONTROL)
 
 
 def _outline(pdf) -> dict[int, list[str]]:
