@@ -174,3 +174,18 @@ def test_a_saved_chat_whose_corpus_was_removed_opens_and_says_which_corpus_is_go
         assert "'papers'" in err.value.message and "wiki" in err.value.hint
     finally:
         ws.close()
+
+
+def test_ask_corpus_list_with_chat_is_saved_as_the_chat_s_choice(two_corpora, capsys):
+    from searchain.store import ConversationStore
+
+    with ConversationStore.open(two_corpora.conversations_db) as store:
+        cid = store.create_conversation("mixed")
+    home_arg = ["--home", str(two_corpora.config_dir.parent)]
+    # No model is configured, so the answer itself fails (clearly); the choice is kept.
+    assert main([*home_arg, "ask", "Q?", "--chat", str(cid), "--corpus", "wiki, papers"]) == 1
+    assert "No language model is configured" in capsys.readouterr().err
+    with ConversationStore.open(two_corpora.conversations_db) as store:
+        assert store.corpora(cid) == ["wiki", "papers"]
+    assert main([*home_arg, "ask", "Q?", "--corpus", " , "]) == 1
+    assert "No corpus named" in capsys.readouterr().err
