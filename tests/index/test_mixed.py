@@ -189,3 +189,29 @@ def test_ask_corpus_list_with_chat_is_saved_as_the_chat_s_choice(two_corpora, ca
         assert store.corpora(cid) == ["wiki", "papers"]
     assert main([*home_arg, "ask", "Q?", "--corpus", " , "]) == 1
     assert "No corpus named" in capsys.readouterr().err
+
+
+def test_one_corpus_can_hold_articles_and_documents_too(home, tmp_path):
+    """The other reading of "mixed": a jsonl of articles and a folder of documents added into
+    one corpus (``corpus add`` appends), searched as one, each passage citing its own origin."""
+    from searchain.corpus.manager import CorpusManager
+
+    source = tmp_path / "wiki.jsonl"
+    source.write_text("".join(json.dumps({"id": f"w{k}", "title": t, "text": x}) + "\n"
+                              for k, (t, x) in enumerate(WIKI)), encoding="utf-8")
+    root = tmp_path / "papers"
+    root.mkdir()
+    texts = page_texts(2, seed=8, words=(50, 80))
+    texts[1] += " The moraine samples were dated with beryllium isotopes."
+    write_pdf(root / "field.pdf", texts)
+    manager = CorpusManager(home, Settings())
+    manager.add("both", source, "jsonl")
+    manager.add("both", root, "folder")
+    retriever = open_retriever(home, Settings(), "both", "bm25")
+    try:
+        hits = {h.passage.pid: h.passage for h in retriever.search("moraine", k=5)}
+    finally:
+        retriever.source.close()
+    assert hits["w1"].title == "Moraine" and hits["w1"].page is None
+    pdf = next(p for p in hits.values() if p.source.endswith("field.pdf"))
+    assert pdf.corpus == "both" and pdf.page == 2 and pdf.location().startswith("field.pdf, p. 2")
