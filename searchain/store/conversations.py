@@ -21,7 +21,7 @@ import sqlite3
 import threading
 from dataclasses import astuple
 from pathlib import Path
-from typing import Callable, Sequence, TypeVar
+from typing import Callable, TypeVar
 
 import sqlite_utils
 
@@ -31,6 +31,7 @@ from ..reasoning.result import AnswerResult
 from ..units import timestamp
 from . import connection as _conn
 from .checkpoints import CheckpointThrottle
+from .corpora import CorporaMixin
 from .exchange import ExchangeMixin
 from .records import (ROLE_ASSISTANT, ROLE_USER, STATE_CANCELLED, STATE_COMPLETE, STATE_FAILED,
                       STATE_STREAMING, Conversation, ConversationSummary, Message, RunInfo,
@@ -55,7 +56,7 @@ _MESSAGE_SQL = """
 """
 
 
-class ConversationStore(ExchangeMixin):
+class ConversationStore(ExchangeMixin, CorporaMixin):
     """Saved conversations. Open with ``ConversationStore.open(path)``; close when done."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path, *, retries: int,
@@ -229,31 +230,6 @@ class ConversationStore(ExchangeMixin):
                     reasoning_loaded=tree_only in (None, r[0]) or r[0] not in results)
             for r in rows
         ]
-
-    def set_corpora(self, conversation_id: int, corpora: Sequence[str] | None) -> None:
-        """Choose the corpora the chat searches (in order); None or [] goes back to the
-        settings' active corpus. Names are not checked against the corpora that exist: one
-        removed later must not make the chat unopenable, so the search names it instead."""
-        names = [n.strip() for n in corpora or () if n and n.strip()]
-        if any("," in n for n in names):
-            raise StoreError(f"A corpus name cannot hold a comma: {names!r}.")
-        value = ",".join(dict.fromkeys(names)) or None
-
-        def run(c: sqlite3.Connection) -> None:
-            self._require_conversation(c, conversation_id)
-            c.execute("UPDATE conversations SET corpora = ? WHERE id = ?", (value, conversation_id))
-        self._write(run)
-
-    def corpora(self, conversation_id: int) -> list[str]:
-        """The corpora chosen for the chat, in order; [] when it never chose (it searches the
-        settings' active corpus)."""
-        def load(c: sqlite3.Connection) -> list[str]:
-            row = c.execute("SELECT corpora FROM conversations WHERE id = ?",
-                            (conversation_id,)).fetchone()
-            if row is None:
-                self._require_conversation(c, conversation_id)
-            return [n for n in (row[0] or "").split(",") if n]
-        return self._read(load)
 
     def rename(self, conversation_id: int, title: str) -> None:
         title = _clean_title(title)
