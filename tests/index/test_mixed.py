@@ -215,3 +215,23 @@ def test_one_corpus_can_hold_articles_and_documents_too(home, tmp_path):
     assert hits["w1"].title == "Moraine" and hits["w1"].page is None
     pdf = next(p for p in hits.values() if p.source.endswith("field.pdf"))
     assert pdf.corpus == "both" and pdf.page == 2 and pdf.location().startswith("field.pdf, p. 2")
+
+
+def test_hybrid_over_two_indexed_corpora_shares_one_model_and_finds_each_corpus_s_best(indexed_copy, embedder):
+    """Dense and hybrid first stages per corpus (each its own vector index), one embedder."""
+    import shutil
+
+    from tests.fixtures.index import MINI_CORPUS
+
+    corpora = indexed_copy.corpora_dir
+    shutil.copytree(corpora / MINI_CORPUS, corpora / "twin")
+    retriever = open_retriever(indexed_copy, Settings(), [MINI_CORPUS, "twin"], "hybrid", embedder=embedder)
+    try:
+        assert all(part.dense.embedder is embedder for part in retriever.parts.values())
+        hits = retriever.search("highest mountain on Earth", k=4)
+    finally:
+        retriever.close()
+    # The same passage is each corpus's best, so both copies lead, the first-named corpus first.
+    assert [(h.passage.corpus, h.passage.title) for h in hits[:2]] == [
+        (MINI_CORPUS, "Mount Everest"), ("twin", "Mount Everest")]
+    assert hits[0].retriever == "hybrid+mixed"
