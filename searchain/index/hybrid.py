@@ -54,9 +54,11 @@ class HybridRetriever:
         self.second = second
         self.source = bm25.source
 
-    def fused_scores(self, query: str, k: int) -> list[tuple[int, float, Passage]]:
+    def fused_scores(self, query: str, k: int, query_vec=None) -> list[tuple[int, float, Passage]]:
+        """``[(passage id, fused score, passage)]`` best first; ``query_vec``: the query already
+        embedded by this model (``mixed`` embeds it once for every corpus)."""
         depth = max(self.depth, k)
-        qv = self.dense.embed_query(query)
+        qv = self.dense.embed_query(query) if query_vec is None else query_vec
         dense_ranked = self.dense.scores(qv, depth)
         bm25_ranked = self.bm25.scores(query, depth)
         if self.method == "rrf":

@@ -62,6 +62,16 @@ def test_fusion_is_by_rank_not_by_score_and_keeps_same_pids_of_two_corpora_apart
     assert mixed.search("  ", k=3) == [] and mixed.search("x", k=0) == []
 
 
+def test_at_each_rank_the_corpus_whose_passage_holds_more_of_the_query_leads():
+    # SearChain checks a node against the single best passage: it must not always be the
+    # first-named corpus's. BM25 scores cannot say which (each corpus's own statistics); the
+    # share of the query's keywords a passage holds can.
+    mixed = MixedRetriever({"a": _Fixed("a", ["harbour notes", "glacier"], 5.0),
+                            "b": _Fixed("b", ["glacier moraine survey", "orchestra"], 1.0)})
+    hits = mixed.search("glacier moraine", k=4)
+    assert [h.passage.title for h in hits] == ["glacier moraine survey", "harbour notes", "glacier", "orchestra"]
+
+
 def test_rrf_is_the_function_hybrid_fusion_uses():
     fused = rrf([["x", "y"], ["y"]], [0.5, 0.5])
     assert fused["y"] > fused["x"] and list(fused) == ["x", "y"]
@@ -90,6 +100,15 @@ def test_a_mixed_search_finds_passages_of_both_corpora_each_naming_its_own(two_c
     single = open_retriever(two_corpora, Settings(), ["wiki"], "bm25")
     assert not isinstance(single, MixedRetriever)
     single.source.close()
+
+
+def test_the_top_passage_comes_from_the_corpus_that_matches_best_not_the_first_named(two_corpora):
+    retriever = open_retriever(two_corpora, Settings(), "wiki,papers", "bm25")
+    try:
+        (top,) = retriever.search("moraine samples beryllium", k=1)
+    finally:
+        retriever.close()
+    assert top.passage.corpus == "papers" and "beryllium" in top.passage.text
 
 
 def test_a_missing_corpus_among_several_is_named_not_a_crash(two_corpora):
@@ -235,3 +254,14 @@ def test_hybrid_over_two_indexed_corpora_shares_one_model_and_finds_each_corpus_
     assert [(h.passage.corpus, h.passage.title) for h in hits[:2]] == [
         (MINI_CORPUS, "Mount Everest"), ("twin", "Mount Everest")]
     assert hits[0].retriever == "hybrid+mixed"
+    # Dense alone: cosines are one scale, so the lists merge by cosine (the global top k).
+    dense = open_retriever(indexed_copy, Settings(), [MINI_CORPUS, "twin"], "dense", embedder=embedder)
+    single = open_retriever(indexed_copy, Settings(), MINI_CORPUS, "dense", embedder=embedder)
+    try:
+        merged, alone = dense.search("highest mountain on Earth", k=4), single.search("highest mountain on Earth", k=2)
+    finally:
+        dense.close()
+        single.source.close()
+    assert [(h.passage.title, round(h.score, 5)) for h in merged] == [
+        (h.passage.title, round(h.score, 5)) for h in alone for _ in range(2)]
+    assert [h.passage.corpus for h in merged] == [MINI_CORPUS, "twin", MINI_CORPUS, "twin"]
