@@ -217,6 +217,24 @@ class Workspace:
 
         return build_index(self.paths, self.settings, corpus, rebuild=rebuild, on_event=on_event, cancel=cancel)
 
+    def plan_corpus_update(self, corpus: str, source=None, *, on_event: EventCallback | None = None,
+                           cancel: CancelToken | None = None):
+        """What updating ``corpus`` will cost, said before it starts (``library.update``)."""
+        from .library.update import plan_update
+
+        return plan_update(self.paths, self.settings, corpus, source, on_event=on_event, cancel=cancel)
+
+    def update_corpus(self, corpus: str, source=None, *, on_event: EventCallback | None = None,
+                      cancel: CancelToken | None = None):
+        """Re-sync ``corpus``'s folders (or update it from a newer ``source``) and extend its
+        index; the ``UpdateReport`` says what changed (``library.update``)."""
+        from .library.update import update_and_index
+
+        report = update_and_index(self.paths, self.settings, corpus, source, on_event=on_event,
+                                  cancel=cancel)
+        self.forget_retriever(corpus)  # its index changed
+        return report
+
     def export_corpus(self, corpus: str, out, *, overwrite: bool = False, on_event: EventCallback | None = None,
                       cancel: CancelToken | None = None):
         """Write ``corpus`` with its indexes to one shareable file (``library.bundle_export``)."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..errors import Cancelled, CorpusError, SearchainError
 from ..units import size
-from . import corpus_get, corpus_transfer
+from . import corpus_get, corpus_transfer, corpus_update
 from .confirm import confirm
 from .progress import ProgressPrinter, cancel_on_interrupt
 
@@ -91,6 +91,7 @@ def register(sub) -> None:
     p.set_defaults(func=corpus_transfer.cmd_import)
 
     corpus_get.register(csub)
+    corpus_update.register(csub)
 
 
 def _manager(ctx):

@@ -57,7 +57,7 @@ class FolderSource(Source):
                                                 info.st_mtime_ns)], []
             self._prefix = ""
         elif self.path.is_dir():
-            entries, walk_problems = walk(self.path)
+            entries, walk_problems = self._walk()
             self._prefix = f"{self.path.name}/"
         else:
             raise CorpusError(f"{self.path} is neither a folder nor a file.",
@@ -82,6 +82,10 @@ class FolderSource(Source):
             # recorded after its passages, so the ingest stores the record once they are committed
             self.documents.append(record)
             self.bytes_done += entry.size
+
+    def _walk(self) -> tuple[list[FileEntry], list]:
+        """The folder's files and the problems met finding them (a sync reads only some)."""
+        return walk(self.path)
 
     def _loaded(self, wanted: list[tuple[FileEntry, str]]) -> Iterator[tuple[FileEntry, _Loaded]]:
         """Each file loaded, in order, up to ``read_ahead`` files ahead on a reader thread."""
