@@ -8,6 +8,8 @@ Each row shows its index's state; *Update index* brings it up to date from the s
 (continuing a stopped build, or repairing a damaged graph from the saved embeddings), and
 re-embeds everything only when the index was made by another embedding model, after asking.
 A file or folder dropped on the dialog is added like one picked with *Add file…/Add folder…*.
+*Update* re-syncs a folder corpus with its folders, *Update from…* brings a corpus to a newer
+snapshot of its source; only what changed is re-read and re-embedded (``update``).
 *Import…* and *Export…* move a corpus, index included, between machines as one file
 (``corpus_transfer``).
 """
@@ -41,6 +43,7 @@ from ..tables import read_only_table
 from .build_plan import PlannedIndexBuilds, plan_index_build
 from .get_wikipedia import WikipediaGetter
 from .transfer import CorpusTransfer
+from .update import CorpusUpdates
 
 HEADERS = ("Name", "Passages", "Indexed", "Embedder", "Index", "State", "Size", "Active")
 INDEX_STATE_TEXT = {"missing": "not built", "partial": "build stopped", "ready": "ready",
@@ -55,7 +58,7 @@ def corpus_name_for(path: str | Path) -> str:
     return name[:40] or "corpus"
 
 
-class CorpusManagerDialog(PlannedIndexBuilds, QDialog):
+class CorpusManagerDialog(PlannedIndexBuilds, CorpusUpdates, QDialog):
     active_changed = Signal(str)
     job_finished = Signal(str)  # "done" | "failed" | "cancelled" (tests wait on it)
 
@@ -86,6 +89,8 @@ class CorpusManagerDialog(PlannedIndexBuilds, QDialog):
             ("dump", "Add Wikipedia dump…", lambda: self.add_dialog("mediawiki")),
             ("wikipedia", "Get Wikipedia…", lambda: self.wikipedia.choose()),
             ("index", "Update index", lambda: self.update_index(self.selected())),
+            ("update", "Update", lambda: self.update_corpus(self.selected())),
+            ("update_from", "Update from…", lambda: self.update_from_dialog(self.selected())),
             ("rebuild", "Rebuild", lambda: self.rebuild(self.selected())),
             ("remove", "Remove", lambda: self.remove(self.selected())),
             ("active", "Use for questions", lambda: self.set_active(self.selected())),
@@ -102,6 +107,8 @@ class CorpusManagerDialog(PlannedIndexBuilds, QDialog):
         layout.addWidget(self.table, 1)
         layout.addWidget(self.progress)
         layout.addWidget(self.status)
+        self.changes = self.make_changes_box()  # what the last Update changed (``update``)
+        layout.addWidget(self.changes)
         layout.addLayout(buttons)
         self.setAcceptDrops(True)
         self.refresh()
