@@ -31,6 +31,7 @@ from searchain.llm import STARTER_BEST_MODE, server_label, starter_app_notice, s
 from .answer_flow import AnswerFlow
 from .context import AppContext
 from .conversation_flow import ConversationFlow
+from .folder_sync import FolderSync, sync_message
 from .found_offer import FOUND_TOPIC, use_found_model
 from .menus import build_menus
 from .passage_actions import PassageActions
@@ -109,6 +110,10 @@ class MainWindow(PassageActions, QMainWindow):
         if restore:
             self.restore_state()
         self.update_status()
+        self.folder_sync = FolderSync(ctx, self.runner, self)  # corpus.sync_folders (off by default)
+        self.folder_sync.synced.connect(
+            lambda name, report: self.statusBar().showMessage(sync_message(name, report), 8000))
+        self.folder_sync.start()
 
     # -- status -----------------------------------------------------------------------------
     def _build_status_bar(self) -> None:
@@ -387,6 +392,7 @@ class MainWindow(PassageActions, QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
         self.save_state()
+        self.folder_sync.stop()
         self.runner.cancel_all()
         self.runner.wait(10_000)
         self.ctx.close()

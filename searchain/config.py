@@ -173,6 +173,9 @@ class CorpusSettings:
     # A folder's file larger than this (in MB, 10^6 bytes) is reported and not read: one huge
     # file must not hold up or exhaust the memory of an ingest (each file is read whole). 0 = no limit.
     max_file_mb: float = 200.0
+    # Keep folder corpora in sync in the app: update them when it starts and, while it runs, a
+    # little after their files change (a file watcher). Off by default: an update reads files.
+    sync_folders: bool = False
 
     @property
     def max_file_bytes(self) -> int | None:

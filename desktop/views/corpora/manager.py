@@ -109,6 +109,7 @@ class CorpusManagerDialog(PlannedIndexBuilds, CorpusUpdates, QDialog):
         layout.addWidget(self.status)
         self.changes = self.make_changes_box()  # what the last Update changed (``update``)
         layout.addWidget(self.changes)
+        layout.addWidget(self.make_sync_checkbox())
         layout.addLayout(buttons)
         self.setAcceptDrops(True)
         self.refresh()

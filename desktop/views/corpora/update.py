@@ -5,13 +5,14 @@ Like an index build, an update is planned first on the worker; the plan's cost i
 one estimated at over an hour starts only once the user agrees (``ask_to_start_update``, which
 tests replace). The update itself runs as a cancellable job with progress, and when it ends the
 dialog says what changed: the counts in the status line, and every changed, added and removed
-file or article in the *changes* box below the table (plain text: names are data).
+file or article in the *changes* box below the table (plain text: names are data). A check box
+holds the ``corpus.sync_folders`` setting (``desktop/folder_sync.py``).
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QPlainTextEdit
+from PySide6.QtWidgets import QCheckBox, QFileDialog, QMessageBox, QPlainTextEdit
 
 from ...workers import Job
 
@@ -29,6 +30,23 @@ class CorpusUpdates:
         box.setMaximumHeight(140)
         box.hide()
         return box
+
+    def make_sync_checkbox(self) -> QCheckBox:
+        """The ``corpus.sync_folders`` setting: folder corpora updated at start and on changes."""
+        box = QCheckBox("Keep folder corpora in sync (update them when the app starts and when "
+                        "their files change)", self)
+        box.setObjectName("corpusSyncFolders")
+        box.setChecked(self.ctx.settings.corpus.sync_folders)
+        box.setToolTip("Off by default. Takes effect the next time the app starts.")
+        box.toggled.connect(self._sync_toggled)
+        return box
+
+    def _sync_toggled(self, on: bool) -> None:
+        self.ctx.settings.corpus.sync_folders = on
+        try:
+            self.ctx.settings.save(self.ctx.paths)
+        except Exception as exc:  # noqa: BLE001 - a read-only settings file
+            self._error(exc)
 
     def update_corpus(self, name: str | None, source: str | None = None) -> Job | None:
         """Plan, then update ``name`` (from ``source``, a newer snapshot, when given)."""
