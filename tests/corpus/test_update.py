@@ -235,3 +235,19 @@ def test_cli_update_json(home, tmp_path, capsys):
                  "--json"]) == 0
     plan = json.loads(capsys.readouterr().out)
     assert plan["read"]["to_read"] == 0 and plan["indexed"] is False
+
+
+def test_a_store_without_file_records_syncs_by_its_passages(manager, tmp_path):
+    docs = make_folder(tmp_path / "docs", n=3)
+    manager.add("docs", docs)
+    with manager.open_store("docs") as store:  # as a corpus made before records were kept
+        with store.conn:
+            store.conn.execute("DELETE FROM documents")
+        before = rows(store)
+    (docs / "f0.md").write_text("# Note 0\n\nRewritten about harbours.\n", encoding="utf-8")
+    report = update_corpus(manager, "docs")
+    assert (report.unchanged, report.changed, report.added, report.removed) == (3, 1, 0, 0)
+    with manager.open_store("docs") as store:
+        after = rows(store)
+        assert len(store.documents()) == 4  # recorded now
+    assert all(after[p] == v for p, v in before.items() if not p.startswith("docs/f0.md"))

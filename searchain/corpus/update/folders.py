@@ -33,7 +33,7 @@ from ..sources.documents import Unreadable, format_of
 from ..sources.documents.files import FileEntry, read, walk
 from ..sources.folder import FolderSource
 from ..store import DEFAULT_BATCH, PassageStore
-from .apply import ADDED, CHANGED, DocumentUpdater
+from .apply import ADDED, CHANGED, UNCHANGED, DocumentUpdater
 from .report import UpdateReport
 
 STAGE = "update"
@@ -121,7 +121,13 @@ def sync_folders(store: PassageStore, folders: list[Path], *, options: SourceOpt
 
     def on_document(doc_id: str, kind: str, record: DocumentRecord | None, _title: str) -> None:
         name = record.source if record is not None else doc_id
-        report.note(reading.pop(doc_id, CHANGED if kind == CHANGED else ADDED), name)
+        as_file = reading.pop(doc_id, ADDED)
+        if as_file == ADDED and kind in (UNCHANGED, CHANGED):  # passages stored without a record
+            as_file = kind  # (a store from before records were kept): what they say counts
+        if as_file == UNCHANGED:
+            report.unchanged += 1
+        else:
+            report.note(as_file, name)
 
     updater = DocumentUpdater(store, batch_size=batch_size, cancel=cancel, on_document=on_document)
     total = sum(s.bytes_to_read for s in scans)
