@@ -88,6 +88,16 @@ def _indexed(paths: AppPaths, settings: Settings, corpus: str) -> bool:
     return IndexLayout(CorpusManager(paths, settings).corpus_dir(corpus) / "index").meta_file.exists()
 
 
+def _up_to_date(paths: AppPaths, settings: Settings, corpus: str, report) -> bool:
+    """Nothing changed and the index is ready: no model needs loading (an update at the app's
+    start costs a walk). An index a stopped update left behind is not ready, and is built."""
+    if report.passages_added or report.passages_removed:
+        return False
+    from ..index.status import listing_status
+
+    return listing_status(paths, settings, corpus).state == "ready"
+
+
 def plan_update(paths: AppPaths, settings: Settings, corpus: str, source=None, fmt: str | None = None, *,
                 embedder=None, on_event: EventCallback | None = None,
                 cancel: CancelToken | None = None) -> UpdatePlan:
@@ -100,6 +110,8 @@ def plan_update(paths: AppPaths, settings: Settings, corpus: str, source=None, f
         read = plan_read(store, source, fmt)
     if not _indexed(paths, settings, corpus):
         return UpdatePlan(read, False, (), 0.0)
+    if read.unit == "files" and not (read.to_read or read.removed):  # nothing to embed: no model
+        return UpdatePlan(read, True, (), 0.0)
     from ..index.build.plan import plan_build
 
     build = plan_build(paths, settings, corpus, embedder=embedder, on_event=on_event, cancel=cancel)
@@ -120,7 +132,7 @@ def update_and_index(paths: AppPaths, settings: Settings, corpus: str, source=No
     report = update_corpus(CorpusManager(paths, settings), corpus, source, fmt, on_event=on_event,
                            cancel=cancel)
     if index is None:
-        index = _indexed(paths, settings, corpus)
+        index = _indexed(paths, settings, corpus) and not _up_to_date(paths, settings, corpus, report)
     if index:
         from ..index.build.builder import build_index
 

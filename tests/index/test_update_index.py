@@ -133,3 +133,4 @@ def test_a_killed_update_then_update_again_gives_the_right_index(wiki, tmp_path,
     assert hits(paths, settings, embedder, "telegraph cables")[0][1] in ("Article 2", "Article 5", "Article 11")
     again = update_and_index(paths, settings, "wiki", embedder=embedder)
     assert (again.changed, again.added, again.removed, again.passages_embedded) == (0, 0, 0, 0)
+    assert again.index == {}  # nothing changed and the index is ready: no model was loaded
