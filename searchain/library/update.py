@@ -78,7 +78,16 @@ class UpdatePlan:
                              f"{duration(self.full_build_seconds)})")
         if not self.indexed:
             lines.append("  the corpus has no index yet: passages only")
+        elif self.read.passages_now >= _tantivy_from():
+            lines.append("  note: the keyword index (tantivy) of a corpus this large is rebuilt "
+                         "after the update (no embedding)")
         return "\n".join(lines)
+
+
+def _tantivy_from() -> int:
+    from ..index.bm25.tantivy_index import TANTIVY_FROM_PASSAGES
+
+    return TANTIVY_FROM_PASSAGES
 
 
 def _indexed(paths: AppPaths, settings: Settings, corpus: str) -> bool:
