@@ -251,3 +251,62 @@ def test_a_store_without_file_records_syncs_by_its_passages(manager, tmp_path):
         after = rows(store)
         assert len(store.documents()) == 4  # recorded now
     assert all(after[p] == v for p, v in before.items() if not p.startswith("docs/f0.md"))
+
+
+KILLED_UPDATE = """
+import os, signal, sys
+from pathlib import Path
+from searchain.config import AppPaths, Settings
+from searchain.corpus.manager import CorpusManager
+from searchain.corpus.store import PassageStore
+from searchain.corpus.update import update_corpus
+
+real, calls = PassageStore.add, []
+
+def add(self, *args, **kwargs):  # killed between a batch's deletions and its additions
+    calls.append(1)
+    if len(calls) == 2:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(self, *args, **kwargs)
+
+PassageStore.add = add
+update_corpus(CorpusManager(AppPaths.resolve(Path(sys.argv[1])), Settings()), "b", sys.argv[2],
+              batch_size=20)
+"""
+
+
+def test_a_process_killed_mid_update_leaves_a_consistent_corpus_that_updates_on(manager, home, tmp_path):
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    old = articles(30)
+    new = {i: (t, x.replace("is about", "was about")) if i % 3 == 0 else (t, x) for i, (t, x) in old.items()}
+    del new[8]
+    for name in ("a", "b", "c"):  # a: updated in one go, b: killed mid-way, c: stays old
+        manager.add(name, wiki(tmp_path / f"{name}-1.xml", old))
+    target = wiki(tmp_path / "dump-2.xml", new)
+    update_corpus(manager, "a", target, batch_size=20)
+    child = subprocess.run([sys.executable, "-c", KILLED_UPDATE, str(home.config_dir.parent), str(target)],
+                           cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True,
+                           timeout=120)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+
+    def by_doc(name):
+        with manager.open_store(name) as store:
+            docs = {}
+            for pid, (_, text) in rows(store).items():
+                docs.setdefault(pid.split("#")[0], set()).add((pid, text))
+            return docs
+
+    before, after, killed = by_doc("c"), by_doc("a"), by_doc("b")
+    # consistent: each article as it was, as it is now, or (caught mid-batch) absent
+    assert all(passages in (before.get(d), after.get(d)) for d, passages in killed.items())
+    assert len(killed) < 30  # the kill fell between deleting changed articles and adding them
+    with manager.open_store("b") as store:
+        assert store.fts_integrity_ok() and store.meta_get("update")["status"] == "running"
+    update_corpus(manager, "b", batch_size=20)
+    with manager.open_store("a") as a, manager.open_store("b") as b:
+        assert {(p, t) for p, (_, t) in rows(b).items()} == {(p, t) for p, (_, t) in rows(a).items()}
+        assert b.fts_integrity_ok()
