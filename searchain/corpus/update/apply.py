@@ -29,6 +29,7 @@ from ...events import CancelToken, check
 from ...types import Passage
 from ..documents import DocumentRecord
 from ..store import DEFAULT_BATCH, PassageStore
+from ..store_schema import SCHEMA_VERSION
 
 UNCHANGED, CHANGED, ADDED, EMPTY = "unchanged", "changed", "added", "empty"
 _CHUNK = 500  # SQLite's bound-variable limit, with room
@@ -61,7 +62,7 @@ class DocumentUpdater:
     def __init__(self, store: PassageStore, *, batch_size: int = DEFAULT_BATCH,
                  track_seen: bool = False, cancel: CancelToken | None = None,
                  on_document: Callable[[str, str, DocumentRecord | None, str], None] | None = None):
-        if store.version < 2:
+        if store.version < SCHEMA_VERSION:
             raise CorpusError(f"The passage store {store.path} is from an older SearChain and "
                               "could not be updated (is it read-only?).",
                               hint="Make the file writable and open it again; it is then updated "
