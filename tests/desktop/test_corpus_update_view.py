@@ -50,7 +50,7 @@ def test_update_resyncs_a_folder_and_shows_what_changed(qtbot, ctx, tmp_path):
     assert outcome.args == ["done"], dialog.status.text()
     assert plans and plans[0].read.to_read == 2 and plans[0].read.removed == 1  # the cost came first
     status = dialog.status.text()
-    assert "1 files changed, 1 added, 1 removed, 2 unchanged" in status
+    assert "(files): 1 changed, 1 added, 1 removed, 2 unchanged" in status
     assert "passages embedded" in status and "note1.md" in status
     changes = dialog.changes.toPlainText().splitlines()
     assert not dialog.changes.isHidden()
@@ -80,6 +80,6 @@ def test_a_cancelled_update_keeps_the_corpus_and_the_next_one_finishes(qtbot, ct
     with qtbot.waitSignal(dialog.job_finished, timeout=180_000) as outcome:
         dialog.update_corpus("field")
     assert outcome.args == ["done"], dialog.status.text()
-    assert "1 files changed" in dialog.status.text()
+    assert "(files): 1 changed" in dialog.status.text()
     with ctx.workspace().corpora.open_store("field") as store:
         assert "October" in store.document("field/note0.md")[0].text

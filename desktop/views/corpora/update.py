@@ -108,7 +108,7 @@ class CorpusUpdates:
 def update_status(report) -> str:
     """The status line after an update: counts, then the first few names of each kind."""
     embedded = f" {report.passages_embedded:,} passages embedded." if report.index else ""
-    text = (f"Updated '{report.corpus}': {report.changed:,} {report.unit} changed, {report.added:,} "
+    text = (f"Updated '{report.corpus}' ({report.unit}): {report.changed:,} changed, {report.added:,} "
             f"added, {report.removed:,} removed, {report.unchanged:,} unchanged.{embedded}")
     for kind in ("changed", "added", "removed"):
         names = getattr(report, f"{kind}_names")[:SHOWN_IN_STATUS]

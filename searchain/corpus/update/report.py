@@ -45,7 +45,7 @@ class UpdateReport:
         return data
 
     def summary(self) -> str:
-        return (f"{self.corpus}: {self.unchanged:,} {self.unit} unchanged, {self.changed:,} changed, "
+        return (f"{self.corpus} ({self.unit}): {self.unchanged:,} unchanged, {self.changed:,} changed, "
                 f"{self.added:,} added, {self.removed:,} removed; {self.passages_added:,} passages "
                 f"stored anew, {self.passages_removed:,} removed, {self.passages_kept:,} kept "
                 f"({self.seconds:.1f}s)")
