@@ -17,9 +17,10 @@ from ..store import PassageStore
 from .folders import folder_sources, scan
 from .job import what_to_update
 
-# Reading speed (bytes/s, one core) by source format, for the estimate: measured by
-# `searchain bench update` on the 2-core VM (BENCHMARKS.md, #34/#33 updates).
-READ_BYTES_PER_S = {"folder": 2_000_000, "document": 2_000_000, "mediawiki": 4_000_000,
+# Reading speed (bytes/s, one core) by source format, for the estimate: rough figures. The one
+# measured is the dump's: `searchain bench update` read and compared a 1.16 MB dump in 0.58 s on
+# the loaded 2-core VM (BENCHMARKS.md, *Updating a corpus in place*); PDFs read slower than text.
+READ_BYTES_PER_S = {"folder": 2_000_000, "document": 2_000_000, "mediawiki": 2_000_000,
                     "zim": 3_000_000, "tsv": 20_000_000, "jsonl": 20_000_000}
 DEFAULT_READ_BYTES_PER_S = 4_000_000
 
