@@ -64,6 +64,7 @@ RANGES: dict[str, tuple[float | None, float | None]] = {
     "reasoning.duplicate_threshold": (0, 1),
     "reasoning.followup_turns": (0, None),
     "corpus.max_file_mb": (0, None),
+    "corpus.ingest_workers": (0, 256),
 }
 
 # Lists of folders: each entry must be an absolute path ("~" counts), since a relative one

@@ -32,6 +32,9 @@ def register(sub) -> None:
     p.add_argument("--format", choices=FORMAT_CHOICES, help="skip format detection")
     p.add_argument("--no-index", action="store_true", help="store passages only; index later")
     p.add_argument("--yes", action="store_true", help="start a long index build without asking")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="processes parsing a dump or ZIM file (default: the corpus.ingest_workers "
+                   "setting, 0 = auto: every core for a large file)")
     p.add_argument("--json", action="store_true",
                    help="print the ingest report as one JSON object (passages, problems, ...) on stdout")
     p.set_defaults(func=cmd_add)
@@ -104,7 +107,8 @@ def cmd_add(ctx, args) -> int:
     manager = _manager(ctx)
     with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
         try:
-            report = manager.add(args.name, args.source, args.format, on_event=show, cancel=cancel)
+            report = manager.add(args.name, args.source, args.format, on_event=show, cancel=cancel,
+                                 workers=_workers(args.workers))
         except CorpusError as exc:
             show.close()
             if args.json and getattr(exc, "report", None) is not None:
@@ -128,6 +132,13 @@ def cmd_add(ctx, args) -> int:
         with contextlib.redirect_stdout(sys.stderr):
             return _build_index(ctx, args.name, rebuild=False, assume_yes=args.yes)
     return _build_index(ctx, args.name, rebuild=False, assume_yes=args.yes)
+
+
+def _workers(value: int | None) -> int | None:
+    if value is not None and not 0 <= value <= 256:
+        raise CorpusError(f"--workers must be 0 (auto) to 256; got {value}.",
+                          hint="Pass the number of processes to parse with, e.g. --workers 4.")
+    return value
 
 
 def report_json(name: str, report) -> dict:

@@ -10,6 +10,7 @@ from typing import Iterator
 from ..events import CancelToken, EventCallback, Progress, check, emit
 from ..errors import CorpusError
 from ..types import Passage
+from .parallel import parallel_passages, workers_for
 from .problems import Problem, ProblemLog
 from .sources import SourceOptions, open_source
 from .store import DEFAULT_BATCH, PassageStore
@@ -48,13 +49,15 @@ def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFA
                   ids_from: PassageStore | None = None, resume: bool = False,
                   options: SourceOptions | None = None, count_as: str | None = None,
                   on_event: EventCallback | None = None,
-                  cancel: CancelToken | None = None) -> IngestReport:
+                  cancel: CancelToken | None = None, workers: int = 1) -> IngestReport:
     """Read ``path`` as ``fmt`` into ``store``, committing every ``batch_size`` passages.
 
     Cancellation is checked between batches, so what was read before it is committed. The
     files a folder source met are recorded after the batch holding their last passage.
     ``count_as`` keeps a count of what this source added across runs (``PassageStore.add``).
     A source that yields nothing at all (empty, or every record malformed) is a CorpusError.
+    ``workers``: processes that parse a source that can be split (``parallel``; 0 = auto, by
+    the cores and the file's size); the passages, their order and ids do not depend on it.
     """
     started = time.monotonic()
     problems = ProblemLog()
@@ -62,10 +65,35 @@ def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFA
     if resume and ids_from is None and hasattr(source, "resume_after"):
         source.resume_after = _last_document_of(store, source)
     report = IngestReport()
-    stream: Iterator[Passage] = iter(source.passages())
+    processes = workers_for(source, workers) if workers != 1 else 1
+    stream: Iterator[Passage] = (parallel_passages(source, processes) if processes > 1
+                                 else iter(source.passages()))
     emit(on_event, Progress(STAGE, 0, None, f"reading {path}" + (
         f" (continuing after page {source.resume_after})" if getattr(source, "resume_after", None)
-        else ""), started))
+        else "") + (f" with {processes} worker processes" if processes > 1 else ""), started))
+    try:
+        _store_all(store, source, stream, report, batch_size=batch_size, ids_from=ids_from,
+                   count_as=count_as, on_event=on_event, cancel=cancel, started=started)
+    finally:
+        getattr(stream, "close", lambda: None)()  # stops the worker processes, if any
+    report.skipped, report.problems, report.ignored = problems.skipped, problems.problems, source.ignored
+    report.seconds = time.monotonic() - started
+    if report.added + report.duplicates == 0:
+        detail = "".join(f"\n  {p}" for p in report.problems[:5])
+        error = CorpusError(
+            f"No passages found in {path} (format {fmt}); {report.skipped} records were malformed, "
+            f"{report.ignored} left out.{detail}",
+            hint="Check the file and the --format; see the lines above for what was wrong.")
+        error.report = report  # every problem, for callers that list them (corpus add --json)
+        raise error
+    emit(on_event, Progress(STAGE, source.bytes_total or 1, source.bytes_total or 1,
+                            f"{report.added:,} passages added", started))
+    return report
+
+
+def _store_all(store: PassageStore, source, stream: Iterator[Passage], report: IngestReport, *,
+               batch_size: int, ids_from, count_as, on_event, cancel, started: float) -> None:
+    """Store ``stream`` batch by batch, checking ``cancel`` between batches."""
     while True:
         check(cancel)
         batch = list(islice(stream, batch_size))
@@ -80,19 +108,6 @@ def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFA
             break
         emit(on_event, Progress(STAGE, source.bytes_done, source.bytes_total or None,
                                 f"{report.added:,} passages added", started))
-    report.skipped, report.problems, report.ignored = problems.skipped, problems.problems, source.ignored
-    report.seconds = time.monotonic() - started
-    if report.added + report.duplicates == 0:
-        detail = "".join(f"\n  {p}" for p in report.problems[:5])
-        error = CorpusError(
-            f"No passages found in {path} (format {fmt}); {report.skipped} records were malformed, "
-            f"{report.ignored} left out.{detail}",
-            hint="Check the file and the --format; see the lines above for what was wrong.")
-        error.report = report  # every problem, for callers that list them (corpus add --json)
-        raise error
-    emit(on_event, Progress(STAGE, source.bytes_total or 1, source.bytes_total or 1,
-                            f"{report.added:,} passages added", started))
-    return report
 
 
 def _last_document_of(store: PassageStore, source) -> str | None:

@@ -153,10 +153,12 @@ class CorpusManager:
         return SourceOptions(max_file_bytes=self.settings.corpus.max_file_bytes)
 
     def add(self, name: str, source: str | Path, format: str | None = None, *,
-            on_event: EventCallback | None = None, cancel: CancelToken | None = None) -> IngestReport:
+            on_event: EventCallback | None = None, cancel: CancelToken | None = None,
+            workers: int | None = None) -> IngestReport:
         """Ingest ``source`` into corpus ``name`` (created if new; appended to otherwise).
 
         Adding a source that was interrupted before continues it: stored pids are skipped.
+        ``workers``: parsing processes (None: the ``corpus.ingest_workers`` setting; 0 = auto).
         """
         folder = self.corpus_dir(name)  # checks the name before anything else
         path, fmt = _resolve_source(source, format)
@@ -165,7 +167,8 @@ class CorpusManager:
             with CorpusLock(folder).acquire(name), \
                     PassageStore.open(folder / DB_NAME, create=True, corpus=name) as store:
                 return _ingest_into(store, name, path, fmt, is_new, self.source_options(),
-                                    on_event, cancel)
+                                    on_event, cancel,
+                                    self.settings.corpus.ingest_workers if workers is None else workers)
         except CorpusError:
             if is_new and _store_is_empty(folder / DB_NAME):
                 shutil.rmtree(folder, ignore_errors=True)  # leave no empty corpus behind a failure
@@ -216,7 +219,8 @@ class CorpusManager:
                     for s in sources:
                         part = ingest_source(fresh, Path(s["path"]), s["format"], ids_from=old,
                                              options=self.source_options(), on_event=on_event,
-                                             cancel=cancel)
+                                             cancel=cancel,
+                                             workers=self.settings.corpus.ingest_workers)
                         _record_source(fresh, Path(s["path"]), s["format"], status="done", report=part)
                         report.merge(part)
                     fresh.meta_set("state", READY)
@@ -231,7 +235,7 @@ class CorpusManager:
 
 def _ingest_into(store: PassageStore, name: str, path: Path, fmt: str, is_new: bool,
                  options: SourceOptions, on_event: EventCallback | None,
-                 cancel: CancelToken | None) -> IngestReport:
+                 cancel: CancelToken | None, workers: int = 0) -> IngestReport:
     if is_new:
         store.meta_set("name", name)
         store.meta_set("created", timestamp())
@@ -249,7 +253,7 @@ def _ingest_into(store: PassageStore, name: str, path: Path, fmt: str, is_new: b
     store.meta_set("state", INGESTING)
     try:
         report = ingest_source(store, path, fmt, resume=resume, options=options,
-                               count_as=key, on_event=on_event, cancel=cancel)
+                               count_as=key, on_event=on_event, cancel=cancel, workers=workers)
     except CorpusError:
         if store.count() == before:  # nothing of this source was stored: forget it
             _forget_source(store, path, fmt)

@@ -33,6 +33,7 @@ from .zimhtml import article_sections
 
 ZIM_MAGIC = b"ZIM\x04"  # the first four bytes of every ZIM file (0x044D495A little-endian)
 _FRONT_LISTING = "listing/titleOrdered/v1"
+ENTRIES_PER_ITEM = 64  # articles per work item of a parallel ingest
 _WIKI_NAME = re.compile(r"^wikipedia_([a-z]{2,3}(?:-[a-z]+)?)_(?:(simple)_)?")
 _WIKI_HOST = re.compile(r"^[a-z0-9-]+\.(?:wikipedia|wiktionary|wikivoyage|wikibooks|wikiquote|"
                         r"wikisource|wikinews|wikiversity)\.org$")
@@ -52,21 +53,58 @@ class ZimSource(Source):
                               hint=_DAMAGED_HINT) from exc
 
     def _passages(self) -> Iterator[Passage]:
+        archive, base, ids = self._setup()
+        for n, entry_id in enumerate(ids, start=1):
+            yield from self._read(archive, entry_id, base)
+            self.bytes_done = archive.filesize * n // len(ids)
+
+    def _setup(self):
         archive = self._open()
         self.bytes_total = archive.filesize
         base = wiki_base(_metadata(archive, "Source"), _metadata(archive, "Name"))
         ids = self._article_ids(archive)
         self._main = _main_path(archive)
-        for n, entry_id in enumerate(ids, start=1):
-            entry = archive._get_entry_by_id(entry_id)  # noqa: SLF001 - libzim's only id lookup
+        return archive, base, ids
+
+    def _read(self, archive, entry_id: int, base: str) -> list[Passage]:
+        entry = archive._get_entry_by_id(entry_id)  # noqa: SLF001 - libzim's only id lookup
+        try:
+            return self._article(archive, entry, base)
+        except RuntimeError as exc:  # libzim reports a damaged cluster as RuntimeError
+            raise CorpusError(
+                f"{self.path}: cannot read article {entry.title!r} ({entry.path}): {exc}. "
+                f"Articles before it were added.", hint=_DAMAGED_HINT) from exc
+
+    # -- parallel ingest (``corpus.parallel``): ranges of entry ids, read in workers --------
+
+    def work_items(self) -> Iterator[tuple[object, int]]:
+        """``(("entries", ids), bytes_done)``: the articles in ranges of ENTRIES_PER_ITEM, in
+        path order; the file is opened and checked here, once."""
+        archive, _, ids = self._setup()
+        for k in range(0, len(ids), ENTRIES_PER_ITEM):
+            stop = min(k + ENTRIES_PER_ITEM, len(ids))
+            yield ("entries", ids[k:stop]), archive.filesize * stop // len(ids)
+
+    def parse_item(self, item) -> list[Passage]:
+        """The passages of a range of entries (in a worker, which opens the file once)."""
+        if getattr(self, "_worker_archive", None) is None:
+            from libzim.reader import Archive
+
             try:
-                passages = self._article(archive, entry, base)
-            except RuntimeError as exc:  # libzim reports a damaged cluster as RuntimeError
-                raise CorpusError(
-                    f"{self.path}: cannot read article {entry.title!r} ({entry.path}): {exc}. "
-                    f"Articles before it were added.", hint=_DAMAGED_HINT) from exc
-            yield from passages
-            self.bytes_done = archive.filesize * n // len(ids)
+                archive = Archive(str(self.path))
+            except RuntimeError as exc:
+                raise CorpusError(f"{self.path} is not a readable ZIM file ({exc}).",
+                                  hint=_DAMAGED_HINT) from exc
+            self._worker_archive = archive
+            self._worker_base = wiki_base(_metadata(archive, "Source"), _metadata(archive, "Name"))
+            self._main = _main_path(archive)
+        try:
+            return [p for entry_id in item[1]
+                    for p in self._read(self._worker_archive, entry_id, self._worker_base)]
+        except UnicodeDecodeError as exc:
+            raise CorpusError(f"{self.path}: an entry's name is not valid UTF-8 ({exc.reason}): "
+                              "the file is damaged. Articles before it were added.",
+                              hint=_DAMAGED_HINT) from exc
 
     def _open(self):
         from libzim.reader import Archive

@@ -1,0 +1,50 @@
+"""Make a multistream dump (and its index) from any MediaWiki dump, as Wikimedia lays them out.
+
+``to_multistream(dump, out, pages_per_stream=100)`` writes ``out`` (``...-multistream.xml.bz2``):
+a first bzip2 stream with everything before the first ``<page>`` (``<mediawiki>``, siteinfo),
+one stream per ``pages_per_stream`` pages, and a last one with ``</mediawiki>``; and beside it
+``...-multistream-index.txt.bz2`` with ``offset:page id:title`` per page. The benchmark and the
+tests use it: a real multistream dump of English Wikipedia is 22 GB.
+"""
+
+from __future__ import annotations
+
+import bz2
+import re
+from pathlib import Path
+
+_ID = re.compile(rb"<id>\s*(\d+)\s*</id>")
+_TITLE = re.compile(rb"<title>(.*?)</title>", re.S)
+
+
+def to_multistream(dump: Path, out: Path, pages_per_stream: int = 100) -> tuple[Path, Path]:
+    """``(dump, index)`` paths written; ``dump`` may be ``.xml`` or ``.xml.bz2``."""
+    raw = Path(dump).read_bytes()
+    data = bz2.decompress(raw) if raw[:3] == b"BZh" else raw
+    first = data.find(b"<page>")
+    last = data.rfind(b"</page>") + len(b"</page>")
+    pages = []
+    at = first
+    while at < last:
+        end = data.index(b"</page>", at) + len(b"</page>")
+        pages.append(data[at:end])
+        at = end
+        while at < last and data[at:at + 6] != b"<page>":
+            at += 1
+    out = Path(out)
+    index = out.with_name(out.name[: -len(".xml.bz2")] + "-index.txt.bz2")
+    lines = []
+    with open(out, "wb") as fh:
+        fh.write(bz2.compress(data[:first]))
+        for k in range(0, len(pages), pages_per_stream):
+            offset = fh.tell()
+            group = pages[k:k + pages_per_stream]
+            for page in group:
+                page_id = _ID.search(page)
+                title = _TITLE.search(page)
+                lines.append(b"%d:%s:%s" % (offset, page_id.group(1) if page_id else b"",
+                                            title.group(1) if title else b""))
+            fh.write(bz2.compress(b"\n".join(group) + b"\n"))
+        fh.write(bz2.compress(data[last:]))
+    index.write_bytes(bz2.compress(b"\n".join(lines) + b"\n"))
+    return out, index

@@ -1,0 +1,158 @@
+"""Parse a source in worker processes; the caller (one writer) stores passages in source order.
+
+A source that can be split offers two methods (``MediaWikiSource``, ``ZimSource``):
+
+- ``work_items()``, run in the parent: yields ``(item, bytes_done)`` in the source's own order.
+  An item is small and picklable (a batch of raw pages, a byte range of a multistream dump, a
+  range of ZIM entry ids, a parquet row group's number); ``bytes_done`` is the progress once it
+  is stored. Resuming (``resume_after``) and errors about the file as a whole happen here.
+- ``parse_item(item)``, run in a worker on its own instance of the source (made by
+  ``open_source`` with the same path, format, corpus and options): the item's passages, in
+  order. Records it leaves out add to ``ignored``; malformed ones go to ``problems`` naming the
+  record, and the others go on. A ``CorpusError`` (a damaged stream) stops the ingest.
+
+``parallel_passages`` keeps at most ``workers * WINDOW`` items in flight and yields their
+passages in submission order, so the passages, their pids and the ids the store gives them are
+the same for any number of workers, memory does not grow with the source, and what is stored at
+a kill is a prefix of the source (which is what resuming relies on).
+
+Workers are started with ``spawn`` (no fork of a process that may hold Qt or SQLite threads),
+ignore Ctrl-C (the parent cancels), and exit when the parent dies (a kill -9 leaves no workers).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Iterator
+
+from ..errors import CorpusError
+from ..types import Passage
+
+WINDOW = 3  # items in flight per worker: enough to keep each busy, few enough to stay small
+MAX_AUTO_WORKERS = 16
+AUTO_MIN_BYTES = 8_000_000  # smaller sources are read in the caller's process when workers is auto
+
+_worker_source = None  # the worker's own instance of the source
+
+
+def supports_workers(source) -> bool:
+    return hasattr(source, "work_items") and hasattr(source, "parse_item")
+
+
+def auto_workers() -> int:
+    """The worker count when the setting is 0 (auto): the cores this process may use, capped."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_AUTO_WORKERS))
+
+
+def workers_for(source, setting: int) -> int:
+    """How many workers ``source`` gets under ``corpus.ingest_workers`` = ``setting``: the
+    setting itself when set (N > 0); with auto (0), all cores for a large splittable source and
+    1 (no worker processes) for a small one, where starting them costs more than they save."""
+    if not supports_workers(source):
+        return 1
+    if setting > 0:
+        return setting
+    size = source.path.stat().st_size if source.path.is_file() else 0
+    return auto_workers() if size >= AUTO_MIN_BYTES else 1
+
+
+def parallel_passages(source, workers: int) -> Iterator[Passage]:
+    """``source``'s passages, parsed by ``workers`` processes, in the source's order.
+
+    Closing the generator (a cancel, an error in the writer) stops the workers.
+    """
+    import multiprocessing
+
+    spec = (str(source.path), source.format, source.corpus, source.options)
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_start_worker, initargs=(spec, os.getpid()))
+    pending: deque = deque()
+    items = iter(source.work_items())
+    try:
+        while True:
+            while len(pending) < workers * WINDOW:
+                nxt = next(items, None)
+                if nxt is None:
+                    break
+                item, done = nxt
+                pending.append((item, done, pool.submit(_parse, item)))
+            if not pending:
+                return
+            item, done, future = pending.popleft()
+            try:
+                passages, ignored, problems, error = future.result()
+            except BrokenProcessPool as exc:
+                raise CorpusError(
+                    f"{source.path}: a worker process died while reading {_describe(item)} "
+                    f"(out of memory, or killed); what was read before it was added.",
+                    hint="Run the same command again to continue, with fewer workers "
+                    "(--workers, or settings corpus.ingest_workers) if memory is short.") from exc
+            if error is not None:
+                raise CorpusError(error[0], hint=error[1])
+            source.ignored += ignored
+            for where, line, reason in problems:
+                source.problems.skip(where, line, reason)
+            yield from passages
+            source.bytes_done = done
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _describe(item) -> str:
+    kind, payload = item if isinstance(item, tuple) and len(item) == 2 else ("", item)
+    if kind == "pages":
+        return f"pages {payload[0][0]} to {payload[-1][0]}"
+    if kind == "stream":
+        return f"the stream at byte {payload[0]:,}"
+    if kind == "entries":
+        return f"entries {payload[0]} to {payload[-1]}" if payload else "an empty range"
+    return repr(item)[:80]
+
+
+# -- in the worker ---------------------------------------------------------------------------
+
+def _start_worker(spec, parent: int) -> None:
+    global _worker_source
+    from .problems import ProblemLog
+    from .sources import open_source
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    path, fmt, corpus, options = spec
+    _worker_source = open_source(path, fmt, corpus, ProblemLog(), options)
+    threading.Thread(target=_exit_with, args=(parent,), daemon=True).start()
+
+
+def _exit_with(parent: int) -> None:
+    """Leave as soon as the parent is gone (killed): no orphan keeps parsing a 20 GB dump."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(0)
+
+
+def _parse(item):
+    """``(passages, ignored, problems, error)`` of one item; ``error`` is ``(message, hint)``
+    for a CorpusError (sent as text: exceptions with keyword arguments do not unpickle)."""
+    source = _worker_source
+    ignored, logged = source.ignored, source.problems.skipped
+    try:
+        passages = source.parse_item(item)
+    except CorpusError as exc:
+        return [], 0, [], (exc.message, exc.hint)
+    except Exception as exc:  # noqa: BLE001 - reported with the item, not as a bare traceback
+        return [], 0, [], (f"{source.path}: reading {_describe(item)} failed: "
+                           f"{type(exc).__name__}: {exc}. What was read before it was added.",
+                           "This looks like a bug or a damaged file: report it with the file's name.")
+    problems = [tuple(p) for p in source.problems.problems]
+    new = source.problems.skipped - logged
+    source.problems.problems.clear()  # each item's problems travel once
+    return passages, source.ignored - ignored, problems[:new] if new else [], None
