@@ -119,7 +119,7 @@ class MediaWikiSource(Source):
         if kind == "stream":
             from .multistream import stream_records
 
-            records = stream_records(self.path, *payload)
+            records = stream_records(self.path, *payload, page_record)
         else:
             records = payload
         return [p for record in records for p in self.page_passages(record)]

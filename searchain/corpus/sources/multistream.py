@@ -94,10 +94,9 @@ def stream_items(source, index: Path) -> Iterator[tuple[object, int]]:
         yield ("stream", (start, end - start)), end
 
 
-def stream_records(path: Path, offset: int, length: int) -> list[tuple]:
-    """The page records (``mediawiki.page_record``) of the bzip2 streams at ``offset``."""
-    from .mediawiki import page_record
-
+def stream_records(path: Path, offset: int, length: int, page_record) -> list[tuple]:
+    """``page_record(<page> element)`` (``mediawiki.page_record``) of each page in the bzip2
+    streams at ``offset``."""
     where = f"{path}, bytes {offset:,}-{offset + length:,}"
     try:
         with open(path, "rb") as fh:

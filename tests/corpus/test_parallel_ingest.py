@@ -1,0 +1,182 @@
+"""Parallel ingest (#33 item 4): the same passages, pids, ids and order with 1 and 3 worker
+processes, for a plain dump, a multistream dump and a ZIM file; a kill resumes; a malformed page
+is named and the others go on."""
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from searchain.bench.ingest.measure import make_dump
+from searchain.bench.ingest.multistream import to_multistream
+from searchain.config import Settings
+from searchain.corpus import parallel
+from searchain.corpus.manager import CorpusManager
+from searchain.corpus.problems import ProblemLog
+from searchain.corpus.sources.mediawiki import MediaWikiSource
+from searchain.errors import CorpusError
+from searchain.events import Progress
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def rows(manager, name):
+    with manager.open_store(name) as store:
+        return store.conn.execute('SELECT id, pid, title, text, section, doc_id, start, "end", url '
+                                  "FROM passages ORDER BY id").fetchall()
+
+
+def test_one_and_three_workers_store_the_same_passages_with_the_same_ids(home, tmp_path):
+    dump = make_dump(tmp_path / "wiki.xml.bz2", 150, random.Random(3))  # 3 page batches, 750 passages
+    manager = CorpusManager(home, Settings())
+    one = manager.add("one", dump, workers=1)
+    messages = []
+    three = manager.add("three", dump, workers=3,
+                        on_event=lambda e: isinstance(e, Progress) and messages.append(e.message))
+    assert any("with 3 worker processes" in m for m in messages)
+    assert rows(manager, "one") == rows(manager, "three") and len(rows(manager, "one")) == 750
+    assert (one.added, one.ignored, one.skipped) == (three.added, three.ignored, three.skipped)
+
+
+def test_a_multistream_dump_is_split_by_its_index_with_the_same_result(home, tmp_path):
+    plain = make_dump(tmp_path / "wiki.xml.bz2", 120, random.Random(4))
+    dump, index = to_multistream(plain, tmp_path / "wiki-multistream.xml.bz2", pages_per_stream=10)
+    source = MediaWikiSource(dump, "c", ProblemLog())
+    items = [item for item, _ in source.work_items()]
+    assert [kind for kind, _ in items] == ["stream"] * 6  # 12 streams, 2 a work item
+    manager = CorpusManager(home, Settings())
+    manager.add("serial", dump, workers=1)  # bz2 reads the streams as one: no index used
+    manager.add("streams", dump, workers=3)
+    assert rows(manager, "serial") == rows(manager, "streams") and len(rows(manager, "serial")) == 600
+
+    late = MediaWikiSource(dump, "c", ProblemLog())
+    late.resume_after = "35"  # in the 4th stream (pages 31-40): streams before it are not read
+    first_item = next(iter(late.work_items()))[0]
+    import bz2
+    lines = bz2.decompress(index.read_bytes()).decode().splitlines()
+    assert first_item[1][0] == int(next(x for x in lines if x.split(":")[1] == "35").split(":")[0])
+    assert first_item[1][0] > items[1][1][0]
+
+
+def test_an_index_of_another_dump_is_refused_by_name(tmp_path):
+    dump, index = to_multistream(make_dump(tmp_path / "a.xml.bz2", 20, random.Random(5)),
+                                 tmp_path / "a-multistream.xml.bz2", pages_per_stream=5)
+    index.write_bytes(__import__("bz2").compress(b"999999999:1:Far away\n"))
+    source = MediaWikiSource(dump, "c", ProblemLog())
+    with pytest.raises(CorpusError, match="belongs to another dump") as err:
+        list(source.work_items())
+    assert str(index) in str(err.value)
+
+
+def test_a_zim_file_gives_the_same_passages_with_workers(home, tmp_path):
+    pytest.importorskip("libzim")
+    from tests.fixtures.zim import write_zim
+
+    articles = {f"Article_{i}": (f"Article {i}", f"<html><body><h1>Article {i}</h1><p>Article {i} is "
+                                 f"about the river number {i}. It flows north.</p><h2>History</h2>"
+                                 f"<p>Barges sailed it in {1800 + i}.</p></body></html>")
+                for i in range(150)}
+    zim = write_zim(tmp_path / "w.zim", articles, metadata={"Name": "wikipedia_en_all_nopic"})
+    manager = CorpusManager(home, Settings())
+    manager.add("one", zim, workers=1)
+    manager.add("three", zim, workers=3)
+    assert rows(manager, "one") == rows(manager, "three") and len(rows(manager, "one")) >= 300
+
+
+def test_a_malformed_page_is_named_and_the_others_go_on_in_workers(home, tmp_path):
+    dump = make_dump(tmp_path / "wiki.xml.bz2", 100, random.Random(6))
+    import bz2
+
+    text = bz2.decompress(dump.read_bytes()).replace(b"<id>70</id>", b"", 1)  # page 70 loses its id
+    dump.write_bytes(bz2.compress(text))
+    report = CorpusManager(home, Settings()).add("w", dump, workers=3)
+    assert report.skipped == 1 and "page without title or id (title='Page 69'" in str(report.problems[0])
+    assert report.added == 99 * 5
+
+
+def test_an_error_in_a_worker_names_the_work_item(monkeypatch, tmp_path):
+    source = MediaWikiSource(tmp_path / "x.xml", "c", ProblemLog())
+
+    def boom(item):
+        raise ValueError("unexpected markup")
+    monkeypatch.setattr(source, "parse_item", boom)
+    monkeypatch.setattr(parallel, "_worker_source", source)
+    passages, ignored, problems, error = parallel._parse(("pages", [("7", "T", "0", False, "")]))
+    assert passages == [] and "pages 7 to 7" in error[0] and "ValueError: unexpected markup" in error[0]
+
+
+def test_auto_workers_leave_a_small_file_in_process(tmp_path):
+    dump = make_dump(tmp_path / "wiki.xml.bz2", 5, random.Random(7))
+    source = MediaWikiSource(dump, "c", ProblemLog())
+    assert parallel.workers_for(source, 0) == 1 and parallel.workers_for(source, 4) == 4
+    assert 1 <= parallel.auto_workers() <= parallel.MAX_AUTO_WORKERS
+
+
+KILL_CHILD = """
+    import os, sys, time
+    from searchain.config import AppPaths, Settings
+    from searchain.corpus.manager import CorpusManager
+    from searchain.events import Progress
+    def on_event(e):
+        if isinstance(e, Progress) and e.done and "passages added" in e.message and \\
+                not e.message.startswith("0 "):
+            print("COMMITTED", flush=True)
+            time.sleep(600)  # wait here to be killed
+    CorpusManager(AppPaths.resolve(sys.argv[1]), Settings()).add("wiki", sys.argv[2], workers=3,
+                                                                  on_event=on_event)
+"""
+
+
+def _children(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True)
+    return [int(x) for x in out.stdout.split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split(") ")[-1].startswith("Z"))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads worker processes from ps and /proc")
+def test_a_killed_parallel_ingest_leaves_no_workers_and_resumes_to_the_same_corpus(home, tmp_path):
+    dump = make_dump(tmp_path / "wiki.xml.bz2", 300, random.Random(0))  # 1,500 passages
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(KILL_CHILD),
+                             str(home.config_dir.parent), str(dump)],
+                            cwd=REPO, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "COMMITTED"
+        workers = _children(proc.pid)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()
+    assert workers  # the pool's processes (and spawn's resource tracker)
+    deadline = time.monotonic() + 20
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(_alive(w) for w in workers), "worker processes outlived the killed ingest"
+
+    manager = CorpusManager(home, Settings())
+    stored = manager.info("wiki").passages
+    assert manager.info("wiki").state == "incomplete" and 0 < stored < 1500
+    messages = []
+    report = manager.add("wiki", dump, workers=3,
+                         on_event=lambda e: isinstance(e, Progress) and messages.append(e.message))
+    assert any("continuing after page" in m for m in messages)
+    assert report.added == 1500 - stored
+    manager.add("whole", dump, workers=1)
+    assert [r[:2] for r in rows(manager, "wiki")] == [r[:2] for r in rows(manager, "whole")]
+    assert manager.info("wiki").state == "ready"
