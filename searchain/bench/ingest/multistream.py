@@ -48,3 +48,26 @@ def to_multistream(dump: Path, out: Path, pages_per_stream: int = 100) -> tuple[
         fh.write(bz2.compress(data[last:]))
     index.write_bytes(bz2.compress(b"\n".join(lines) + b"\n"))
     return out, index
+
+
+def repeat_pages(dump: Path, out: Path, copies: int) -> Path:
+    """``out`` (``.xml.bz2``): ``dump``'s pages ``copies`` times, copy k with page ids + k*10^8
+    and titles suffixed " (k)": a larger dump of real pages for timing."""
+    raw = Path(dump).read_bytes()
+    data = bz2.decompress(raw) if raw[:3] == b"BZh" else raw
+    first, last = data.find(b"<page>"), data.rfind(b"</page>") + len(b"</page>")
+    body = data[first:last]
+    with bz2.open(out, "wb") as fh:
+        fh.write(data[:first])
+        for k in range(copies):
+            if k == 0:
+                fh.write(body)
+                continue
+            shift = k * 10 ** 8
+            page = re.sub(rb"(<page>\s*<title>)(.*?)(</title>)",
+                          lambda m: m.group(1) + m.group(2) + b" (%d)" % k + m.group(3), body, flags=re.S)
+            page = re.sub(rb"(</ns>\s*<id>)(\d+)(</id>)",
+                          lambda m: m.group(1) + b"%d" % (int(m.group(2)) + shift) + m.group(3), page)
+            fh.write(b"\n" + page)
+        fh.write(data[last:])
+    return Path(out)

@@ -1,0 +1,102 @@
+"""``searchain bench ingest --source FILE --workers 1,2,... [--repeats R] --json``: ingest
+throughput of one dump or ZIM file with N worker processes, against wikiextractor on the same
+file in the same run (where it is installed and the file is a MediaWiki dump).
+
+Each run is a full ingest (parse in the workers, store in SQLite with its FTS5 index in the
+parent) into a new store; the figure is the median of ``repeats`` runs. ``pages`` counts every
+page the file holds (articles, redirects, other namespaces): wikiextractor reads them all too.
+wikiextractor runs as its command (``python -m wikiextractor.WikiExtractor FILE -o DIR
+--processes N``), with its defaults (templates expanded), once per worker count, timed wall to wall.
+Prints ``{"runs": [{"workers", "pages_per_s", "passages_per_s", ...}], "wikiextractor":
+{"pages_per_s", "runs": [...]}, ...}``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def parse_workers(text: str) -> list[int]:
+    from ...errors import SearchainError
+
+    try:
+        counts = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        counts = []
+    if not counts or any(n < 1 for n in counts):
+        raise SearchainError(f"--workers takes worker counts like 1,2,4; got {text!r}.")
+    return counts
+
+
+def measure(source: Path, counts: list[int], repeats: int, wikiextractor: bool = True) -> dict:
+    from ...corpus.sources.detect import detect_format
+
+    source = Path(source)
+    fmt = detect_format(source)
+    with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
+        runs = [_ours(source, fmt, n, repeats, Path(tmp)) for n in counts]
+        pages = runs[0].pop("_pages")
+        for run in runs[1:]:
+            run.pop("_pages")
+        out = {"benchmark": "ingest-workers", "source": str(source), "format": fmt,
+               "bytes": source.stat().st_size, "pages": pages, "articles": runs[0]["articles"],
+               "passages": runs[0]["passages"], "repeats": repeats, "cores": os.cpu_count(),
+               "runs": runs}
+        base = runs[0]["pages_per_s"] / counts[0]
+        for run in runs:
+            run["per_worker_vs_first"] = round(run["pages_per_s"] / run["workers"] / base, 2)
+        if wikiextractor and fmt == "mediawiki" and _has_wikiextractor():
+            wx = [_wikiextractor(source, n, repeats, pages, Path(tmp)) for n in counts]
+            out["wikiextractor"] = {"pages_per_s": wx[-1]["pages_per_s"], "runs": wx}
+            for run, theirs in zip(runs, wx):
+                run["vs_wikiextractor"] = round(run["pages_per_s"] / theirs["pages_per_s"], 2)
+        else:
+            out["wikiextractor"] = None
+    return out
+
+
+def _ours(source: Path, fmt: str, workers: int, repeats: int, tmp: Path) -> dict:
+    from ...corpus.ingest import ingest_source
+    from ...corpus.store import PassageStore
+
+    times, report, articles = [], None, 0
+    for r in range(repeats):
+        folder = tmp / f"ours-{workers}-{r}"
+        with PassageStore.open(folder / "passages.db", create=True, corpus="bench") as store:
+            started = time.perf_counter()
+            report = ingest_source(store, source, fmt, workers=workers)
+            times.append(time.perf_counter() - started)
+            articles = store.conn.execute("SELECT count(DISTINCT doc_id) FROM passages").fetchone()[0]
+        shutil.rmtree(folder)
+    seconds = statistics.median(times)
+    pages = articles + report.ignored + report.skipped
+    return {"workers": workers, "seconds": round(seconds, 3), "pages_per_s": round(pages / seconds, 1),
+            "passages_per_s": round(report.added / seconds, 1), "articles": articles,
+            "passages": report.added, "times": [round(t, 3) for t in times], "_pages": pages}
+
+
+def _has_wikiextractor() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("wikiextractor") is not None
+
+
+def _wikiextractor(source: Path, processes: int, repeats: int, pages: int, tmp: Path) -> dict:
+    times = []
+    for r in range(repeats):
+        out = tmp / f"wx-{processes}-{r}"
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "wikiextractor.WikiExtractor", str(source), "-o", str(out),
+                        "--processes", str(processes), "-q"], check=True, capture_output=True)
+        times.append(time.perf_counter() - started)
+        shutil.rmtree(out, ignore_errors=True)
+    seconds = statistics.median(times)
+    return {"processes": processes, "seconds": round(seconds, 3), "pages_per_s": round(pages / seconds, 1),
+            "times": [round(t, 3) for t in times]}
