@@ -1,5 +1,5 @@
 """``searchain bench wikitext (--pages DIR | --source DUMP) [--repeat N] [--json]``: how clean and
-how fast our wikitext stripper is, beside mwparserfromhell on the same pages.
+how fast our wikitext stripper is, beside mwparserfromhell and wikiextractor on the same pages.
 
 Both strippers run inside the same section handling (``wikitext_sections``: split at headings,
 non-prose sections dropped), so the figures compare the markup removal alone. The passages are
@@ -50,7 +50,8 @@ def run(ctx, args) -> int:
     if not pages:
         raise SearchainError("No article pages to measure.",
                              hint="Pass --pages DIR with .wiki files, or --source DUMP.xml[.bz2].")
-    print(json.dumps(measure(pages, max(1, args.repeat)), indent=1))
+    print(json.dumps(with_wikiextractor(measure(pages, max(1, args.repeat)), pages, max(1, args.repeat)),
+                     indent=1))
     return 0
 
 
@@ -66,6 +67,28 @@ def measure(pages: list[str], repeat: int = 5) -> dict:
         return out
     out["mwparserfromhell"] = _measure(pages, repeat, lambda m: wikitext_sections(m, strip=mwp_strip))
     return out
+
+
+def with_wikiextractor(out: dict, pages: list[str], repeat: int) -> dict:
+    """``out`` plus ``"wikiextractor"``: its ``Extractor.clean_text`` inside our section handling."""
+    try:
+        from wikiextractor.extract import Extractor  # noqa: F401
+    except ImportError:
+        out["wikiextractor"] = None
+        return out
+    from ..corpus.sources.wikitext import wikitext_sections
+
+    out["wikiextractor"] = _measure(pages, repeat, lambda m: wikitext_sections(m, strip=wx_strip))
+    return out
+
+
+def wx_strip(markup: str) -> str:
+    """wikiextractor's plain text of a piece of wikitext (no template definitions: templates
+    drop, as in ours), paragraphs joined by blank lines."""
+    from wikiextractor.extract import Extractor
+
+    paragraphs = Extractor(0, 0, "", "Page", []).clean_text(markup, html_safe=False)
+    return "\n\n".join(p.strip() for p in paragraphs if p.strip())
 
 
 def mwp_strip(markup: str) -> str:

@@ -19,8 +19,15 @@ NON_PROSE_SECTIONS = frozenset({
     "sources cited", "selected bibliography", "external link", "reference", "note",
     # Simple English Wikipedia's names for See also and External links
     "related pages", "other websites", "other website",
+    # the same sections in the largest other Wikipedias (de, fr, es, it, pt, nl)
+    "einzelnachweise", "literatur", "weblinks", "siehe auch", "anmerkungen", "quellen", "belege",
+    "références", "notes et références", "liens externes", "voir aussi", "bibliographie",
+    "referencias", "enlaces externos", "véase también", "bibliografía", "notas",
+    "collegamenti esterni", "voci correlate", "bibliografia", "referências",
+    "ligações externas", "veja também", "externe links", "zie ook", "bronnen",
 })
-NON_PROSE_WORDS = re.compile(r"^(?:notes?|references?|citations?|sources?|bibliography|footnotes?|"
+NON_PROSE_WORDS = re.compile(r"^(?:(?:selected|further|general|etymological|additional) "
+                             r"bibliography|notes?|references?|citations?|sources?|bibliography|footnotes?|"
                              r"further reading|external links?|see also|works cited)"
                              r"(?:\s*(?:and|&|,)\s*(?:notes?|references?|citations?|sources?|"
                              r"bibliography|footnotes?|further reading|external links?))*$")

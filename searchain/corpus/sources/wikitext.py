@@ -26,8 +26,15 @@ _DROPPED_TAGS = re.compile(
     r"<(math|gallery|timeline|syntaxhighlight|source|score|graph|mapframe|imagemap)\b[^>]*>.*?</\1\s*>",
     re.S | re.I)
 _TEMPLATE = re.compile(r"\{\{[^{}]*\}\}")
-_TABLE = re.compile(r"\{\|(?:(?!\{\|)[\s\S])*?\|\}")
-_LINK = re.compile(r"\[\[([^\[\]]*)\]\]")
+# A table opens with "{|" and closes with "|}", each at the start of a line (a "|}" inside a
+# cell, as in [[Bracket|}]], closes nothing); the innermost table goes first.
+_TABLE = re.compile(r"^[ \t:]*\{\|(?:(?!^[ \t:]*\{\|)[\s\S])*?^[ \t]*\|\}[^\n]*", re.M)
+# A link's text may hold single brackets: [[File:x.png|Bicyclo[1.1.0]butane ...]].
+_LINK = re.compile(r"\[\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\]")
+# A list item that is a citation (a bibliography, a list of editions): ISBN, ISSN, DOI, OCLC,
+# LCCN with a number. List items only: prose that mentions an ISBN stays.
+_CITATION_ITEM = re.compile(r"^[*#:;]+[^\n]*?(?:\bISBN[\s:\-]*[0-9]|\bISSN[\s:]*[0-9]|\bdoi:\s*10\.|"
+                            r"\bOCLC[\s:]*[0-9]|\bLCCN[\s:]*[0-9])[^\n]*$", re.M)
 _EXTERNAL = re.compile(r"\[(?:https?:|ftp:|//)[^\s\]]*\s*([^\]]*)\]")
 _HEADING = re.compile(r"^[ \t]*=+[^\n]*=+[ \t]*$", re.M)
 _QUOTES = re.compile(r"'{2,}")
@@ -94,13 +101,15 @@ def _append(out: list, path: str, text: str) -> None:
 
 def _strip_markup(markup: str) -> str:
     """Plain text of a piece of wikitext (no section handling)."""
-    text = _COMMENT.sub("", markup)
+    # Markup written escaped (&lt;ref&gt;, as wikiextractor also reads it) is markup: removed below.
+    text = _COMMENT.sub("", markup.replace("&lt;", "<").replace("&gt;", ">"))
     text = _REF.sub("", text)
     text = _DROPPED_TAGS.sub("", text)
     text = _remove_nested(_TEMPLATE, text, _template_words)
     text = _remove_nested(_TABLE, text)
     text = _resolve_links(text)
     text = _EXTERNAL.sub(lambda m: m.group(1), text)
+    text = _CITATION_ITEM.sub("", text)
     text = _HEADING.sub("", text)
     text = _QUOTES.sub("", text)
     text = _TAG.sub("", text)
@@ -151,6 +160,8 @@ def _resolve_links(text: str) -> str:
             return ""
         if label:
             return label.rsplit("|", 1)[-1]
+        if low.startswith(":") and low[1:].startswith(_DROPPED_LINK_PREFIXES):
+            return target.split(":", 2)[-1]  # [[:Category:People from X]]: a link, shown by name
         return target.lstrip(":").split("#")[0] or target
     for _ in range(_MAX_PASSES):
         text, n = _LINK.subn(replace, text)

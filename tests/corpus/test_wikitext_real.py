@@ -1,0 +1,39 @@
+"""Markup seen on real dump pages (#33 item 3, gensim's enwiki excerpt and wtf_wikipedia's
+cached pages; see BENCHMARKS.md) that the stripper used to leave in passages."""
+
+from searchain.corpus.sources.wikitext import strip_wikitext, wikitext_sections
+
+
+def test_a_file_caption_holding_single_brackets_is_dropped_whole():
+    markup = ("Alkanes form isomers.\n\n[[Image:C4.png|thumb|right| Different C<sub>4</sub> alkanes: "
+              "[[n-butane|''n''-butane]] and Bicyclo[1.1.0]butane [above].]]\n\nThey burn.")
+    assert strip_wikitext(markup) == "Alkanes form isomers.\n\nThey burn."
+    assert strip_wikitext("See [[Bracket|the [square] bracket]] here.") == "See the [square] bracket here."
+
+
+def test_a_table_ends_only_at_a_closing_line_not_at_a_bar_brace_in_a_cell():
+    markup = ("Codes follow.\n{| class=\"wikitable\"\n|-\n| 123 || [[Bracket|}]]\n|-\n| 124 || "
+              "[[Vertical bar|&#124;]]\n|}\nAfter the table.")
+    assert strip_wikitext(markup) == "Codes follow.\n\nAfter the table."
+    nested = "{|\n|\n{| class=\"wikitable\"\n| a || b\n|}\n|}\nProse."
+    assert strip_wikitext(nested) == "Prose."
+
+
+def test_citation_list_items_go_and_prose_naming_an_isbn_stays():
+    markup = ("== Editions ==\n* Orwell, G. ''Animal Farm''. Secker, 1945. ISBN 0-451-51679-6\n"
+              "* LCCN 46006290 (hardcover)\n* A radio play, 1947.\n\n"
+              "== History ==\nThe ISBN 0-451-51679-6 edition sold well.")
+    sections = dict(wikitext_sections(markup))
+    assert sections == {"Editions": "A radio play, 1947.",
+                        "History": "The ISBN 0-451-51679-6 edition sold well."}
+
+
+def test_a_colon_link_to_a_category_reads_as_its_name():
+    assert strip_wikitext("See also [[:Category:People from Bodmin]].") == "See also People from Bodmin."
+    assert strip_wikitext("Text.[[Category:People from Bodmin]]") == "Text."
+
+
+def test_reference_sections_of_other_wikipedias_and_qualified_bibliographies_are_not_prose():
+    markup = ("Ein Text.\n== Geschichte ==\nAlt.\n== Literatur ==\n* Buch\n== Einzelnachweise ==\n"
+              "<references />\n== Weblinks ==\n* Seite\n== Etymological bibliography ==\n* Book")
+    assert [p for p, _ in wikitext_sections(markup)] == ["", "Geschichte"]
