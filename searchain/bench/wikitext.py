@@ -110,6 +110,7 @@ def _measure(pages: list[str], repeat: int, sections) -> dict:
         best = min(best, time.perf_counter() - started)
     passages = [text[s:e] for doc in docs for _, text in doc for s, e in chunk_spans(text)]
     counts = {kind: sum(1 for p in passages if rx.search(p)) for kind, rx in RESIDUE.items()}
+    counts["any"] = sum(1 for p in passages if any(rx.search(p) for rx in RESIDUE.values()))
     per_1000 = {kind: round(1000 * n / max(1, len(passages)), 1) for kind, n in counts.items()}
     return {"passages": len(passages), "pages_per_s": round(len(pages) / best, 1),
             "residue_passages": counts, "residue_per_1000_passages": per_1000,
