@@ -180,3 +180,18 @@ def test_a_killed_parallel_ingest_leaves_no_workers_and_resumes_to_the_same_corp
     manager.add("whole", dump, workers=1)
     assert [r[:2] for r in rows(manager, "wiki")] == [r[:2] for r in rows(manager, "whole")]
     assert manager.info("wiki").state == "ready"
+
+
+def test_bench_ingest_with_workers_prints_runs_per_worker_count(tmp_path, capsys):
+    import json
+
+    from searchain.cli.main import main
+
+    dump = make_dump(tmp_path / "wiki.xml.bz2", 70, random.Random(8))
+    assert main(["bench", "ingest", "--source", str(dump), "--workers", "1,2", "--repeats", "1",
+                 "--no-wikiextractor", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [r["workers"] for r in out["runs"]] == [1, 2] and out["wikiextractor"] is None
+    assert out["pages"] == 70 and all(r["passages"] == 350 and r["pages_per_s"] > 0 for r in out["runs"])
+    assert out["runs"][1]["workers_cpu_s"] > 0  # the worker processes' CPU time is counted
+    assert main(["bench", "ingest", "--source", str(dump), "--workers", "0"]) != 0

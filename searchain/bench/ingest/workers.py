@@ -9,6 +9,12 @@ wikiextractor runs as its command (``python -m wikiextractor.WikiExtractor FILE 
 --processes N``), with its defaults (templates expanded), once per worker count, timed wall to wall.
 Prints ``{"runs": [{"workers", "pages_per_s", "passages_per_s", ...}], "wikiextractor":
 {"pages_per_s", "runs": [...]}, ...}``.
+
+CPU seconds are reported beside wall time (``parent_cpu_s``: the writer, and in a run with one
+worker the parser too; ``workers_cpu_s``: the worker processes; wikiextractor's ``cpu_s``: all
+its processes), since on a shared machine wall time says more about the neighbours than about
+the code. ``free_cores_pages_per_s`` is what the CPU seconds allow with a free core per process:
+pages / max(writer CPU, workers' CPU / N).
 """
 
 from __future__ import annotations
@@ -66,20 +72,37 @@ def _ours(source: Path, fmt: str, workers: int, repeats: int, tmp: Path) -> dict
     from ...corpus.ingest import ingest_source
     from ...corpus.store import PassageStore
 
-    times, report, articles = [], None, 0
+    times, cpus, report, articles = [], [], None, 0
     for r in range(repeats):
         folder = tmp / f"ours-{workers}-{r}"
         with PassageStore.open(folder / "passages.db", create=True, corpus="bench") as store:
+            before = _cpu()
             started = time.perf_counter()
             report = ingest_source(store, source, fmt, workers=workers)
             times.append(time.perf_counter() - started)
+            cpus.append(tuple(b - a for a, b in zip(before, _cpu())))
             articles = store.conn.execute("SELECT count(DISTINCT doc_id) FROM passages").fetchone()[0]
         shutil.rmtree(folder)
     seconds = statistics.median(times)
     pages = articles + report.ignored + report.skipped
+    parent = statistics.median(c[0] for c in cpus)
+    children = statistics.median(c[1] for c in cpus)
+    # On a machine with a free core per worker and one for the writer, the wall time would be
+    # the larger of the writer's CPU time and the workers' CPU time shared among them.
+    bound = max(parent, children / workers) if workers > 1 else parent
     return {"workers": workers, "seconds": round(seconds, 3), "pages_per_s": round(pages / seconds, 1),
             "passages_per_s": round(report.added / seconds, 1), "articles": articles,
-            "passages": report.added, "times": [round(t, 3) for t in times], "_pages": pages}
+            "passages": report.added, "times": [round(t, 3) for t in times],
+            "parent_cpu_s": round(parent, 3), "workers_cpu_s": round(children, 3),
+            "free_cores_pages_per_s": round(pages / bound, 1), "_pages": pages}
+
+
+def _cpu() -> tuple[float, float]:
+    """CPU seconds (user + system) of this process and of its finished children."""
+    import resource
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
 
 
 def _has_wikiextractor() -> bool:
@@ -89,14 +112,16 @@ def _has_wikiextractor() -> bool:
 
 
 def _wikiextractor(source: Path, processes: int, repeats: int, pages: int, tmp: Path) -> dict:
-    times = []
+    times, cpus = [], []
     for r in range(repeats):
         out = tmp / f"wx-{processes}-{r}"
+        before = _cpu()[1]
         started = time.perf_counter()
         subprocess.run([sys.executable, "-m", "wikiextractor.WikiExtractor", str(source), "-o", str(out),
                         "--processes", str(processes), "-q"], check=True, capture_output=True)
         times.append(time.perf_counter() - started)
+        cpus.append(_cpu()[1] - before)
         shutil.rmtree(out, ignore_errors=True)
     seconds = statistics.median(times)
     return {"processes": processes, "seconds": round(seconds, 3), "pages_per_s": round(pages / seconds, 1),
-            "times": [round(t, 3) for t in times]}
+            "cpu_s": round(statistics.median(cpus), 3), "times": [round(t, 3) for t in times]}
