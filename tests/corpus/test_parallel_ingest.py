@@ -195,3 +195,23 @@ def test_bench_ingest_with_workers_prints_runs_per_worker_count(tmp_path, capsys
     assert out["pages"] == 70 and all(r["passages"] == 350 and r["pages_per_s"] > 0 for r in out["runs"])
     assert out["runs"][1]["workers_cpu_s"] > 0  # the worker processes' CPU time is counted
     assert main(["bench", "ingest", "--source", str(dump), "--workers", "0"]) != 0
+
+
+def test_a_cancel_stops_the_workers_and_keeps_a_prefix(home, tmp_path):
+    from searchain.events import CancelToken, Cancelled
+
+    dump = make_dump(tmp_path / "wiki.xml.bz2", 150, random.Random(9))
+    cancel = CancelToken()
+
+    def on_event(e):
+        if isinstance(e, Progress) and "passages added" in e.message and not e.message.startswith("0 "):
+            cancel.cancel()
+    manager = CorpusManager(home, Settings())
+    with pytest.raises(Cancelled):
+        manager.add("w", dump, workers=2, on_event=on_event, cancel=cancel)
+    import multiprocessing
+
+    assert not multiprocessing.active_children()  # the pool was shut down with the ingest
+    manager.add("whole", dump, workers=1)
+    stored = [r[:2] for r in rows(manager, "w")]
+    assert 0 < len(stored) < 750 and stored == [r[:2] for r in rows(manager, "whole")][:len(stored)]
