@@ -215,3 +215,43 @@ def test_a_cancel_stops_the_workers_and_keeps_a_prefix(home, tmp_path):
     manager.add("whole", dump, workers=1)
     stored = [r[:2] for r in rows(manager, "w")]
     assert 0 < len(stored) < 750 and stored == [r[:2] for r in rows(manager, "whole")][:len(stored)]
+
+
+def test_a_page_the_stripper_fails_on_is_named_and_the_rest_are_read(monkeypatch, tmp_path):
+    from searchain.corpus.sources import mediawiki
+
+    real = mediawiki.wikitext_sections
+
+    def fragile(markup):
+        if "heron heron heron" in markup:
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(markup)
+    monkeypatch.setattr(mediawiki, "wikitext_sections", fragile)
+    records = [("1", "Fine", "0", False, "A river flows north."),
+               ("2", "Odd", "0", False, "heron heron heron"), ("3", "Also fine", "0", False, "Salt.")]
+    source = MediaWikiSource(tmp_path / "x.xml", "c", ProblemLog())
+    passages = source.parse_item(("pages", records))
+    assert [p.doc_id for p in passages] == ["1", "3"]
+    assert source.problems.skipped == 1
+    assert "page 2 ('Odd'): its wikitext could not be converted (RecursionError" in str(source.problems.problems[0])
+
+
+def test_a_zim_resumes_at_the_last_stored_article_serial_and_with_workers(tmp_path):
+    pytest.importorskip("libzim")
+    from searchain.corpus.sources.zim import ZimSource
+    from tests.fixtures.zim import write_zim
+
+    articles = {f"A_{i:03d}": (f"A {i}", f"<html><body><p>Article {i} is about hill {i}.</p></body></html>")
+                for i in range(100)}
+    zim = write_zim(tmp_path / "w.zim", articles)
+    whole = [p.pid for p in ZimSource(zim, "c", ProblemLog()).passages()]
+    serial = ZimSource(zim, "c", ProblemLog())
+    serial.resume_after = "A_060"
+    assert [p.pid for p in serial.passages()] == whole[whole.index("A_060#0"):]
+    assert serial.skipped_pages == 60
+    workers = ZimSource(zim, "c", ProblemLog())
+    workers.resume_after = "A_060"
+    assert [p.pid for p in parallel.parallel_passages(workers, 2)] == whole[whole.index("A_060#0"):]
+    missing = ZimSource(zim, "c", ProblemLog())
+    missing.resume_after = "No_such_article"
+    assert [p.pid for p in missing.passages()] == whole

@@ -13,6 +13,9 @@ title, its section path, ``doc_id`` = its path inside the ZIM, ``source`` = ``"<
 and ``url``: the article on the web when the ZIM's metadata names its wiki (see ``wiki_base``),
 else ``"<file>#<path>"``. pids are ``"<path>#<k>"``; offsets index the article's plain text.
 
+Resuming (``resume_after``, an article's path): a stopped ingest of the same file passes over
+the articles before the last one it stored without reading them (stored pids are skipped anyway).
+
 A damaged file adds nothing: it is checked before the first article is read (libzim's
 verification of the MD5 checksum the ZIM carries; one pass over the file, a few minutes for
 100 GB against hours of ingest). A file without a checksum that fails mid-way names the article.
@@ -43,6 +46,8 @@ _DAMAGED_HINT = ("The file may be truncated or damaged (an interrupted download?
 
 class ZimSource(Source):
     format = "zim"
+    resume_after: str | None = None  # path of the last article stored by a stopped ingest
+    skipped_pages = 0  # articles passed over, unread, while resuming
 
     def passages(self) -> Iterator[Passage]:
         try:
@@ -64,7 +69,19 @@ class ZimSource(Source):
         base = wiki_base(_metadata(archive, "Source"), _metadata(archive, "Name"))
         ids = self._article_ids(archive)
         self._main = _main_path(archive)
+        if self.resume_after is not None:
+            ids = self._from_resume_point(archive, ids)
         return archive, base, ids
+
+    def _from_resume_point(self, archive, ids: list[int]) -> list[int]:
+        """The ids from the article a stopped ingest stored last (its path is ``resume_after``)
+        on; the articles before it are passed over by path, without reading them. All of them
+        when that article is not in the file."""
+        for k, entry_id in enumerate(ids):
+            if archive._get_entry_by_id(entry_id).path == self.resume_after:  # noqa: SLF001
+                self.skipped_pages = k
+                return ids[k:]
+        return ids
 
     def _read(self, archive, entry_id: int, base: str) -> list[Passage]:
         entry = archive._get_entry_by_id(entry_id)  # noqa: SLF001 - libzim's only id lookup
