@@ -255,3 +255,23 @@ def test_a_zim_resumes_at_the_last_stored_article_serial_and_with_workers(tmp_pa
     missing = ZimSource(zim, "c", ProblemLog())
     missing.resume_after = "No_such_article"
     assert [p.pid for p in missing.passages()] == whole
+
+
+def test_items_in_flight_stay_bounded_whatever_the_source_size(monkeypatch, tmp_path):
+    from searchain.corpus.sources import mediawiki
+
+    monkeypatch.setattr(mediawiki, "PAGES_PER_ITEM", 5)
+    dump = make_dump(tmp_path / "wiki.xml.bz2", 150, random.Random(10))  # 30 items
+    source = MediaWikiSource(dump, "c", ProblemLog())
+    pages_seen: set = set()
+    ahead = []
+    items = source.work_items
+
+    def counted():
+        for k, pair in enumerate(items()):
+            ahead.append(k - len(pages_seen) // 5)  # items pulled beyond those already consumed
+            yield pair
+    monkeypatch.setattr(source, "work_items", counted)
+    for p in parallel.parallel_passages(source, 2):
+        pages_seen.add(p.doc_id)
+    assert len(ahead) == 30 and max(ahead) <= 2 * parallel.WINDOW
