@@ -1,6 +1,12 @@
 """Entry script for the PyInstaller bundle (the installed package uses ``desktop.app:main``)."""
 
+import multiprocessing
 import sys
+
+if __name__ == "__main__":
+    # A spawned process of the bundle (the ingest's parsing workers, searchain/corpus/parallel.py)
+    # runs its task here and exits instead of starting the app again.
+    multiprocessing.freeze_support()
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--searchain-llm-worker"]:
     # The model worker process (searchain/llm/isolated.py): a bundle has no `python -m`.
