@@ -275,3 +275,14 @@ def test_items_in_flight_stay_bounded_whatever_the_source_size(monkeypatch, tmp_
     for p in parallel.parallel_passages(source, 2):
         pages_seen.add(p.doc_id)
     assert len(ahead) == 30 and max(ahead) <= 2 * parallel.WINDOW
+
+
+def test_corpus_add_takes_workers_and_refuses_a_negative_count(home, tmp_path, capsys):
+    from searchain.cli.main import main
+
+    dump = make_dump(tmp_path / "wiki.xml.bz2", 20, random.Random(11))
+    assert main(["corpus", "add", "w", str(dump), "--workers", "-1", "--no-index"]) != 0
+    assert "--workers must be 0 (auto) to 256; got -1" in capsys.readouterr().err
+    assert not CorpusManager(home, Settings()).exists("w")
+    assert main(["corpus", "add", "w", str(dump), "--workers", "2", "--no-index", "--json"]) == 0
+    assert CorpusManager(home, Settings()).info("w").passages == 100
