@@ -37,3 +37,8 @@ def test_reference_sections_of_other_wikipedias_and_qualified_bibliographies_are
     markup = ("Ein Text.\n== Geschichte ==\nAlt.\n== Literatur ==\n* Buch\n== Einzelnachweise ==\n"
               "<references />\n== Weblinks ==\n* Seite\n== Etymological bibliography ==\n* Book")
     assert [p for p, _ in wikitext_sections(markup)] == ["", "Geschichte"]
+
+
+def test_a_file_link_that_never_closes_takes_only_its_line():
+    markup = "Eden.\n[[Image:Durer.jpg|thumb|left|''[[Adam and Eve (Dürer)|Adam and Eve]]'': a cla\nThe fall."
+    assert strip_wikitext(markup) == "Eden.\n\nThe fall."

@@ -31,6 +31,7 @@ _TEMPLATE = re.compile(r"\{\{[^{}]*\}\}")
 _TABLE = re.compile(r"^[ \t:]*\{\|(?:(?!^[ \t:]*\{\|)[\s\S])*?^[ \t]*\|\}[^\n]*", re.M)
 # A link's text may hold single brackets: [[File:x.png|Bicyclo[1.1.0]butane ...]].
 _LINK = re.compile(r"\[\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\]")
+_UNCLOSED_FILE = re.compile(r"\[\[[ \t]*(?:file|image)[ \t]*:[^\n]*", re.I)
 # A list item that is a citation (a bibliography, a list of editions): ISBN, ISSN, DOI, OCLC,
 # LCCN with a number. List items only: prose that mentions an ISBN stays.
 _CITATION_ITEM = re.compile(r"^[*#:;]+[^\n]*?(?:\bISBN[\s:\-]*[0-9]|\bISSN[\s:]*[0-9]|\bdoi:\s*10\.|"
@@ -108,6 +109,7 @@ def _strip_markup(markup: str) -> str:
     text = _remove_nested(_TEMPLATE, text, _template_words)
     text = _remove_nested(_TABLE, text)
     text = _resolve_links(text)
+    text = _UNCLOSED_FILE.sub("", text)  # a file link never closed: its caption to the line's end
     text = _EXTERNAL.sub(lambda m: m.group(1), text)
     text = _CITATION_ITEM.sub("", text)
     text = _HEADING.sub("", text)
