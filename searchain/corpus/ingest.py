@@ -94,13 +94,22 @@ def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFA
 def _store_all(store: PassageStore, source, stream: Iterator[Passage], report: IngestReport, *,
                batch_size: int, ids_from, count_as, on_event, cancel, started: float) -> None:
     """Store ``stream`` batch by batch, checking ``cancel`` between batches."""
+    def put(batch: list[Passage]) -> None:
+        result = store.add(batch, batch_size=batch_size, ids_from=ids_from, count_as=count_as)
+        report.added += result.added
+        report.duplicates += result.duplicates
+
     while True:
         check(cancel)
-        batch = list(islice(stream, batch_size))
+        batch: list[Passage] = []
+        try:
+            batch.extend(islice(stream, batch_size))
+        except CorpusError:  # the file breaks off: what was read before it is stored, as promised
+            if batch:
+                put(batch)
+            raise
         if batch:
-            result = store.add(batch, batch_size=batch_size, ids_from=ids_from, count_as=count_as)
-            report.added += result.added
-            report.duplicates += result.duplicates
+            put(batch)
         report.files += sum(1 for d in source.documents if d.passages)
         store.put_documents(source.documents)
         source.documents.clear()

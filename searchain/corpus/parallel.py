@@ -11,7 +11,8 @@ A source that can be split offers two methods (``MediaWikiSource``, ``ZimSource`
   order. Records it leaves out add to ``ignored``; malformed ones go to ``problems`` naming the
   record, and the others go on. A ``CorpusError`` (a damaged stream) stops the ingest.
 
-``parallel_passages`` keeps at most ``workers * WINDOW`` items in flight and yields their
+An error reading the file in the parent (a truncated dump) is raised after the passages of the
+items read before it, as a serial read would. ``parallel_passages`` keeps at most ``workers * WINDOW`` items in flight and yields their
 passages in submission order, so the passages, their pids and the ids the store gives them are
 the same for any number of workers, memory does not grow with the source, and what is stored at
 a kill is a prefix of the source (which is what resuming relies on).
@@ -78,15 +79,22 @@ def parallel_passages(source, workers: int) -> Iterator[Passage]:
                                initializer=_start_worker, initargs=(spec, os.getpid()))
     pending: deque = deque()
     items = iter(source.work_items())
+    stopped: BaseException | None = None  # the file failed to read at some point (truncated...)
     try:
         while True:
-            while len(pending) < workers * WINDOW:
-                nxt = next(items, None)
+            while stopped is None and len(pending) < workers * WINDOW:
+                try:
+                    nxt = next(items, None)
+                except Exception as exc:  # noqa: BLE001 - raised once the items before it are stored
+                    stopped = exc
+                    break
                 if nxt is None:
                     break
                 item, done = nxt
                 pending.append((item, done, pool.submit(_parse, item)))
             if not pending:
+                if stopped is not None:
+                    raise stopped
                 return
             item, done, future = pending.popleft()
             try:

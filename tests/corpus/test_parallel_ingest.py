@@ -286,3 +286,18 @@ def test_corpus_add_takes_workers_and_refuses_a_negative_count(home, tmp_path, c
     assert not CorpusManager(home, Settings()).exists("w")
     assert main(["corpus", "add", "w", str(dump), "--workers", "2", "--no-index", "--json"]) == 0
     assert CorpusManager(home, Settings()).info("w").passages == 100
+
+
+def test_a_dump_broken_midway_stores_the_pages_before_it_with_workers_as_without(home, tmp_path):
+    import bz2
+
+    good = bz2.decompress(make_dump(tmp_path / "w.xml.bz2", 150, random.Random(12)).read_bytes())
+    cut = good.index(b"<page><title>Page 120<")
+    broken = tmp_path / "broken.xml"
+    broken.write_bytes(good[:cut] + b"<page><title>Page 120</titl></page>\n" + good[cut:])
+    manager = CorpusManager(home, Settings())
+    for name, workers in (("serial", 1), ("workers", 3)):
+        with pytest.raises(CorpusError, match="the XML is malformed"):
+            manager.add(name, broken, workers=workers)
+    assert len(rows(manager, "serial")) == 600  # pages 0-119
+    assert rows(manager, "serial") == rows(manager, "workers")

@@ -104,12 +104,17 @@ class MediaWikiSource(Source):
             return
         batch: list[tuple] = []
         size = 0
-        for record in self._records():
-            batch.append(record)
-            size += len(record[4])
-            if len(batch) >= PAGES_PER_ITEM or size >= ITEM_CHARS:
+        try:
+            for record in self._records():
+                batch.append(record)
+                size += len(record[4])
+                if len(batch) >= PAGES_PER_ITEM or size >= ITEM_CHARS:
+                    yield ("pages", batch), self.bytes_done
+                    batch, size = [], 0
+        except CorpusError:  # the file breaks off: the pages read before it still count
+            if batch:
                 yield ("pages", batch), self.bytes_done
-                batch, size = [], 0
+            raise
         if batch:
             yield ("pages", batch), self.bytes_done
 
