@@ -90,7 +90,9 @@ _RSS_CHILD = """
 import sys
 from searchain.config import AppPaths, Settings
 from searchain.corpus.manager import CorpusManager
-report = CorpusManager(AppPaths.resolve(sys.argv[1]).ensure(), Settings()).add("w", sys.argv[2], "mediawiki")
+# one process (no parsing workers), so that its own peak is the ingest's
+report = CorpusManager(AppPaths.resolve(sys.argv[1]).ensure(), Settings()).add("w", sys.argv[2], "mediawiki",
+                                                                          workers=1)
 peak = next(int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith("VmHWM"))
 print(report.added, peak)
 """
