@@ -42,3 +42,9 @@ def test_reference_sections_of_other_wikipedias_and_qualified_bibliographies_are
 def test_a_file_link_that_never_closes_takes_only_its_line():
     markup = "Eden.\n[[Image:Durer.jpg|thumb|left|''[[Adam and Eve (Dürer)|Adam and Eve]]'': a cla\nThe fall."
     assert strip_wikitext(markup) == "Eden.\n\nThe fall."
+
+
+def test_rows_of_a_table_that_never_closes_are_dropped_and_a_bang_word_stays():
+    markup = ("Before.\n{| class=\"wikitable\"\n! Year !! Event\n|-\n| 1901 || Founded\n\n"
+              "!Kung people live in the Kalahari.")
+    assert strip_wikitext(markup) == "Before.\n\n!Kung people live in the Kalahari."

@@ -29,6 +29,7 @@ _TEMPLATE = re.compile(r"\{\{[^{}]*\}\}")
 # A table opens with "{|" and closes with "|}", each at the start of a line (a "|}" inside a
 # cell, as in [[Bracket|}]], closes nothing); the innermost table goes first.
 _TABLE = re.compile(r"^[ \t:]*\{\|(?:(?!^[ \t:]*\{\|)[\s\S])*?^[ \t]*\|\}[^\n]*", re.M)
+_TABLE_ROW = re.compile(r"^[ \t]*(?:\{\|[^\n]*|\|[^\n]*|![^\n]*!![^\n]*)$", re.M)
 # A link's text may hold single brackets: [[File:x.png|Bicyclo[1.1.0]butane ...]].
 _LINK = re.compile(r"\[\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\]")
 _UNCLOSED_FILE = re.compile(r"\[\[[ \t]*(?:file|image)[ \t]*:[^\n]*", re.I)
@@ -108,6 +109,7 @@ def _strip_markup(markup: str) -> str:
     text = _DROPPED_TAGS.sub("", text)
     text = _remove_nested(_TEMPLATE, text, _template_words)
     text = _remove_nested(_TABLE, text)
+    text = _TABLE_ROW.sub("", text)  # rows of a table that never closed (a "|" line is no prose)
     text = _resolve_links(text)
     text = _UNCLOSED_FILE.sub("", text)  # a file link never closed: its caption to the line's end
     text = _EXTERNAL.sub(lambda m: m.group(1), text)
