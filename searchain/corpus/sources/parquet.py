@@ -83,16 +83,13 @@ class ParquetSource(Source):
         groups = parquet.num_row_groups
         for g in range(groups):
             if skipping:
-                ids = [i for batch in self._batches(parquet, file, g, ["id"])
-                       for i in batch.column(0).to_pylist()]
+                ids = [i for rows in self._batches(parquet, file, g, ["id"]) for i in rows["id"]]
                 if self.resume_after not in {str(i) for i in ids}:
                     self.skipped_articles += len(ids)
                     self.bytes_done = done_before + _size(file) * (g + 1) // groups
                     continue
             n = 0
-            for batch in self._batches(parquet, file, g, columns):
-                rows = batch.to_pydict()
-                del batch
+            for rows in self._batches(parquet, file, g, columns):
                 urls = rows.get("url") or [""] * len(rows["id"])
                 for aid, title, text, url in zip(rows["id"], rows["title"], rows["text"], urls):
                     n += 1
@@ -108,17 +105,19 @@ class ParquetSource(Source):
         return skipping
 
     def _batches(self, parquet, file: Path, group: int, columns: list[str]):
-        """Row group ``group`` in batches of ``BATCH_ROWS`` rows (memory stays bounded even where
-        a writer made huge row groups); a group that does not decode is a CorpusError."""
+        """Row group ``group`` as dicts of ``BATCH_ROWS`` rows each (memory stays bounded even
+        where a writer made huge row groups); a group that does not decode, or holds text that is
+        not UTF-8 (pyarrow checks that only when the values become Python strings), is a
+        CorpusError."""
         try:
             batches = parquet.iter_batches(batch_size=BATCH_ROWS, row_groups=[group],
                                            columns=columns, use_threads=False)
             while True:
                 try:
-                    batch = next(batches)
+                    rows = next(batches).to_pydict()
                 except StopIteration:
                     return
-                yield batch
+                yield rows
         except CorpusError:
             raise
         except GeneratorExit:
