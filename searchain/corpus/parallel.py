@@ -1,6 +1,7 @@
 """Parse a source in worker processes; the caller (one writer) stores passages in source order.
 
-A source that can be split offers two methods (``MediaWikiSource``, ``ZimSource``):
+A source that can be split offers two methods (``MediaWikiSource``, ``ZimSource``,
+``ParquetSource``):
 
 - ``work_items()``, run in the parent: yields ``(item, bytes_done)`` in the source's own order.
   An item is small and picklable (a batch of raw pages, a byte range of a multistream dump, a
@@ -122,6 +123,8 @@ def _describe(item) -> str:
         return f"pages {payload[0][0]} to {payload[-1][0]}"
     if kind == "stream":
         return f"the stream at byte {payload[0]:,}"
+    if kind == "row_group":
+        return f"row group {payload[1] + 1} of {payload[0]}"
     if kind == "entries":
         return f"entries {payload[0]} to {payload[-1]}" if payload else "an empty range"
     return repr(item)[:80]

@@ -4,7 +4,9 @@
 
 Streaming: read with pyarrow one row group at a time, in batches of ``BATCH_ROWS`` rows (only
 the four columns), so memory holds one batch whatever the corpus's (or a row group's) size.
-Shards are read in name order.
+Shards are read in name order. With workers (``corpus.parallel``) each row group is a work
+item: the parent opens every file once (footer and columns checked) and hands out
+``(file, group)``; a worker keeps its last file open and parses the group's articles.
 
 The dataset's text is plain prose with each section heading alone on a line between blank
 lines ("History", "Early life"). ``text_sections`` takes such a line as a heading when it is
@@ -71,14 +73,7 @@ class ParquetSource(Source):
 
     def _file(self, file: Path, skipping: bool):
         parquet = _open(file)
-        names = set(parquet.schema_arrow.names)
-        missing = [c for c in COLUMNS if c not in names]
-        if missing:
-            raise CorpusError(
-                f"{file} has no column {', '.join(map(repr, missing))} (it has "
-                f"{', '.join(sorted(names)) or 'none'}): not an articles table; nothing more was read.",
-                hint="A wikimedia/wikipedia parquet file has id, url, title and text columns.")
-        columns = [*COLUMNS, *(["url"] if "url" in names else [])]
+        columns = _columns(parquet, file)
         done_before = self.bytes_done
         groups = parquet.num_row_groups
         for g in range(groups):
@@ -103,6 +98,71 @@ class ParquetSource(Source):
             self.bytes_done = done_before + _size(file) * (g + 1) // groups
         self.bytes_done = done_before + _size(file)
         return skipping
+
+    # -- parallel ingest (``corpus.parallel``): one work item per row group ------------------
+
+    def work_items(self) -> Iterator[tuple[object, int]]:
+        """``(("row_group", (file, group, start_id)), bytes_done)`` for every row group of every
+        file, in order; each file is opened here once (its footer and columns checked). Resuming
+        passes over, by the ``id`` column alone, the groups before the one holding
+        ``resume_after``; that group's item starts at it (``start_id``). When the article is in
+        no group, every group is read."""
+        files = parquet_files(self.path)
+        if not files:
+            raise CorpusError(f"{self.path} holds no .parquet files.",
+                              hint="Pass a parquet file, or a folder of parquet shards.")
+        self.bytes_total = sum(_size(f) for f in files)
+        start = self._resume_group(files) if self.resume_after is not None else None
+        done_before = 0
+        for n, file in enumerate(files):
+            parquet = _open(file)
+            _columns(parquet, file)
+            groups = parquet.num_row_groups
+            for g in range(groups):
+                done = done_before + _size(file) * (g + 1) // groups
+                if start is not None and (n, g) < start:
+                    self.bytes_done = done
+                    continue
+                first = self.resume_after if start == (n, g) else None
+                yield ("row_group", (str(file), g, first)), done
+            done_before += _size(file)
+
+    def _resume_group(self, files: list[Path]) -> tuple[int, int] | None:
+        """``(file number, group)`` of the row group holding ``resume_after`` (the groups before
+        it count in ``skipped_articles``), or None when no group holds it."""
+        skipped = 0
+        for n, file in enumerate(files):
+            parquet = _open(file)
+            for g in range(parquet.num_row_groups):
+                ids = [str(i) for rows in self._batches(parquet, file, g, ["id"]) for i in rows["id"]]
+                if self.resume_after in ids:
+                    self.skipped_articles = skipped + ids.index(self.resume_after)
+                    return n, g
+                skipped += len(ids)
+        return None
+
+    def parse_item(self, item) -> list[Passage]:
+        """The passages of one row group (in a worker, which keeps the file it read last open);
+        with a ``start_id``, from that article on."""
+        name, group, start_id = item[1]
+        cached = getattr(self, "_worker_file", None)
+        if cached is None or cached[0] != name:
+            parquet = _open(Path(name))
+            cached = self._worker_file = (name, parquet, _columns(parquet, Path(name)))
+        _, parquet, columns = cached
+        file, out, n = Path(name), [], 0
+        skipping = start_id is not None
+        for rows in self._batches(parquet, file, group, columns):
+            urls = rows.get("url") or [""] * len(rows["id"])
+            for aid, title, text, url in zip(rows["id"], rows["title"], rows["text"], urls):
+                n += 1
+                aid = "" if aid is None else str(aid)
+                if skipping:
+                    skipping = aid != start_id
+                    if skipping:
+                        continue
+                out.extend(self._article(file, group, n - 1, aid, title, text, url))
+        return out
 
     def _batches(self, parquet, file: Path, group: int, columns: list[str]):
         """Row group ``group`` as dicts of ``BATCH_ROWS`` rows each (memory stays bounded even
@@ -188,6 +248,19 @@ def is_heading(paragraph: str) -> bool:
     if len(paragraph.split()) > _HEADING_MAX_WORDS or _NOT_HEADING_END.search(paragraph):
         return False
     return paragraph[0].isupper() or paragraph[0].isdigit()
+
+
+def _columns(parquet, file: Path) -> list[str]:
+    """The columns to read from ``file``: COLUMNS, and ``url`` when it has one; a file without
+    one of COLUMNS is a CorpusError naming it."""
+    names = set(parquet.schema_arrow.names)
+    missing = [c for c in COLUMNS if c not in names]
+    if missing:
+        raise CorpusError(
+            f"{file} has no column {', '.join(map(repr, missing))} (it has "
+            f"{', '.join(sorted(names)) or 'none'}): not an articles table; nothing more was read.",
+            hint="A wikimedia/wikipedia parquet file has id, url, title and text columns.")
+    return [*COLUMNS, *(["url"] if "url" in names else [])]
 
 
 def _open(file: Path):
