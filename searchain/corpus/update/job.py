@@ -36,9 +36,10 @@ LISTED_IN_META = 200  # names of changed/added/removed units kept with the last 
 def update_corpus(manager: CorpusManager, name: str, source: str | Path | None = None,
                   fmt: str | None = None, *, batch_size: int = DEFAULT_BATCH,
                   on_event: EventCallback | None = None,
-                  cancel: CancelToken | None = None) -> UpdateReport:
+                  cancel: CancelToken | None = None, workers: int | None = None) -> UpdateReport:
     """Update corpus ``name`` (see the module docstring); raises CorpusError on bad input
-    before anything is written."""
+    before anything is written. ``workers``: processes parsing a snapshot that can be split
+    (None: the ``corpus.ingest_workers`` setting; 0 = auto)."""
     folder = manager.corpus_dir(name)
     with manager.open_store(name):  # the manager's own error for an unknown name
         pass
@@ -52,7 +53,9 @@ def update_corpus(manager: CorpusManager, name: str, source: str | Path | None =
                                   batch_size=batch_size, on_event=on_event, cancel=cancel)
         else:
             report = update_from_source(store, target[0], target[1], options=options,
-                                        batch_size=batch_size, on_event=on_event, cancel=cancel)
+                                        batch_size=batch_size, on_event=on_event, cancel=cancel,
+                                        workers=manager.settings.corpus.ingest_workers
+                                        if workers is None else workers)
             _replace_source(store, target[0], target[1])
         report.passages_kept = store.count() - report.passages_added  # their ids and vectors stay
         store.meta_set(UPDATE_KEY, {"status": DONE, "from": report.source, "at": timestamp(),
