@@ -79,8 +79,8 @@ class UpdatePlan:
         if not self.indexed:
             lines.append("  the corpus has no index yet: passages only")
         elif self.read.passages_now >= _tantivy_from():
-            lines.append("  note: the keyword index (tantivy) of a corpus this large is rebuilt "
-                         "after the update (no embedding)")
+            lines.append("  the keyword index (tantivy) is then brought up to date: the changed "
+                         "passages' documents replaced, not the whole index rebuilt")
         return "\n".join(lines)
 
 

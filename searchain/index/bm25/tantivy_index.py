@@ -20,6 +20,15 @@ The scoring is FTS5's (``fts5.py``), measured equal in recall on the eval querie
 The index lives in ``bm25.tantivy/`` beside ``passages.db``, with ``searchain.json`` recording
 which passages it holds. A build writes a fresh folder and renames it into place, so a killed
 build leaves the old index (or none), never a half one.
+
+After the corpus changes (``corpus update``), ``ensure_current`` *extends* the index instead
+(``tantivy_update.extend``): passage ids only grow and a changed passage gets a new id, so the passages to add
+are those above the stamp's ``max_id`` and the ones to delete are the ids up to it that the store
+no longer has; both go in one commit, which tantivy makes atomic. Deleted documents still count
+in tantivy's term statistics until its merges drop them, so scores drift slightly from a fresh
+build's; once the documents deleted since the last full build pass ``REBUILD_DELETED_SHARE`` of
+the index, or the index is missing, damaged, of another format or title weight, or holds a count
+the store does not match, it is rebuilt.
 """
 
 from __future__ import annotations
@@ -201,6 +210,17 @@ def ensure_current(store, title_weight: float, *, on_event=None, cancel=None,
     def progress(done, total):
         emit(on_event, Progress(STAGE, done, total))
 
+    from .tantivy_update import extend, extendable
+
+    old = extendable(path, conn, title_weight)
+    if old is not None:
+        for leftover in (path.with_name(path.name + ".tmp"), path.with_name(path.name + ".old")):
+            shutil.rmtree(leftover, ignore_errors=True)  # of a build killed earlier
+        emit(on_event, Progress(STAGE, 0, None, "bringing the keyword index (tantivy) up to date"))
+        try:
+            return extend(conn, path, old, title_weight=title_weight, progress=progress, cancel=cancel)
+        except IndexError_ as exc:
+            log.warning("keyword index of '%s' is rebuilt: %s", store.corpus, exc.message)
     emit(on_event, Progress(STAGE, 0, store.count(), "building the keyword index (tantivy)"))
     return build(conn, path, title_weight=title_weight, progress=progress, cancel=cancel)
 
@@ -249,6 +269,7 @@ class TantivySearcher:
         if df is None:
             df = self._df[token] = self._searcher.doc_freq("body", token)
         n = self._total
+        df = min(df, n)  # an extended index counts deleted documents in df until they merge away
         return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
 
     def scores(self, terms: list[str], k: int, *, idf_power: float,
