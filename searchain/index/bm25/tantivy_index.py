@@ -41,15 +41,13 @@ import shutil
 from pathlib import Path
 
 from ...errors import IndexError_
+from .tantivy_schema import (FORMAT, STAMP, WRITER_HEAP, _analyzer, _open_index, _tantivy,
+                             read_stamp, store_stamp)
 
 log = logging.getLogger(__name__)
 STAGE = "keyword index"
 
 INDEX_DIR = "bm25.tantivy"
-STAMP = "searchain.json"
-FORMAT = 1
-ANALYZER = "searchain_en"
-WRITER_HEAP = 256 * 1024 * 1024  # tantivy flushes a segment when its in-memory part reaches this
 BUILD_BATCH = 5000  # passages read from the store per step
 # Corpora from this size get the index (``ensure_current``): where FTS5 starts pruning its
 # candidate query (bm25.PRUNE_FROM_PASSAGES). Below it FTS5 is fast and exact, and the eval
@@ -62,62 +60,6 @@ MODE = os.environ.get("SEARCHAIN_TV_MODE", "body")  # passages read from the sto
 def index_dir(store_path: str | Path) -> Path:
     """Where the tantivy index of the store at ``store_path`` lives."""
     return Path(store_path).parent / INDEX_DIR
-
-
-def _tantivy():
-    try:
-        import tantivy
-    except ImportError as exc:  # a dependency: only a broken install lacks it
-        raise IndexError_("The 'tantivy' package is not installed",
-                          hint="pip install tantivy (a dependency of searchain)") from exc
-    return tantivy
-
-
-def _analyzer():
-    """Words of letters and digits, lower-cased, accents folded, English-stemmed: the closest
-    tantivy has to FTS5's ``porter unicode61 remove_diacritics 2``."""
-    t = _tantivy()
-    return (t.TextAnalyzerBuilder(t.Tokenizer.simple()).filter(t.Filter.remove_long(40))
-            .filter(t.Filter.lowercase()).filter(t.Filter.ascii_fold())
-            .filter(t.Filter.stemmer("english")).build())
-
-
-def _schema():
-    t = _tantivy()
-    b = t.SchemaBuilder()
-    b.add_unsigned_field("id", indexed=True, fast=True)
-    # freq, not positions: the queries are bags of words, and positions would double the size
-    b.add_text_field("body", tokenizer_name=ANALYZER, index_option="freq")
-    return b.build()
-
-
-def _open_index(path: Path):
-    t = _tantivy()
-    index = t.Index(_schema(), path=str(path), reuse=True)
-    index.register_tokenizer(ANALYZER, _analyzer())
-    return index
-
-
-def read_stamp(path: Path, fix: str = "rebuild it: searchain corpus index <corpus>") -> dict | None:
-    """The build record of the index at ``path``, or None when there is no index there."""
-    try:
-        return json.loads((path / STAMP).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        raise IndexError_(f"The keyword index {path} is damaged ({exc})", hint=fix) from exc
-
-
-def title_repeat(title_weight: float) -> int:
-    return max(0, int(round(title_weight)))
-
-
-def store_stamp(conn, title_weight: float) -> dict:
-    """What a current index records: the store's passage count and largest id (a passage added
-    or deleted since changes one of them), and the title repeat count."""
-    count, top = conn.execute("SELECT count(*), coalesce(max(id), 0) FROM passages").fetchone()
-    return {"format": FORMAT, "passages": int(count), "max_id": int(top),
-            "title_repeat": title_repeat(title_weight)}
 
 
 def is_current(path: Path, conn, title_weight: float) -> bool:

@@ -9,11 +9,12 @@ import os
 from pathlib import Path
 
 from ...errors import IndexError_
-from .tantivy_index import (BUILD_BATCH, FORMAT, STAMP, WRITER_HEAP, _open_index, _tantivy,
-                            read_stamp, store_stamp, title_repeat)
+from .tantivy_schema import (FORMAT, STAMP, WRITER_HEAP, _open_index, _tantivy, read_stamp,
+                             store_stamp, title_repeat)
 
 REBUILD_DELETED_SHARE = 0.10  # deleted since the last full build, of the docs it indexed: rebuild
 DELETE_BATCH = 50_000  # ids per deletion query
+BUILD_BATCH = 5000  # passages read from the store per step
 
 
 def extendable(path: Path, conn, title_weight: float) -> dict | None:
