@@ -19,7 +19,8 @@ from searchain.library.wikipedia.job import job_dir  # noqa: E402
 from tests.fixtures.wiki_stub import COMMIT, SNAPSHOT, simple_wiki  # noqa: E402
 
 SHARD = f"{SNAPSHOT}.simple/train-00000-of-00001.parquet"
-DUMP = f"simplewiki/{SNAPSHOT}/simplewiki-{SNAPSHOT}-pages-articles.xml.bz2"
+DUMP = f"simplewiki/{SNAPSHOT}/simplewiki-{SNAPSHOT}-pages-articles-multistream.xml.bz2"
+INDEX = f"simplewiki/{SNAPSHOT}/simplewiki-{SNAPSHOT}-pages-articles-multistream-index.txt.bz2"
 
 
 @pytest.fixture
@@ -170,13 +171,40 @@ def test_no_disk_space_for_a_later_stage_keeps_the_download(home, wiki, settings
 
 
 def test_the_xml_dump_source_gets_the_same_articles(home, wiki, settings):
-    report = get_wikipedia(home, settings, WikipediaChoice(source="dump", name="simple-dump"))
+    """The multistream dump and its index, both checked against the published list, then read
+    by worker processes stream by stream."""
+    settings.corpus.ingest_workers = 2
+    messages = []
+    report = get_wikipedia(home, settings, WikipediaChoice(source="dump", name="simple-dump"),
+                           on_event=lambda e: isinstance(e, Progress) and messages.append(e.message))
     assert report.passages >= 5 and report.indexed == report.passages
+    assert any("with 2 worker processes" in m for m in messages)
     with CorpusManager(home, settings).open_store("simple-dump") as store:
         assert store.get("12#0").title == "River Ellin"
+    job = job_dir(home, WikipediaChoice(source="dump"))
+    verified = json.loads((job / "verified.json").read_text())
+    assert sorted(verified) == sorted(name.rsplit("/", 1)[1] for name in (DUMP, INDEX))
+    for name in (DUMP, INDEX):
+        assert (job / "files" / name.rsplit("/", 1)[1]).read_bytes() == wiki.dumps[name]
+    assert not any(r[1].endswith("-pages-articles.xml.bz2") for r in wiki.requests)
+    from searchain.corpus.problems import ProblemLog
+    from searchain.corpus.sources.mediawiki import MediaWikiSource
+
+    source = MediaWikiSource(job / "files" / DUMP.rsplit("/", 1)[1], "c", ProblemLog())
+    assert {kind for (kind, _), _ in source.work_items()} == {"stream"}  # split by its index
     # Wikimedia's User-Agent policy: every request names the app
     dump_paths = [path for path in wiki.agents if path.startswith("/simplewiki/")]
     assert dump_paths and all(wiki.agents[p].startswith("SearChain-Desktop/") for p in dump_paths)
+
+
+def test_a_dump_without_a_multistream_pair_gets_the_single_stream_file(home, tmp_path, online,
+                                                                       monkeypatch, settings):
+    with simple_wiki(tmp_path, multistream=False) as stub:
+        monkeypatch.setenv("SEARCHAIN_WIKIPEDIA_DUMPS", stub.url)
+        report = get_wikipedia(home, settings, WikipediaChoice(source="dump"))
+    assert report.passages >= 5
+    files = [p.name for p in (job_dir(home, WikipediaChoice(source="dump")) / "files").iterdir()]
+    assert files == [f"simplewiki-{SNAPSHOT}-pages-articles.xml.bz2"]
 
 
 def test_a_corpus_of_that_name_is_not_overwritten(home, wiki, settings, tmp_path):

@@ -116,7 +116,8 @@ def make_plan(settings, models_dir: Path, corpus: str, release: Release, job: Pa
     from ...index.build.plan import GPU_PASSAGES_PER_S, GRAPH_INSERTS_PER_CORE_S, MODEL_BYTES_PER_DIM
 
     cores = max(1, os.cpu_count() or 1)
-    n = passages if passages is not None else max(1, release.size // BYTES_PER_PASSAGE[release.source])
+    articles = sum(f.size for f in release.files if not f.name.endswith("-index.txt.bz2"))
+    n = passages if passages is not None else max(1, articles // BYTES_PER_PASSAGE[release.source])
     model = settings.retrieval.embedder
     dim = KNOWN_DIMS.get(model, 384)
     pps, device, how = embed_speed(settings, model, cache_file)

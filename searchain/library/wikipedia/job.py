@@ -169,7 +169,9 @@ def _ingest_source(job: Path, release: Release) -> tuple[Path, str]:
         folders = {str(Path(f.name).parent) for f in release.files}
         folder = files_dir(job) / (folders.pop() if len(folders) == 1 else "")
         return folder, "parquet"
-    return files_dir(job) / release.files[0].name, "mediawiki"
+    # the dump (a multistream one finds its index beside it: ``corpus.sources.multistream``)
+    dump = next(f for f in release.files if f.name.endswith(".xml.bz2"))
+    return files_dir(job) / dump.name, "mediawiki"
 
 
 def _disk_from(plan, stage: str) -> int:

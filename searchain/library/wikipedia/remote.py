@@ -6,9 +6,13 @@ Two sources:
   dataset's ``main`` is resolved to its commit once, and every file is fetched at that commit
   (``Release.revision``, recorded by the job, so a resumed download never mixes commits). Each
   file's SHA-256 is the Hub's own, from the listing's LFS record.
-- ``dump``: ``https://dumps.wikimedia.org/<lang>wiki/<snapshot>/``, the single
-  ``<lang>wiki-<snapshot>-pages-articles.xml.bz2``, checked against the dump's published
-  ``...-sha1sums.txt`` (``...-md5sums.txt`` where there is no SHA-1 list).
+- ``dump``: ``https://dumps.wikimedia.org/<lang>wiki/<snapshot>/``, the multistream dump
+  ``<lang>wiki-<snapshot>-pages-articles-multistream.xml.bz2`` and its index
+  ``...-multistream-index.txt.bz2`` (side by side in ``files/``, so the ingest hands its bzip2
+  streams to worker processes: ``corpus.sources.multistream``); where the checksum list has no
+  such pair, the single-stream ``...-pages-articles.xml.bz2`` (read in one process). Every file
+  is checked against the dump's published ``...-sha1sums.txt`` (``...-md5sums.txt`` where there
+  is no SHA-1 list).
 
 Endpoints: ``HF_ENDPOINT`` (or ``SEARCHAIN_WIKIPEDIA_HUB``) and ``SEARCHAIN_WIKIPEDIA_DUMPS``
 point at mirrors (and the tests' loopback stubs). A snapshot that does not exist is a CorpusError
@@ -157,7 +161,6 @@ def dump_release(lang: str, snapshot: str) -> Release:
     base = dumps_endpoint()
     wiki = f"{lang}wiki"
     folder = f"{base}/{wiki}/{snapshot}"
-    name = f"{wiki}-{snapshot}-pages-articles.xml.bz2"
     sums, algorithm = None, None
     for algorithm, listing in (("sha1", "sha1sums"), ("md5", "md5sums")):
         sums = _get_text(f"{folder}/{wiki}-{snapshot}-{listing}.txt", base)
@@ -170,14 +173,23 @@ def dump_release(lang: str, snapshot: str) -> Release:
         parts = line.split()
         if len(parts) == 2:
             published[parts[1]] = parts[0].lower()
-    if name not in published:
-        raise CorpusError(f"The {snapshot} dump of {wiki} lists no {name} in its checksums "
+    multistream, index, single = dump_names(wiki, snapshot)
+    names = [multistream, index]
+    if not all(n in published for n in names):
+        names = [single]  # no multistream pair: the single-stream dump
+    if not all(n in published for n in names):
+        raise CorpusError(f"The {snapshot} dump of {wiki} lists no {names[0]} in its checksums "
                           "(the dump may still be running).",
                           hint=f"Pick a finished dump: see {base}/{wiki}/.")
-    url = f"{folder}/{name}"
-    size = _head_size(url, base)
-    return Release(lang, DUMP, snapshot, snapshot, f"{base}/{wiki}/{snapshot}",
-                   (RemoteFile(name, url, size, algorithm, published[name]),))
+    files = tuple(RemoteFile(n, f"{folder}/{n}", _head_size(f"{folder}/{n}", base), algorithm,
+                             published[n]) for n in names)
+    return Release(lang, DUMP, snapshot, snapshot, f"{base}/{wiki}/{snapshot}", files)
+
+
+def dump_names(wiki: str, snapshot: str) -> tuple[str, str, str]:
+    """The multistream dump, its index, and the single-stream dump, as Wikimedia names them."""
+    stem = f"{wiki}-{snapshot}-pages-articles"
+    return (f"{stem}-multistream.xml.bz2", f"{stem}-multistream-index.txt.bz2", f"{stem}.xml.bz2")
 
 
 def _no_dump(base: str, wiki: str, lang: str, snapshot: str) -> CorpusError:
