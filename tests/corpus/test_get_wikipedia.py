@@ -372,3 +372,25 @@ def test_a_second_embedding_model_is_its_own_stage_in_the_plan(home, settings, t
     plan = estimate.make_plan(settings, home.models_dir, "w", release, tmp_path, left_to_download=0)
     assert [s.name for s in plan.stages] == ["download", "ingest", "embed", "embed-second", "index"]
     assert plan.est_seconds > without.est_seconds and "leaves it out" in plan.summary()
+
+
+def test_the_ingest_estimate_uses_the_measured_rates_and_the_cores():
+    from searchain.library.wikipedia.remote import Release, RemoteFile
+
+    def release(source, *names):
+        return Release("en", source, SNAPSHOT, SNAPSHOT, "here",
+                       tuple(RemoteFile(n, "", 1, "sha1", "0") for n in names))
+
+    hub = release("hub", "train-00000.parquet")
+    multistream = release("dump", "x-multistream.xml.bz2", "x-multistream-index.txt.bz2")
+    single = release("dump", "x.xml.bz2")
+    assert estimate.ingest_rate(hub, 1)[0] == estimate.SERIAL_PASSAGES_PER_S["hub"]
+    rate, how = estimate.ingest_rate(hub, 16)  # 15 parsing cores outrun the one writer
+    assert rate == estimate.WRITER_PASSAGES_PER_S["hub"] and "bound by the writer" in how
+    assert estimate.ingest_rate(multistream, 16)[0] == estimate.WRITER_PASSAGES_PER_S["dump"]
+    assert estimate.ingest_rate(multistream, 2)[0] == estimate.PARSE_PASSAGES_PER_CORE_S["dump"]
+    assert estimate.ingest_rate(single, 16)[0] == estimate.PARSE_PASSAGES_PER_CORE_S["dump"]
+    assert estimate.ingest_rate(multistream, 16, workers_setting=1)[0] == \
+        estimate.SERIAL_PASSAGES_PER_S["dump"]  # corpus.ingest_workers = 1: one process
+    # full English Wikipedia (~21 M passages) from the Hub on 16 cores: within the 30 min goal
+    assert 21e6 / estimate.ingest_rate(hub, 16)[0] < 30 * 60

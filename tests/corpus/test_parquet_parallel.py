@@ -87,3 +87,19 @@ def test_an_unexpected_error_in_a_worker_names_the_row_group(monkeypatch, tmp_pa
     monkeypatch.setattr(parallel, "_worker_source", source)
     error = parallel._parse(("row_group", (str(tmp_path / "x.parquet"), 4, None)))[3]
     assert f"row group 5 of {tmp_path / 'x.parquet'}" in error[0] and "ValueError: odd value" in error[0]
+
+
+def test_the_benchmark_file_has_wikipedia_article_lengths(tmp_path):
+    from statistics import mean, median
+
+    from searchain.bench.ingest.articles import make_parquet
+
+    path = make_parquet(tmp_path / "a.parquet", articles=300, row_group=100)
+    passages = list(ParquetSource(path, "c", ProblemLog()).passages())
+    per_article = {}
+    for p in passages:
+        per_article[p.doc_id] = per_article.get(p.doc_id, 0) + 1
+    assert len(per_article) == 300 and 2.5 < mean(per_article.values()) < 6
+    assert median(per_article.values()) < mean(per_article.values())  # a long tail
+    assert not any("ISBN" in p.text for p in passages)  # the appendix is left out
+    assert {p.section for p in passages} > {""}

@@ -4,8 +4,10 @@ Known exactly: the download's size (the file list). Estimated: the passages, fro
 size (``BYTES_PER_PASSAGE``: ~30M passages of ~100 words in English's 11.6 GB of parquet, or its
 22 GB ``.xml.bz2``); from them, with the index build plan's own figures (``index.build.plan``):
 - download: at ``DOWNLOAD_BYTES_PER_S`` (an assumption: the plan says so);
-- ingest: ~2,000 passages/s on one core (docs/corpus.md); store + FTS5 1.3 KB per passage,
-  tantivy 0.17 KB from 200,000 passages up; 135 MB peak (+ one parquet row group);
+- ingest: ``ingest_rate``, from measured CPU rates (parsing per core, the one writer; below),
+  with the worker processes ``corpus.ingest_workers`` gives (auto: every core); store + FTS5
+  1.3 KB per passage, tantivy 0.17 KB from 200,000 passages up; 135 MB peak (+ one parquet row
+  group);
 - embed: this machine's measured speed for the embedding model when a build or plan measured it
   (``plan.SpeedCache``), else the H100 figure on a usable CUDA GPU, else ~50 passages/s per
   CPU core (MiniLM, bfloat16, BENCHMARKS.md); 4·dim + 8 bytes of shards per passage;
@@ -25,7 +27,14 @@ from .remote import Release
 
 BYTES_PER_PASSAGE = {"hub": 390, "dump": 730}
 DOWNLOAD_BYTES_PER_S = 25e6
-INGEST_PASSAGES_PER_S = 2000
+# Ingest rates in passages per CPU second, measured with ``searchain bench ingest --source FILE
+# --workers 1,2`` on the 2-core dev VM (BENCHMARKS.md, "Parallel ingest and real dump pages",
+# 2026-11-27; CPU seconds, since the shared VM's wall times measure its neighbours). hub: a
+# generated parquet file of 20,000 articles with English Wikipedia's lengths (80k passages);
+# dump: 1,648 real English pages (gensim's excerpt, repeated) as a multistream dump.
+SERIAL_PASSAGES_PER_S = {"hub": 17_000, "dump": 2_750}  # parse and store in one process
+PARSE_PASSAGES_PER_CORE_S = {"hub": 32_000, "dump": 3_380}  # in a worker, per core
+WRITER_PASSAGES_PER_S = {"hub": 23_500, "dump": 22_500}  # the one writer: SQLite + FTS5
 STORE_BYTES_PER_PASSAGE = 1300
 TANTIVY_BYTES_PER_PASSAGE = 170
 TANTIVY_FROM = 200_000
@@ -123,11 +132,12 @@ def make_plan(settings, models_dir: Path, corpus: str, release: Release, job: Pa
     pps, device, how = embed_speed(settings, model, cache_file)
     index = estimated_index_bytes(n, dim)
     tantivy = TANTIVY_BYTES_PER_PASSAGE * n if n >= TANTIVY_FROM else 0
+    ingest, ingest_note = ingest_rate(release, cores, settings.corpus.ingest_workers)
     stages = [
         Stage("download", left_to_download / DOWNLOAD_BYTES_PER_S, left_to_download, 64 * 2**20,
               left_to_download, f"at an assumed {size(DOWNLOAD_BYTES_PER_S)}/s"),
-        Stage("ingest", n / INGEST_PASSAGES_PER_S, STORE_BYTES_PER_PASSAGE * n + tantivy,
-              int(INGEST_RAM_BYTES), note=f"{INGEST_PASSAGES_PER_S:,} passages/s, one core"),
+        Stage("ingest", n / ingest, STORE_BYTES_PER_PASSAGE * n + tantivy,
+              int(INGEST_RAM_BYTES), note=ingest_note),
         Stage("embed", n / pps, (4 * dim + 8) * n, int(MODEL_BYTES_PER_DIM * dim + 256e6),
               note=f"{model.rsplit('/', 1)[-1]} on {device}, {pps:,.0f} passages/s ({how})",
               device=device),
@@ -155,6 +165,22 @@ def make_plan(settings, models_dir: Path, corpus: str, release: Release, job: Pa
     return GetPlan(corpus, release.lang, release.source, release.snapshot, release.revision,
                    release.where, len(release.files), release.size, n, tuple(stages),
                    free_bytes(job), str(job), tuple(advice))
+
+
+def ingest_rate(release: Release, cores: int, workers_setting: int = 0) -> tuple[float, str]:
+    """(passages/s, how) of ingesting ``release`` with ``cores`` cores: one process reads and
+    stores; with workers, they parse on the cores the writer leaves and the one writer bounds
+    the rate. A single-stream dump (no multistream index) parses in one process at a time."""
+    source = release.source
+    workers = workers_setting if workers_setting > 0 else min(cores, 16)
+    splittable = source != "dump" or any(f.name.endswith("-index.txt.bz2") for f in release.files)
+    parse_cores = min(workers, max(1, cores - 1)) if splittable else 1
+    serial = SERIAL_PASSAGES_PER_S[source]
+    if workers <= 1 or cores <= 1:
+        return float(serial), f"{serial:,} passages/s in one process"
+    rate = max(serial, min(WRITER_PASSAGES_PER_S[source], PARSE_PASSAGES_PER_CORE_S[source] * parse_cores))
+    bound = "the writer" if rate == WRITER_PASSAGES_PER_S[source] else f"{parse_cores} parsing core(s)"
+    return float(rate), f"{rate:,.0f} passages/s, {workers} worker processes, bound by {bound}"
 
 
 def _second_model(settings, models_dir: Path, passages: int) -> str:
