@@ -31,10 +31,17 @@ DOWNLOAD_BYTES_PER_S = 25e6
 # --workers 1,2`` on the 2-core dev VM (BENCHMARKS.md, "Parallel ingest and real dump pages",
 # 2026-11-27; CPU seconds, since the shared VM's wall times measure its neighbours). hub: a
 # generated parquet file of 20,000 articles with English Wikipedia's lengths (80k passages);
-# dump: 1,648 real English pages (gensim's excerpt, repeated) as a multistream dump.
-SERIAL_PASSAGES_PER_S = {"hub": 17_000, "dump": 2_750}  # parse and store in one process
+# dump: 1,648 real English pages (gensim's excerpt, repeated) as a multistream dump. One
+# process is slower than a worker per passage: it also stores them.
+SERIAL_PASSAGES_PER_S = {"hub": 17_000, "dump": 2_750}  # parse and store in one process...
+SERIAL_MEASURED_AT = {"hub": 80_000, "dump": 38_700}  # ...over an ingest of this many passages
 PARSE_PASSAGES_PER_CORE_S = {"hub": 32_000, "dump": 3_380}  # in a worker, per core
-WRITER_PASSAGES_PER_S = {"hub": 23_500, "dump": 22_500}  # the one writer: SQLite + FTS5
+# The one writer (SQLite + FTS5, the same for every source): 20,500 passages/s over a 400k-passage
+# ingest, 23,500 over 80k (FTS5 merges grow with the index); the two sizes fit N^-0.083, which
+# ``writer_rate`` carries on to larger corpora (an extrapolation: ~14,800/s at 21 M passages).
+WRITER_PASSAGES_PER_S = 20_500
+WRITER_MEASURED_AT = 400_000
+WRITER_SLOWDOWN_EXP = 0.083
 STORE_BYTES_PER_PASSAGE = 1300
 TANTIVY_BYTES_PER_PASSAGE = 170
 TANTIVY_FROM = 200_000
@@ -132,7 +139,7 @@ def make_plan(settings, models_dir: Path, corpus: str, release: Release, job: Pa
     pps, device, how = embed_speed(settings, model, cache_file)
     index = estimated_index_bytes(n, dim)
     tantivy = TANTIVY_BYTES_PER_PASSAGE * n if n >= TANTIVY_FROM else 0
-    ingest, ingest_note = ingest_rate(release, cores, settings.corpus.ingest_workers)
+    ingest, ingest_note = ingest_rate(release, cores, settings.corpus.ingest_workers, n)
     stages = [
         Stage("download", left_to_download / DOWNLOAD_BYTES_PER_S, left_to_download, 64 * 2**20,
               left_to_download, f"at an assumed {size(DOWNLOAD_BYTES_PER_S)}/s"),
@@ -167,19 +174,33 @@ def make_plan(settings, models_dir: Path, corpus: str, release: Release, job: Pa
                    free_bytes(job), str(job), tuple(advice))
 
 
-def ingest_rate(release: Release, cores: int, workers_setting: int = 0) -> tuple[float, str]:
-    """(passages/s, how) of ingesting ``release`` with ``cores`` cores: one process reads and
-    stores; with workers, they parse on the cores the writer leaves and the one writer bounds
-    the rate. A single-stream dump (no multistream index) parses in one process at a time."""
+def writer_rate(passages: int) -> float:
+    """The one writer's passages/s over an ingest of ``passages`` (slower for a larger store)."""
+    return WRITER_PASSAGES_PER_S * min(1.25, (WRITER_MEASURED_AT / max(passages, 1)) ** WRITER_SLOWDOWN_EXP)
+
+
+def serial_rate(source: str, passages: int) -> float:
+    """Passages/s of one process parsing and storing: its parsing time per passage (the measured
+    serial time less the writer's share at that size) plus the writer's at ``passages``."""
+    parse = 1 / SERIAL_PASSAGES_PER_S[source] - 1 / writer_rate(SERIAL_MEASURED_AT[source])
+    return 1 / (parse + 1 / writer_rate(passages))
+
+
+def ingest_rate(release: Release, cores: int, workers_setting: int = 0,
+                passages: int = WRITER_MEASURED_AT) -> tuple[float, str]:
+    """(passages/s, how) of ingesting ``release`` (``passages`` of it) with ``cores`` cores: one
+    process reads and stores; with workers, they parse on the cores the writer leaves and the one
+    writer bounds the rate. A single-stream dump (no multistream index) parses in one process."""
     source = release.source
     workers = workers_setting if workers_setting > 0 else min(cores, 16)
     splittable = source != "dump" or any(f.name.endswith("-index.txt.bz2") for f in release.files)
     parse_cores = min(workers, max(1, cores - 1)) if splittable else 1
-    serial = SERIAL_PASSAGES_PER_S[source]
+    serial = serial_rate(source, passages)
     if workers <= 1 or cores <= 1:
-        return float(serial), f"{serial:,} passages/s in one process"
-    rate = max(serial, min(WRITER_PASSAGES_PER_S[source], PARSE_PASSAGES_PER_CORE_S[source] * parse_cores))
-    bound = "the writer" if rate == WRITER_PASSAGES_PER_S[source] else f"{parse_cores} parsing core(s)"
+        return serial, f"{serial:,.0f} passages/s in one process"
+    writer = writer_rate(passages)
+    rate = max(serial, min(writer, PARSE_PASSAGES_PER_CORE_S[source] * parse_cores))
+    bound = "the writer" if rate == writer else f"{parse_cores} parsing core(s)"
     return float(rate), f"{rate:,.0f} passages/s, {workers} worker processes, bound by {bound}"
 
 
