@@ -172,3 +172,15 @@ def test_a_rebuild_when_the_index_cannot_be_extended(tmp_path, why):
     stamp = tv.ensure_current(store, weight, min_passages=0)
     assert "built_with" not in stamp  # a fresh build
     assert tv.TantivySearcher(path)._total == store.count()
+
+
+def test_bench_keyword_update_extends_and_reports_both_ways(tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    from searchain.cli.main import main
+
+    assert main(["--home", str(tmp_path / "home"), "bench", "keyword-update", "--articles", "150",
+                 "--changed-share", "0.05", "--queries", "30", "--work", str(tmp_path / "w")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["extended_not_rebuilt"] and out["articles_changed"] == 7
+    assert out["extend"]["wall_s"] > 0 and out["rebuild"]["wall_s"] > 0
+    assert out["queries"] > 0 and out["top10_overlap_mean"] > 0.8
