@@ -64,7 +64,10 @@ def workers_for(source, setting: int) -> int:
         return 1
     if setting > 0:
         return setting
-    size = source.path.stat().st_size if source.path.is_file() else 0
+    if hasattr(source, "input_bytes"):  # a folder of shards says how much it holds
+        size = source.input_bytes()
+    else:
+        size = source.path.stat().st_size if source.path.is_file() else 0
     return auto_workers() if size >= AUTO_MIN_BYTES else 1
 
 

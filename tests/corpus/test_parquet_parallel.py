@@ -103,3 +103,14 @@ def test_the_benchmark_file_has_wikipedia_article_lengths(tmp_path):
     assert median(per_article.values()) < mean(per_article.values())  # a long tail
     assert not any("ISBN" in p.text for p in passages)  # the appendix is left out
     assert {p.section for p in passages} > {""}
+
+
+def test_auto_workers_count_a_folder_of_shards_by_their_size(tmp_path, monkeypatch):
+    """`corpus get wikipedia` ingests the Hub's folder of shards: auto must see its size."""
+    folder = shards(tmp_path / "20231101.simple")
+    source = ParquetSource(folder, "c", ProblemLog())
+    assert parallel.workers_for(source, 0) == 1  # small: read in process
+    monkeypatch.setattr(parallel, "AUTO_MIN_BYTES", 1000)
+    monkeypatch.setattr(parallel, "auto_workers", lambda: 4)
+    assert parallel.workers_for(source, 0) == 4
+    assert parallel.workers_for(source, 2) == 2

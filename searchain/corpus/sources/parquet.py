@@ -58,6 +58,10 @@ class ParquetSource(Source):
     resume_after: str | None = None  # article id of the last article stored by a stopped ingest
     skipped_articles = 0  # passed over, unparsed, while resuming
 
+    def input_bytes(self) -> int:
+        """The size of the file, or of the folder's shards (``parallel.workers_for``)."""
+        return sum(_size(f) for f in parquet_files(self.path))
+
     def passages(self) -> Iterator[Passage]:
         files = parquet_files(self.path)
         if not files:
