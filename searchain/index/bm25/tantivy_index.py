@@ -209,10 +209,20 @@ class TantivySearcher:
         """FTS5's IDF formula (floored like FTS5's) over the token's document frequency."""
         df = self._df.get(token)
         if df is None:
-            df = self._df[token] = self._searcher.doc_freq("body", token)
+            df = self._df[token] = self._live_df(token)
         n = self._total
-        df = min(df, n)  # an extended index counts deleted documents in df until they merge away
+        df = min(df, n)
         return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
+
+    def _live_df(self, token: str) -> int:
+        """The token's document frequency. tantivy's counts deleted documents until its merges
+        drop them; in an index extended after an update (``tantivy_update``) the live documents
+        holding it are counted instead (a count query, once per token), since near df = n/2 the
+        formula is steep and a few deleted documents would move the weight far."""
+        if not self.stamp.get("deleted"):
+            return self._searcher.doc_freq("body", token)
+        query = _tantivy().Query.term_query(self._schema, "body", token)
+        return int(self._searcher.search(query, 1, count=True).count)
 
     def scores(self, terms: list[str], k: int, *, idf_power: float,
                restrict_to=None) -> list[tuple[int, float]]:
