@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..errors import Cancelled
+from ..errors import Cancelled, CorpusError
 from .confirm import confirm
 from .progress import ProgressPrinter, cancel_on_interrupt
 
@@ -22,6 +22,9 @@ def register(csub) -> None:
                    help="the newer snapshot of the corpus's one source (a MediaWiki dump, a ZIM "
                         "file, TSV or JSON lines); without it, folders re-sync and a file is re-read")
     p.add_argument("--format", help="the format of SOURCE (skips detection)")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="processes parsing a dump, ZIM or parquet snapshot (default: the "
+                        "corpus.ingest_workers setting; 0 = auto)")
     p.add_argument("--plan", action="store_true", help="only say what the update would cost here")
     p.add_argument("--no-index", action="store_true", help="update the passages only; index later")
     p.add_argument("--yes", action="store_true", help="start an update estimated at over an hour without asking")
@@ -33,6 +36,9 @@ def register(csub) -> None:
 def cmd_update(ctx, args) -> int:
     from ..library.update import plan_update, update_and_index
     from ..units import duration
+    if args.workers is not None and not 0 <= args.workers <= 256:
+        raise CorpusError(f"--workers must be 0 (auto) to 256; got {args.workers}.",
+                          hint="Pass the number of processes to parse with, e.g. --workers 4.")
 
     with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
         plan = plan_update(ctx.paths, ctx.settings, args.name, args.source, args.format,
@@ -49,7 +55,7 @@ def cmd_update(ctx, args) -> int:
         try:
             report = update_and_index(ctx.paths, ctx.settings, args.name, args.source, args.format,
                                       index=False if args.no_index else None, on_event=show,
-                                      cancel=cancel)
+                                      cancel=cancel, workers=args.workers)
         except (Cancelled, KeyboardInterrupt):
             show.close()
             print(f"note: what was updated is kept and consistent; `searchain corpus update "

@@ -130,16 +130,18 @@ def plan_update(paths: AppPaths, settings: Settings, corpus: str, source=None, f
 
 def update_and_index(paths: AppPaths, settings: Settings, corpus: str, source=None,
                      fmt: str | None = None, *, index: bool | None = None, embedder=None,
-                     on_event: EventCallback | None = None, cancel: CancelToken | None = None):
+                     on_event: EventCallback | None = None, cancel: CancelToken | None = None,
+                     workers: int | None = None):
     """Update ``corpus`` (``corpus.update.update_corpus``), then extend its index when it has
-    one (``index``: True builds one anyway, False never). Returns the ``UpdateReport`` with
+    one (``index``: True builds one anyway, False never); ``workers``: processes parsing a
+    snapshot that can be split (None: the setting ``corpus.ingest_workers``). Returns the ``UpdateReport`` with
     ``passages_embedded`` and ``index`` filled in. A stop during either step keeps what is done:
     the same call again continues."""
     from ..corpus.manager import CorpusManager
     from ..corpus.update import update_corpus
 
     report = update_corpus(CorpusManager(paths, settings), corpus, source, fmt, on_event=on_event,
-                           cancel=cancel)
+                           cancel=cancel, workers=workers)
     if index is None:
         index = _indexed(paths, settings, corpus) and not _up_to_date(paths, settings, corpus, report)
     if index:

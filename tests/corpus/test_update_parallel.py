@@ -44,3 +44,19 @@ def test_an_update_read_by_three_workers_equals_one_read_in_process(home, tmp_pa
     assert (reports["one"]["unchanged"], reports["one"]["changed"], reports["one"]["added"],
             reports["one"]["removed"]) == (21, 2, 2, 1)
     assert stored(manager, "one") == stored(manager, "three")
+
+
+def test_cli_update_takes_workers_and_refuses_a_negative_count(home, tmp_path, capsys):
+    import json
+
+    from searchain.cli.main import main
+
+    old = write_parquet(tmp_path / "s1" / "a.parquet", long_articles(8), row_group_size=2)
+    new = write_parquet(tmp_path / "s2" / "a.parquet", long_articles(9, changed={1}), row_group_size=2)
+    CorpusManager(home, Settings()).add("w", old, workers=1)
+    base = ["--home", str(home.config_dir.parent), "corpus", "update", "w", "--from", str(new)]
+    assert main([*base, "--workers", "-1"]) == 1
+    assert "--workers must be 0 (auto) to 256" in capsys.readouterr().err
+    assert main([*base, "--workers", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["unchanged"], out["changed"], out["added"], out["removed"]) == (7, 1, 1, 0)

@@ -20,8 +20,10 @@ from .job import what_to_update
 # Reading speed (bytes/s, one core) by source format, for the estimate: rough figures. The one
 # measured is the dump's: `searchain bench update` read and compared a 1.16 MB dump in 0.58 s on
 # the loaded 2-core VM (BENCHMARKS.md, *Updating a corpus in place*); PDFs read slower than text.
+# parquet: a full ingest of 24.8 MB of generated articles took 4.69 CPU s in one process
+# (BENCHMARKS.md, *Parallel ingest ...*, parquet by row group).
 READ_BYTES_PER_S = {"folder": 2_000_000, "document": 2_000_000, "mediawiki": 2_000_000,
-                    "zim": 3_000_000, "tsv": 20_000_000, "jsonl": 20_000_000}
+                    "zim": 3_000_000, "tsv": 20_000_000, "jsonl": 20_000_000, "parquet": 5_000_000}
 DEFAULT_READ_BYTES_PER_S = 4_000_000
 
 
