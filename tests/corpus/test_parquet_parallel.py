@@ -114,3 +114,25 @@ def test_auto_workers_count_a_folder_of_shards_by_their_size(tmp_path, monkeypat
     monkeypatch.setattr(parallel, "auto_workers", lambda: 4)
     assert parallel.workers_for(source, 0) == 4
     assert parallel.workers_for(source, 2) == 2
+
+
+def test_a_stopped_add_with_workers_continues_to_the_same_corpus(home, tmp_path):
+    """Cancelled after its first committed batch, with 2 workers; the same add goes on from the
+    row group holding the last stored article and ends as an uninterrupted serial add."""
+    from searchain.errors import Cancelled
+    from searchain.events import CancelToken, Progress
+
+    path = write_parquet(tmp_path / "w.parquet", filler(1200), row_group_size=100)
+    corpora = CorpusManager(home, Settings.load(home))
+    cancel = CancelToken()
+
+    def on_event(event):
+        if isinstance(event, Progress) and event.stage == "ingest" and "passages added" in event.message:
+            cancel.cancel()
+
+    with pytest.raises(Cancelled):
+        corpora.add("wiki", path, workers=2, on_event=on_event, cancel=cancel)
+    assert 0 < corpora.info("wiki").passages < 1200
+    corpora.add("wiki", path, workers=2)
+    corpora.add("clean", path, workers=1)
+    assert rows(corpora, "wiki") == rows(corpora, "clean") and len(rows(corpora, "clean")) == 1200
