@@ -43,6 +43,7 @@ def test_bench_counts_no_residue_in_our_passages():
     result = measure(pages, repeat=1)
     assert result["pages"] == 5 and result["ours"]["passages"] > 5
     assert set(result["ours"]["residue_passages"].values()) == {0}
+    assert result["ours"]["cpu_s"] > 0 and result["ours"]["pages_per_cpu_s"] > 0
     other = result["mwparserfromhell"]
     if other is not None:  # installed: measured on the same pages, same passage counting
         assert other["passages"] > 0 and set(other["residue_passages"]) == set(RESIDUE) | {"any"}

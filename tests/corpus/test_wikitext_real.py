@@ -48,3 +48,25 @@ def test_rows_of_a_table_that_never_closes_are_dropped_and_a_bang_word_stays():
     markup = ("Before.\n{| class=\"wikitable\"\n! Year !! Event\n|-\n| 1901 || Founded\n\n"
               "!Kung people live in the Kalahari.")
     assert strip_wikitext(markup) == "Before.\n\n!Kung people live in the Kalahari."
+
+
+def test_an_escaped_entity_is_unescaped_once_more_not_left_as_nbsp():
+    assert strip_wikitext("Founded in 1901&amp;nbsp;in Paris by AT&amp;amp;T.") == "Founded in 1901 in Paris by AT&T."
+
+
+def test_nowiki_braces_inside_a_footnote_do_not_keep_the_footnote_open():
+    markup = ("There are 95 printable characters.{{efn|Printed out: {{Pre2|scroll|<nowiki> !#$%&()*+{|}~"
+              "</nowiki>}}}} They follow the space.")
+    assert strip_wikitext(markup) == "There are 95 printable characters. They follow the space."
+
+
+def test_a_table_inside_one_line_goes_and_a_literal_bar_brace_stays():
+    markup = ('The club plays in Fife. {| class="wikitable" |-! Name!! Role |- | A. Young || Chairman |} '
+              "Honours follow.")
+    assert strip_wikitext(markup) == "The club plays in Fife. Honours follow."
+    assert strip_wikitext("The printable set ends {|}~ in ASCII.") == "The printable set ends {|}~ in ASCII."
+
+
+def test_punctuation_left_alone_on_a_line_by_a_removed_formula_is_dropped():
+    markup = "The constant is\n<math>K_a</math>\n.\nFor water it is\n:<math>x</math> + <math>y</math>\nsmall."
+    assert strip_wikitext(markup) == "The constant is\n\nFor water it is\n\nsmall."

@@ -5,7 +5,8 @@
 strips each of the rest; ``strip_wikitext`` is the text of those sections joined.
 
 Removes comments, ``<ref>``s, templates ``{{...}}``, tables ``{|...|}``, file/category links,
-headings, bold/italic quotes, HTML tags and list markers; ``[[target|label]]`` becomes
+headings, bold/italic quotes, HTML tags and list markers (markup written escaped, ``&lt;ref&gt;``
+or ``&amp;nbsp;``, counts as markup; ``<nowiki>`` text is literal); ``[[target|label]]`` becomes
 ``label`` and ``[http://x label]`` becomes ``label``. Nested constructs are removed innermost
 first. A few inline templates whose words are the sentence's (``{{convert|212|km}}``,
 ``{{lang|fr|...}}``, ``{{nowrap|...}}``, ``{{circa|1781}}``) keep their words; brackets left empty
@@ -25,10 +26,16 @@ _REF = re.compile(r"<ref[^>/]*/>|<ref[^>]*>.*?</ref\s*>", re.S | re.I)
 _DROPPED_TAGS = re.compile(
     r"<(math|gallery|timeline|syntaxhighlight|source|score|graph|mapframe|imagemap)\b[^>]*>.*?</\1\s*>",
     re.S | re.I)
+# <nowiki> text is literal: its braces, brackets and bars open nothing (escaped here, unescaped below).
+_NOWIKI = re.compile(r"<nowiki\s*>(.*?)</nowiki\s*>", re.S | re.I)
+_NOWIKI_ESCAPES = str.maketrans({"{": "&#123;", "}": "&#125;", "[": "&#91;", "]": "&#93;", "|": "&#124;",
+                                 "<": "&lt;", ">": "&gt;", "'": "&#39;", "=": "&#61;"})
 _TEMPLATE = re.compile(r"\{\{[^{}]*\}\}")
 # A table opens with "{|" and closes with "|}", each at the start of a line (a "|}" inside a
 # cell, as in [[Bracket|}]], closes nothing); the innermost table goes first.
 _TABLE = re.compile(r"^[ \t:]*\{\|(?:(?!^[ \t:]*\{\|)[\s\S])*?^[ \t]*\|\}[^\n]*", re.M)
+# A table written inside one line (a page whose line breaks were lost) holds a row marker "|-".
+_INLINE_TABLE = re.compile(r"\{\|[^\n]*?\|-[^\n]*?\|\}")
 _TABLE_ROW = re.compile(r"^[ \t]*(?:\{\|[^\n]*|\|[^\n]*|![^\n]*!![^\n]*)$", re.M)
 # A link's text may hold single brackets: [[File:x.png|Bicyclo[1.1.0]butane ...]].
 _LINK = re.compile(r"\[\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\]")
@@ -52,6 +59,7 @@ _SECTION_HEADING = re.compile(r"^[ \t]*(={2,6})[ \t]*(.+?)[ \t]*\1[ \t]*$", re.M
 _EMPTY_BRACKETS = re.compile(r"\((?:\s|[,;:\u2013\u2014-])*\)|\[\s*\]")
 _BRACKET_EDGE_IN = re.compile(r"\((?:[ \t]*[,;:])+[ \t]*(?=[^\s)])")
 _BRACKET_EDGE_OUT = re.compile(r"(?<=[^\s(])[ \t]*(?:[,;:][ \t]*)+\)")
+_PUNCT_LINE = re.compile(r"^[ \t]*(?:[.,;:+\u2013\u2014-][ \t]*)+$", re.M)  # what a removed formula leaves
 _SPACE_BEFORE_PUNCT = re.compile(r"[ \t]+([,.;:!?)])")
 # Inline templates whose words belong to the sentence: name -> which positional arguments to keep.
 _KEEP_WORDS = {"convert": (0, 1), "cvt": (0, 1), "lang": (-1,), "nowrap": (0,), "nobr": (0,),
@@ -103,12 +111,16 @@ def _append(out: list, path: str, text: str) -> None:
 
 def _strip_markup(markup: str) -> str:
     """Plain text of a piece of wikitext (no section handling)."""
-    # Markup written escaped (&lt;ref&gt;, as wikiextractor also reads it) is markup: removed below.
-    text = _COMMENT.sub("", markup.replace("&lt;", "<").replace("&gt;", ">"))
+    # Markup written escaped (&lt;ref&gt;, as wikiextractor also reads it) is markup: removed below;
+    # so is an escaped entity (&amp;nbsp;), which would otherwise survive as "&nbsp;".
+    text = markup.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
+    text = _COMMENT.sub("", text)
+    text = _NOWIKI.sub(lambda m: m.group(1).translate(_NOWIKI_ESCAPES), text)
     text = _REF.sub("", text)
     text = _DROPPED_TAGS.sub("", text)
     text = _remove_nested(_TEMPLATE, text, _template_words)
     text = _remove_nested(_TABLE, text)
+    text = _INLINE_TABLE.sub("", text)
     text = _TABLE_ROW.sub("", text)  # rows of a table that never closed (a "|" line is no prose)
     text = _resolve_links(text)
     text = _UNCLOSED_FILE.sub("", text)  # a file link never closed: its caption to the line's end
@@ -128,6 +140,7 @@ def _strip_markup(markup: str) -> str:
     text = _BRACKET_EDGE_IN.sub("(", _BRACKET_EDGE_OUT.sub(")", text))  # "(; Afon Elin)"
     text = _EMPTY_BRACKETS.sub("", text)  # "( )", "(; )": what removed templates leave
     text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
+    text = _BLANK_LINES.sub("\n\n", _PUNCT_LINE.sub("", text))
     text = re.sub(r"[ \t]{2,}", " ", text)
     return text.strip()
 
