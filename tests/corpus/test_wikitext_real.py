@@ -70,3 +70,9 @@ def test_a_table_inside_one_line_goes_and_a_literal_bar_brace_stays():
 def test_punctuation_left_alone_on_a_line_by_a_removed_formula_is_dropped():
     markup = "The constant is\n<math>K_a</math>\n.\nFor water it is\n:<math>x</math> + <math>y</math>\nsmall."
     assert strip_wikitext(markup) == "The constant is\n\nFor water it is\n\nsmall."
+
+
+def test_an_unclosed_ref_tag_does_not_swallow_the_prose_up_to_the_next_ref():
+    markup = 'Founded in 1901.<ref name="a"> Moved to Leith in 1920.<ref>{{cite web|title=X}}</ref> Closed.'
+    assert strip_wikitext(markup) == "Founded in 1901. Moved to Leith in 1920. Closed."
+    assert strip_wikitext("Area <math>x<y</math> grows.<ref>Smith 2001</ref>") == "Area grows."

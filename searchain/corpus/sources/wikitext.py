@@ -22,12 +22,15 @@ import re
 from .sections import is_non_prose, section_path
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
-_REF = re.compile(r"<ref[^>/]*/>|<ref[^>]*>.*?</ref\s*>", re.S | re.I)
+# A <ref>'s text stops at the next <ref or </ref: an unclosed <ref name=x> no longer takes the
+# prose up to the next ref's end, and a page of unclosed tags costs linear time, not quadratic.
+_REF = re.compile(r"<ref[^>/]*/>|<ref[^>]*>[^<]*(?:<(?!/?ref\b)[^<]*)*</ref\s*>", re.I)
 _DROPPED_TAGS = re.compile(
-    r"<(math|gallery|timeline|syntaxhighlight|source|score|graph|mapframe|imagemap)\b[^>]*>.*?</\1\s*>",
-    re.S | re.I)
+    r"<(math|gallery|timeline|syntaxhighlight|source|score|graph|mapframe|imagemap)\b[^>]*>"
+    r"[^<]*(?:<(?!/?\1\b)[^<]*)*</\1\s*>", re.I)
 # <nowiki> text is literal: its braces, brackets and bars open nothing (escaped here, unescaped below).
-_NOWIKI = re.compile(r"<nowiki\s*>(.*?)</nowiki\s*>", re.S | re.I)
+# Its text stops at the next <nowiki> or </nowiki>: a page of unclosed ones costs linear time.
+_NOWIKI = re.compile(r"<nowiki\s*>([^<]*(?:<(?!/?nowiki\b)[^<]*)*)</nowiki\s*>", re.I)
 _NOWIKI_ESCAPES = str.maketrans({"{": "&#123;", "}": "&#125;", "[": "&#91;", "]": "&#93;", "|": "&#124;",
                                  "<": "&lt;", ">": "&gt;", "'": "&#39;", "=": "&#61;"})
 _TEMPLATE = re.compile(r"\{\{[^{}]*\}\}")
@@ -35,7 +38,8 @@ _TEMPLATE = re.compile(r"\{\{[^{}]*\}\}")
 # cell, as in [[Bracket|}]], closes nothing); the innermost table goes first.
 _TABLE = re.compile(r"^[ \t:]*\{\|(?:(?!^[ \t:]*\{\|)[\s\S])*?^[ \t]*\|\}[^\n]*", re.M)
 # A table written inside one line (a page whose line breaks were lost) holds a row marker "|-".
-_INLINE_TABLE = re.compile(r"\{\|[^\n]*?\|-[^\n]*?\|\}")
+# Neither part runs past another "{|", so a line full of "{|" costs linear time, not quadratic.
+_INLINE_TABLE = re.compile(r"\{\|(?:(?!\{\||\|\})[^\n])*?\|-(?:(?!\{\|)[^\n])*?\|\}")
 _TABLE_ROW = re.compile(r"^[ \t]*(?:\{\|[^\n]*|\|[^\n]*|![^\n]*!![^\n]*)$", re.M)
 # A link's text may hold single brackets: [[File:x.png|Bicyclo[1.1.0]butane ...]].
 _LINK = re.compile(r"\[\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\]")
