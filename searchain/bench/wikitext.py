@@ -6,7 +6,8 @@ non-prose sections dropped), so the figures compare the markup removal alone. Th
 chunked as ingest chunks them, then each passage is checked for residue of each kind:
 
 - ``templates``: ``{{`` or ``}}``; ``tables``: ``{|``, ``|}``, ``||``, a ``|-`` or ``!`` line;
-- ``links``: ``[[``, ``]]``, ``[http``, a ``File:``/``Category:`` prefix or ``thumb|``;
+- ``links``: ``[[``, ``]]``, ``[http``, a ``File:``/``Category:`` prefix, ``thumb|`` or ``200px``,
+  or a line starting ``Word:Capital`` (a category or file link of another language left as text);
 - ``tags``: an HTML tag or entity; ``empty_brackets``: ``( )``, ``(; )``, ``[ ]``;
 - ``reference_text``: ``ISBN``, ``Retrieved``, ``doi:``, ``access-date`` (citations as prose).
 
@@ -26,7 +27,8 @@ from pathlib import Path
 RESIDUE = {
     "templates": re.compile(r"\{\{|\}\}"),
     "tables": re.compile(r"\{\||\|\}|\|\||^\s*(?:\|-|!)", re.M),
-    "links": re.compile(r"\[\[|\]\]|\[https?:|\b(?:File|Image|Category):|thumb\|", re.I),
+    "links": re.compile(r"\[\[|\]\]|\[https?:|\b(?:File|Image|Category):|thumb\||\b\d+px\b|"
+                       r"^[^\W\d_]+:(?-i:[A-ZÀ-ÖØ-ÞĀ-Ž\u0391-\u03a9\u0410-\u042f])", re.I | re.M),
     "tags": re.compile(r"</?[A-Za-z][^>]*>|&(?:nbsp|amp|lt|gt|quot|#\d+);"),
     "empty_brackets": re.compile(r"\((?:\s|[,;:\u2013-])*\)|\[\s*\]"),
     "reference_text": re.compile(r"\bISBN\b|\bRetrieved\b|\bdoi:|access-date", re.I),

@@ -53,3 +53,9 @@ def test_bench_counts_no_residue_in_our_passages():
     if theirs is not None:  # installed (the dev extra): its text, counted the same way
         assert theirs["passages"] > 0 and theirs["residue_passages"]["any"] <= sum(
             v for k, v in theirs["residue_passages"].items() if k != "any")
+
+
+def test_residue_counts_another_languages_category_left_as_text_but_not_a_title_with_a_colon():
+    links = RESIDUE["links"]
+    assert links.search("Ein Text.\nKategorie:Mensch") and links.search("A caption 200px")
+    assert not links.search("He starred in Star Trek: Voyager.\nSee http://example.org too.")

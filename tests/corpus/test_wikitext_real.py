@@ -76,3 +76,11 @@ def test_an_unclosed_ref_tag_does_not_swallow_the_prose_up_to_the_next_ref():
     markup = 'Founded in 1901.<ref name="a"> Moved to Leith in 1920.<ref>{{cite web|title=X}}</ref> Closed.'
     assert strip_wikitext(markup) == "Founded in 1901. Moved to Leith in 1920. Closed."
     assert strip_wikitext("Area <math>x<y</math> grows.<ref>Smith 2001</ref>") == "Area grows."
+
+
+def test_category_and_file_links_of_other_languages_leave_no_text():
+    markup = ("Die Welle überträgt Drehmoment.\n[[Datei:Welle.jpg|mini|Eine Welle]]\nMehr Text.\n"
+              "[[Kategorie:Maschinenelement|Welle]]\n[[Kategoreja:Dzeivinīki]]\n"
+              "[[Fails:Akha.JPG|thumb|Cylvāku tāvaiņs|200px]]")
+    assert strip_wikitext(markup) == "Die Welle überträgt Drehmoment.\n\nMehr Text."
+    assert strip_wikitext("He starred in [[Star Trek: Voyager]].") == "He starred in Star Trek: Voyager."

@@ -57,7 +57,26 @@ _LIST_MARKER = re.compile(r"^[*#:;]+[ \t]*", re.M)
 _SPACES = re.compile(r"[ \t]+")
 _BLANK_LINES = re.compile(r"\n\s*\n+")
 _DROPPED_LINK_PREFIXES = ("file:", "image:", "category:", "media:", "wikipedia:", "wp:", "help:",
-                          "template:", "portal:", "special:", "user:", "talk:")
+                          "template:", "portal:", "special:", "user:", "talk:",
+                          # Category, File and Image in the larger Wikipedias' languages
+                          "kategorie:", "catégorie:", "categoría:", "categoria:", "categorie:",
+                          "kategoria:", "kategori:", "категория:", "категорія:", "カテゴリ:", "分类:",
+                          "分類:", "luokka:", "kategória:", "thể loại:", "분류:", "تصنيف:", "رده:",
+                          "קטגוריה:", "κατηγορία:", "kategorija:", "kategooria:", "kategorio:",
+                          "datei:", "bild:", "fichier:", "archivo:", "imagen:", "immagine:",
+                          "ficheiro:", "arquivo:", "imagem:", "bestand:", "afbeelding:", "plik:",
+                          "grafika:", "файл:", "изображение:", "ファイル:", "画像:", "文件:", "檔案:",
+                          "tiedosto:", "fájl:", "dosya:", "soubor:", "fil:", "berkas:", "tập tin:",
+                          "파일:", "ملف:", "پرونده:", "קובץ:", "αρχείο:", "fișier:", "fitxer:",
+                          "dosiero:", "attēls:")
+# A link whose target starts "Word:" (no space after the colon, unlike "Star Trek: Voyager") is
+# in a namespace; in a language not listed above it is still a file when it has an image option,
+# and a category when it stands alone on its line.
+_NAMESPACED = re.compile(r"^:?[^\W\d_]+:\S")
+_PLAIN_LINK = re.compile(r"\[\[[^\[\]\n]*\]\]")
+_IMAGE_OPTION = re.compile(r"^\s*(?:thumb|thumbnail|frame|framed|frameless|border|left|right|center|"
+                           r"centre|none|upright\b.*|\d*x?\d+\s*px|alt=.*|link=.*|mini|miniatur|"
+                           r"vignette|miniatura)\s*$", re.I)
 _INTERWIKI = re.compile(r"^:?[a-z]{2,3}(?:-[a-z]+)?:")
 _SECTION_HEADING = re.compile(r"^[ \t]*(={2,6})[ \t]*(.+?)[ \t]*\1[ \t]*$", re.M)
 _EMPTY_BRACKETS = re.compile(r"\((?:\s|[,;:\u2013\u2014-])*\)|\[\s*\]")
@@ -172,12 +191,25 @@ def _remove_nested(pattern: re.Pattern, text: str, replace=lambda m: "") -> str:
     return text
 
 
+def _alone_on_line(match: re.Match) -> bool:
+    """True when the rest of the link's line is only other links (a row of category links)."""
+    text = match.string
+    start = text.rfind("\n", 0, match.start()) + 1
+    end = text.find("\n", match.end())
+    rest = text[start:match.start()] + " " + text[match.end():end if end >= 0 else len(text)]
+    return not _PLAIN_LINK.sub("", rest).strip(" \t*#:;")
+
+
 def _resolve_links(text: str) -> str:
     def replace(match: re.Match) -> str:
         inner = match.group(1)
         target, _, label = inner.partition("|")
         low = target.strip().lower()
         if low.startswith(_DROPPED_LINK_PREFIXES) or _INTERWIKI.match(low):
+            return ""
+        if _NAMESPACED.match(low) and not low.startswith(":") and (
+                any(_IMAGE_OPTION.match(p) for p in label.split("|")) if label
+                else _alone_on_line(match)):
             return ""
         if label:
             return label.rsplit("|", 1)[-1]
