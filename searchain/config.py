@@ -137,6 +137,10 @@ class LLMSettings:
     seed: int = 0
     max_tokens: int = 512
     use_grammar: bool = True
+    # Speculative decoding by prompt lookup (llm/speculation.py): up to this many tokens copied
+    # from the prompt are checked in one batch per step, under greedy decoding only (the output
+    # is the same); 0 = plain decoding.
+    prompt_lookup: int = 0
     # process: llama.cpp runs in a worker process, so a native crash cannot end the app
     # (llm/isolated.py); inprocess: in this process (no worker start-up; a crash ends the app).
     isolation: str = "process"

@@ -6,6 +6,8 @@ leading tokens are already in the KV cache from the previous call, evaluates onl
 llama.cpp's sampler chain (greedy at temperature 0, else top-k/top-p/min-p with the given seed, and
 the optional GBNF grammar). ``Usage.prompt_tokens_evaluated`` is the number of prompt tokens that
 were really sent to ``llama_decode``: in a multi-round dialogue a round only evaluates what is new.
+With ``prompt_lookup`` > 0, greedy decoding checks tokens copied from the context in one batch
+per step (``speculation.py``): the same tokens, fewer sequential decodes.
 
 Context rule: ``complete`` raises ``ModelError`` for a prompt that does not leave room for at least
 one generated token; ``chat`` first drops the oldest turns (see ``chat_prompt``). Generation always
@@ -17,9 +19,7 @@ any thread; generation stops before the next token with ``finish_reason == "canc
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
-import math
 import os
 import threading
 import time
@@ -38,8 +38,9 @@ from .events import LLMWarning
 from .model_kind import CompletionPromptBuilder, prompt_style, stop_texts, strip_special_tokens
 from .models.gguf_info import ModelFacts, read_model_facts
 from .models.memory import check_memory
-from .prefix_states import MIN_SAVED_TOKENS, PrefixStates
-from .sampling import GrammarCache, TokenSampler, grammar_verdict
+from .prefix_states import MIN_SAVED_TOKENS, PrefixStates, common_prefix
+from .sampling import GrammarCache, TokenSampler, grammar_verdict, token_logprob, token_piece
+from .speculation import drop_last, eval_batch_all_logits, lookup_draft
 from .text_stream import StopTextStream
 
 
@@ -91,6 +92,10 @@ class LlamaCppLLM:
         self.grammar_rejections = 0  # last call: tokens the grammar refused
         self.grammar_full_filters = 0  # last call: refusals that filtered the whole vocabulary
         self._last_tokens: list[int] = []  # last call: the generated token ids
+        # Draft tokens proposed by prompt lookup per step, at temperature 0 (speculation.py);
+        # 0 = plain decoding. Last call: tokens drafted, and of those the model's own choice.
+        self.prompt_lookup = max(0, int(getattr(settings, "prompt_lookup", 0) or 0))
+        self.drafted = self.draft_accepted = 0
         self._pieces: dict[int, bytes] = {}
         # Bytes and tokens of the last prompt + reply, to tokenise the next prompt incrementally.
         self._history: tuple[bytes, list[int]] = (b"", [])
@@ -272,23 +277,47 @@ class LlamaCppLLM:
                 sampler = TokenSampler(self._n_vocab, temperature=params.temperature,
                                        seed=params.seed, grammar=grammar,
                                        sample_first=self.grammar_sample_first)
+                # Prompt lookup only under greedy decoding, where it changes no token.
+                lookup = self.prompt_lookup if params.temperature <= 0.0 else 0
+                context = np.asarray(tokens, dtype=np.int32) if lookup else None
+                index, drafts = -1, []  # logits position to sample; drafted tokens in the cache
+                self.drafted = self.draft_accepted = 0
                 try:
                     while len(generated) < max_new:
                         if cancel is not None and cancel.cancelled:
                             finish = "cancelled"
                             break
-                        token = sampler.sample(llama._ctx.ctx)
+                        token = sampler.sample(llama._ctx.ctx, index)
                         if self._is_end_of_generation(token):
                             finish = "stop"
                             break
                         generated.append(token)
                         if params.logprobs:
-                            logprobs.append(self._token_logprob(llama, token))
+                            logprobs.append(self._token_logprob(llama, token, index))
                         if stream.feed(self._piece(token)):
                             finish = "stop"
                             break
-                        if len(generated) < max_new:
+                        if drafts and token == drafts[0]:  # the model wrote the draft's token
+                            drafts.pop(0)
+                            index += 1
+                            self.draft_accepted += 1
+                            continue
+                        drop_last(llama, len(drafts))
+                        drafts = []
+                        if len(generated) >= max_new:
+                            break
+                        if lookup:
+                            context = np.append(context, generated[len(context) - len(tokens):])
+                            room = min(lookup, max_new - len(generated) - 1, self.n_batch - 1)
+                            drafts = lookup_draft(context, room)
+                        if drafts:
+                            eval_batch_all_logits(llama, [token, *drafts])
+                            self.drafted += len(drafts)
+                            index = 0
+                        else:
                             llama.eval([token])
+                            index = -1
+                    drop_last(llama, len(drafts))  # drafted past where generation ended
                 finally:
                     self.grammar_rejections = sampler.rejections
                     self.grammar_full_filters = sampler.full_filters
@@ -314,7 +343,7 @@ class LlamaCppLLM:
         cached = llama.n_tokens
         reuse = 0
         if cached:
-            reuse = min(_common_prefix(llama.input_ids[:cached], tokens), len(tokens) - 1)
+            reuse = min(common_prefix(llama.input_ids[:cached], np.asarray(tokens)), len(tokens) - 1)
         if cached - reuse >= MIN_SAVED_TOKENS:  # about to drop a dialogue: keep it aside
             self._prefix_states.save(llama._ctx.ctx, llama.input_ids[:cached], self._history)
         index, usable = self._prefix_states.best(np.asarray(tokens, dtype=np.int32), reuse)
@@ -344,27 +373,11 @@ class LlamaCppLLM:
         """The bytes of one token (cached: the vocabulary never changes)."""
         piece = self._pieces.get(token)
         if piece is None:
-            import llama_cpp
-
-            size = 64
-            while True:
-                buf = ctypes.create_string_buffer(size)
-                n = llama_cpp.llama_token_to_piece(self._vocab, token, buf, size, 0, False)
-                if n >= 0:
-                    piece = buf.raw[:n]
-                    break
-                size = -n  # too small: llama.cpp returns minus the size it needs
-            self._pieces[token] = piece
+            piece = self._pieces[token] = token_piece(self._vocab, token)
         return piece
 
-    def _token_logprob(self, llama, token: int) -> float:
-        """Natural-log probability of ``token`` under the model (before temperature/grammar)."""
-        import llama_cpp
-
-        ptr = llama_cpp.llama_get_logits_ith(llama._ctx.ctx, -1)
-        logits = np.ctypeslib.as_array(ptr, shape=(self._n_vocab,)).astype(np.float64)
-        top = logits.max()
-        return float(logits[token] - top - math.log(np.exp(logits - top).sum()))
+    def _token_logprob(self, llama, token: int, index: int = -1) -> float:
+        return token_logprob(llama._ctx.ctx, self._n_vocab, token, index)
 
     def _gpu_layers(self, requested: int) -> int:
         if requested > 0 and not gpu.gpu_offload_supported():
@@ -388,11 +401,3 @@ class LlamaCppLLM:
             self.close()
         except Exception:
             pass
-
-
-def _common_prefix(cached: np.ndarray, tokens: list[int]) -> int:
-    n = min(len(cached), len(tokens))
-    if n == 0:
-        return 0
-    differ = np.flatnonzero(np.asarray(cached[:n]) != np.asarray(tokens[:n]))
-    return int(differ[0]) if differ.size else n
