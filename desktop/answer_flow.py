@@ -19,7 +19,7 @@ from searchain.index import OPEN_STAGE
 from searchain.llm import LLMWarning
 from searchain.store import answer_while_saving
 from searchain.reasoning import (
-    PHASE_REWRITE, ChainGenerated, ChainUnreadable, Done, FeedbackGiven, NodeChecked, QuestionRewritten, RoundStarted,
+    PHASE_REWRITE, ChainDrafted, ChainGenerated, ChainUnreadable, Done, FeedbackGiven, NodeChecked, QuestionRewritten, RoundStarted,
     TokenGenerated, describe_strategy_event,
 )
 
@@ -139,6 +139,11 @@ class AnswerFlow(QObject):
         elif isinstance(event, RoundStarted):
             self.reasoning.start_round(event.round)
             self.chat.set_phase(f"Round {event.round}: {event.activity}…")
+        elif isinstance(event, ChainDrafted):  # the steps written so far, before the chain ends
+            self.reasoning.add_branch(event.branch)
+            line = f"Round {event.round}: {len(event.branch.nodes)} step(s) written; the model goes on…"
+            self.reasoning.summary.setText(line)
+            self.chat.set_phase(line)
         elif isinstance(event, ChainGenerated):
             self.reasoning.add_branch(event.branch)
             self.chat.set_phase(f"Round {event.round}: checking each step against the corpus…")

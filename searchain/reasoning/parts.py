@@ -58,9 +58,11 @@ class Generator:
         add_cost(self.costs_by_phase, phase, usage, completion)
 
     def chat(self, messages: list[ChatMessage], phase: str, grammar: str | None, *,
-             max_tokens: int | None = None, stop: tuple[str, ...] | None = None) -> Completion:
+             max_tokens: int | None = None, stop: tuple[str, ...] | None = None,
+             on_piece: Callable[[str], None] | None = None) -> Completion:
         """One model call. ``stop`` replaces the generator's own grammar-less stops for this call;
-        ``max_tokens`` caps it below the configured budget (never above)."""
+        ``max_tokens`` caps it below the configured budget (never above); ``on_piece`` sees each
+        decoded piece too (after the ``TokenGenerated`` event)."""
         check(self.cancel)
         with_grammar = self.use_grammar and grammar is not None and getattr(self.llm, "supports_grammar", False)
         extra_stops = self.stop if stop is None else stop
@@ -70,7 +72,10 @@ class Generator:
             params = replace(params, max_tokens=min(params.max_tokens, max_tokens))
         on_token: Callable[[str], None] | None = None
         if self.on_event is not None:
-            on_token = lambda piece: self.on_event(TokenGenerated(piece, phase))  # noqa: E731
+            def on_token(piece: str) -> None:
+                self.on_event(TokenGenerated(piece, phase))
+                if on_piece is not None:
+                    on_piece(piece)
         completion = self.llm.chat(messages, params, on_token=on_token, cancel=self.cancel)
         self.record(phase, completion.usage, completion)
         if completion.finish_reason == "cancelled":
