@@ -4,9 +4,12 @@
         --mode rag,searchain [--variant off:llm.prompt_lookup=0 --variant on:llm.prompt_lookup=10] --json
 
 Every question is answered in every variant and mode before the next question (variant A's rag
-and searchain, then variant B's, ...), so a noisy shared CPU slows all of them alike. A variant is
-a name and settings (``KEY=VALUE`` as `searchain config set` takes them) applied to its own
-workspace and model; the pseudo-setting ``cold=true`` empties the model's KV cache and saved
+and searchain, then variant B's, ...), so a noisy shared CPU slows all of them alike. Each variant
+and mode has a workspace and model process of its own (one model shared by rag and searchain, as
+`searchain eval` shares it, leaves RAG's prompt in the KV cache for SearChain's final answer,
+which asks over RAG's passages: it looked 360 prompt tokens cheaper than alone). A variant is
+a name and settings (``KEY=VALUE`` as `searchain config set` takes them) applied to its
+workspaces; the pseudo-setting ``cold=true`` empties the model's KV cache and saved
 states before each question (no cross-question prefix reuse). Without ``--variant`` there is one,
 ``default``.
 
@@ -70,14 +73,59 @@ def register(sub) -> None:
     p.add_argument("--set", action="append", default=[], dest="overrides", metavar="KEY=VALUE",
                    help="a setting for every variant (never saved)")
     p.add_argument("--details", metavar="PATH", help="also write one JSON line per question, variant and mode")
+    p.add_argument("--from-details", metavar="PATH",
+                   help="answer nothing: report on the questions a --details log holds in every "
+                        "variant and mode (a stopped or running run); --variant and --mode as given then")
     p.add_argument("--json", action="store_true", help="(always JSON; accepted for symmetry)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=handle)
 
 
 def handle(ctx, args) -> int:
-    print(json.dumps(measure(ctx, args), indent=2, ensure_ascii=False))
+    report = from_details(args) if args.from_details else measure(ctx, args)
+    print(json.dumps(report, indent=2, ensure_ascii=False))
     return 0
+
+
+def from_details(args) -> dict[str, Any]:
+    """The report over a details log: the questions answered in every variant and mode."""
+    from dataclasses import fields
+    from pathlib import Path
+
+    from ..eval.runner import QuestionOutcome
+
+    modes = [m.strip() for m in args.mode.split(",") if m.strip()]
+    variants = [parse_variant(v) for v in args.variant] or [Variant("default")]
+    known = {f.name for f in fields(QuestionOutcome)}
+    rows: dict[tuple[str, str], dict[str, QuestionOutcome]] = {(v.name, m): {} for v in variants for m in modes}
+    path = Path(args.from_details).expanduser()
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ConfigError(f"Cannot read the details log {path}: {exc.strerror or exc}.") from exc
+    order: list[str] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            outcome = QuestionOutcome(**{k: v for k, v in data.items() if k in known})
+        except (ValueError, TypeError) as exc:
+            if number == len(lines):
+                break  # the last line, cut short by a kill
+            raise ConfigError(f"Line {number} of {path} is not a bench loop outcome ({exc}).") from exc
+        key = (data.get("variant", ""), outcome.mode)
+        if key in rows:
+            rows[key][outcome.id] = outcome
+            if outcome.id not in order:
+                order.append(outcome.id)
+    complete = [i for i in order if all(i in got for got in rows.values())]
+    if not complete:
+        raise ConfigError(f"{path} has no question answered in every variant and mode given.",
+                          hint="Pass the --variant and --mode the run was started with.")
+    outcomes = {key: [got[i] for i in complete] for key, got in rows.items()}
+    return {"benchmark": "loop", "from_details": str(path), "questions": len(complete), "modes": modes,
+            **summarize_loop(outcomes, modes, variants)}
 
 
 def with_overrides(settings, overrides: list[str]):
@@ -131,7 +179,9 @@ def run_interleaved(ctx, dataset, modes, variants, settings, corpus, args):
     from ..reasoning.modes import needs_ir
     from ..workspace import Workspace
 
-    workspaces = {v.name: Workspace(ctx.paths, settings[v.name]) for v in variants}
+    # A model of its own per variant and mode: in one model, RAG's prompt would leave SearChain's
+    # final-answer prompt (RAG's own passages) in the KV cache, and make it look cheaper.
+    workspaces = {(v.name, m): Workspace(ctx.paths, settings[v.name]) for v in variants for m in modes}
     outcomes: dict[tuple[str, str], list] = {(v.name, m): [] for v in variants for m in modes}
     engines: dict[tuple[str, str], Any] = {}
     started = time.time()
@@ -139,14 +189,14 @@ def run_interleaved(ctx, dataset, modes, variants, settings, corpus, args):
     try:
         for index, question in enumerate(dataset.questions):
             for variant in variants:
-                workspace = workspaces[variant.name]
-                if variant.cold:
-                    reset = getattr(workspace.llm(), "reset_cache", None)
-                    if reset is None:
-                        raise ConfigError("cold=true needs a model whose KV cache can be reset (llama.cpp).")
-                    reset()
                 for mode in modes:
                     key = (variant.name, mode)
+                    workspace = workspaces[key]
+                    if variant.cold:
+                        reset = getattr(workspace.llm(), "reset_cache", None)
+                        if reset is None:
+                            raise ConfigError("cold=true needs a model whose KV cache can be reset (llama.cpp).")
+                        reset()
                     if key not in engines:
                         engines[key] = workspace.engine(mode=mode, corpus=corpus if needs_ir(mode) else None).answer
                     outcome = answer_question(engines[key], question, mode=mode)

@@ -109,3 +109,24 @@ def test_an_unknown_setting_fails_before_anything_loads(tmp_path):
                               dataset=str(tmp_path / "none.jsonl"), details=None, quiet=True)
     with pytest.raises(ConfigError, match="no_such"):
         measure(ctx, args)
+
+
+def test_a_report_from_a_details_log_keeps_only_questions_done_everywhere(tmp_path):
+    import json
+    from dataclasses import asdict
+
+    from searchain.bench.loop import from_details
+
+    log = tmp_path / "run.jsonl"
+    rows = [("warm", _outcome("a", "rag", 10, True)), ("warm", _outcome("a", "searchain", 30, True)),
+            ("cold", _outcome("a", "rag", 11, True)), ("cold", _outcome("a", "searchain", 40, True)),
+            ("warm", _outcome("b", "rag", 10, False))]  # question b: stopped after one answer
+    log.write_text("".join(json.dumps({"variant": v, **asdict(o)}) + "\n" for v, o in rows)
+                   + '{"variant": "cold", "id": "b", "mo', encoding="utf-8")  # a kill mid-line
+    args = argparse.Namespace(mode="rag,searchain", variant=["warm", "cold:cold=true"], from_details=str(log))
+    report = from_details(args)
+    assert report["questions"] == 1
+    assert report["variants"]["cold"]["ratio_to_first_mode"]["searchain/rag"] == pytest.approx(40 / 11, abs=1e-3)
+    args.variant = ["other"]
+    with pytest.raises(ConfigError, match="no question answered in every variant"):
+        from_details(args)
