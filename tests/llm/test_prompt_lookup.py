@@ -93,3 +93,28 @@ def test_the_setting_is_range_checked():
     assert with_value(Settings(), "llm.prompt_lookup", 10).llm.prompt_lookup == 10
     with pytest.raises(ConfigError):
         with_value(Settings(), "llm.prompt_lookup", -1)
+
+
+def test_bench_lookup_reports_speed_and_identity(tmp_path, tiny_gguf):
+    """`searchain bench lookup` on the tiny model: every draft size gives plain decoding's output."""
+    import argparse
+    import json
+
+    from searchain.bench.lookup import run
+    from searchain.config import Settings
+    from searchain.errors import ConfigError
+
+    text = "The Velmor Bridge was designed by Ruth Calloway in 1911. Ruth Calloway also built the viaduct."
+    record = {"question_text": "Who designed the Velmor Bridge?",
+              "contexts": [{"title": "Velmor Bridge", "paragraph_text": text, "is_supporting": True}]}
+    dataset = tmp_path / "d.jsonl"
+    dataset.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    settings = Settings()
+    settings.llm = dataclasses.replace(settings.llm, n_ctx=2048, n_gpu_layers=0, n_batch=256)
+    args = argparse.Namespace(dataset=str(dataset), model=str(tiny_gguf), limit=1, drafts="0,4", threads=1)
+    report = run(settings, args)
+    assert report["identical_to_plain"] == {"final": True, "reader": True}
+    assert set(report["calls"]["final"]) == {"0", "4"}
+    assert report["calls"]["final"]["0"]["drafted"] == 0
+    with pytest.raises(ConfigError, match="start with 0"):
+        run(settings, argparse.Namespace(**{**vars(args), "drafts": "4"}))
