@@ -141,6 +141,11 @@ class LLMSettings:
     # from the prompt are checked in one batch per step, under greedy decoding only (the output
     # is the same); 0 = plain decoding.
     prompt_lookup: int = 0
+    # A small GGUF of the same family (same vocabulary) that drafts tokens for greedy decoding
+    # (llm/draft_model.py): ``draft_tokens`` per step; "" = none. A draft model whose vocabulary
+    # differs is refused with a warning, and decoding goes on without it.
+    draft_model: str = ""
+    draft_tokens: int = 4
     # process: llama.cpp runs in a worker process, so a native crash cannot end the app
     # (llm/isolated.py); inprocess: in this process (no worker start-up; a crash ends the app).
     isolation: str = "process"

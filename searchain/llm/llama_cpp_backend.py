@@ -40,33 +40,10 @@ from .models.gguf_info import ModelFacts, read_model_facts
 from .models.memory import check_memory
 from .prefix_states import MIN_SAVED_TOKENS, PrefixStates, common_prefix
 from .sampling import GrammarCache, TokenSampler, grammar_verdict, token_logprob, token_piece
+from .draft_model import open_draft
+from .llama_open import open_llama  # looked up here at each load: tests patch it in this module
 from .speculation import drop_last, eval_batch_all_logits, lookup_draft
 from .text_stream import StopTextStream
-
-
-def open_llama(path: Path, *, n_gpu_layers: int, n_ctx: int, n_threads: int, n_batch: int,
-               seed: int):
-    """Construct the ``llama_cpp.Llama``; llama.cpp's load failure becomes ``ModelError``.
-
-    A module-level function on purpose: it is the one place where a model is opened, so tests
-    can induce a GPU-side load failure here and watch the CPU fallback happen.
-    """
-    import llama_cpp
-
-    try:
-        return llama_cpp.Llama(
-            model_path=str(path), n_gpu_layers=n_gpu_layers, n_ctx=n_ctx, n_batch=n_batch,
-            n_ubatch=n_batch, n_threads=n_threads or None, n_threads_batch=n_threads or None,
-            seed=seed, logits_all=False, verbose=bool(os.environ.get("SEARCHAIN_LLAMA_VERBOSE")),
-        )
-    except (ValueError, RuntimeError, OSError) as exc:
-        raise ModelError(
-            f"llama.cpp could not load {path}: {exc}",
-            hint="The file may be damaged or use an architecture this llama-cpp-python build "
-                 "does not know; set SEARCHAIN_LLAMA_VERBOSE=1 to see llama.cpp's log.",
-        ) from exc
-
-
 
 
 class LlamaCppLLM:
@@ -89,13 +66,14 @@ class LlamaCppLLM:
         # Grammar decoding samples first and checks the one token (sampling.py); False filters
         # the whole vocabulary each token, the slow reference path benchmarks compare against.
         self.grammar_sample_first = True
-        self.grammar_rejections = 0  # last call: tokens the grammar refused
-        self.grammar_full_filters = 0  # last call: refusals that filtered the whole vocabulary
-        self._last_tokens: list[int] = []  # last call: the generated token ids
-        # Draft tokens proposed by prompt lookup per step, at temperature 0 (speculation.py);
-        # 0 = plain decoding. Last call: tokens drafted, and of those the model's own choice.
+        # Last call: tokens the grammar refused, refusals that filtered the whole vocabulary,
+        # the generated token ids, tokens drafted (speculation) and drafts the model kept.
+        self.grammar_rejections = self.grammar_full_filters = self.drafted = self.draft_accepted = 0
+        self._last_tokens: list[int] = []
+        # Greedy decoding drafts by prompt lookup (this many tokens a step; 0 = off), or by a
+        # draft model (draft_model.py) when one is set and fits: the same tokens, fewer steps.
         self.prompt_lookup = max(0, int(getattr(settings, "prompt_lookup", 0) or 0))
-        self.drafted = self.draft_accepted = 0
+        self.draft_model, self.draft_tokens = None, max(1, int(getattr(settings, "draft_tokens", 4) or 4))
         self._pieces: dict[int, bytes] = {}
         # Bytes and tokens of the last prompt + reply, to tokenise the next prompt incrementally.
         self._history: tuple[bytes, list[int]] = (b"", [])
@@ -139,6 +117,12 @@ class LlamaCppLLM:
                 eos_token=model.token_get_text(eos) if eos >= 0 else "",
                 bos_token=model.token_get_text(bos) if bos >= 0 else "",
             )
+        if getattr(settings, "draft_model", ""):
+            self.draft_model, why = open_draft(settings.draft_model, self._llama, open_llama, self._piece,
+                                               n_gpu_layers=self.n_gpu_layers, **load)
+            if why:
+                self._warn(f"Speculative decoding is off: {why}.", "Pick a draft model of the same "
+                           "family (e.g. Qwen2.5-Coder-0.5B for -1.5B), or clear llm.draft_model.")
 
     # -- the LLM protocol -------------------------------------------------------------------
 
@@ -180,6 +164,9 @@ class LlamaCppLLM:
             self._prefix_states.clear()
             if llama is not None:
                 llama.close()
+            if self.draft_model is not None:
+                self.draft_model.close()
+                self.draft_model = None
 
     # -- helpers others may use -------------------------------------------------------------
 
@@ -277,8 +264,9 @@ class LlamaCppLLM:
                 sampler = TokenSampler(self._n_vocab, temperature=params.temperature,
                                        seed=params.seed, grammar=grammar,
                                        sample_first=self.grammar_sample_first)
-                # Prompt lookup only under greedy decoding, where it changes no token.
-                lookup = self.prompt_lookup if params.temperature <= 0.0 else 0
+                # Drafts only under greedy decoding, where they change no token.
+                draft = self.draft_model if params.temperature <= 0.0 else None
+                lookup = (self.draft_tokens if draft else self.prompt_lookup) if params.temperature <= 0.0 else 0
                 context = np.asarray(tokens, dtype=np.int32) if lookup else None
                 index, drafts = -1, []  # logits position to sample; drafted tokens in the cache
                 self.drafted = self.draft_accepted = 0
@@ -309,7 +297,7 @@ class LlamaCppLLM:
                         if lookup:
                             context = np.append(context, generated[len(context) - len(tokens):])
                             room = min(lookup, max_new - len(generated) - 1, self.n_batch - 1)
-                            drafts = lookup_draft(context, room)
+                            drafts = draft.draft(context, room) if draft else lookup_draft(context, room)
                         if drafts:
                             eval_batch_all_logits(llama, [token, *drafts])
                             self.drafted += len(drafts)
