@@ -111,10 +111,15 @@ def test_bench_lookup_reports_speed_and_identity(tmp_path, tiny_gguf):
     dataset.write_text(json.dumps(record) + "\n", encoding="utf-8")
     settings = Settings()
     settings.llm = dataclasses.replace(settings.llm, n_ctx=2048, n_gpu_layers=0, n_batch=256)
-    args = argparse.Namespace(dataset=str(dataset), model=str(tiny_gguf), limit=1, drafts="0,4", threads=1)
+    settings.llm = dataclasses.replace(settings.llm, max_tokens=60)
+    args = argparse.Namespace(dataset=str(dataset), model=str(tiny_gguf), limit=1, drafts="0,4", threads=1,
+                              draft_model=str(tiny_gguf))
     report = run(settings, args)
-    assert report["identical_to_plain"] == {"final": True, "reader": True}
-    assert set(report["calls"]["final"]) == {"0", "4"}
+    assert report["identical_to_plain"] == {"final": True, "reader": True, "chain": True}
+    assert set(report["calls"]["final"]) == {"0", "4", "draft-model"}
+    assert report["calls"]["chain"]["draft-model"]["accepted"] > 0
     assert report["calls"]["final"]["0"]["drafted"] == 0
     with pytest.raises(ConfigError, match="start with 0"):
         run(settings, argparse.Namespace(**{**vars(args), "drafts": "4"}))
+    with pytest.raises(ConfigError, match="does not exist"):
+        run(settings, argparse.Namespace(**{**vars(args), "draft_model": str(tmp_path / "none.gguf")}))
