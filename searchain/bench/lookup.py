@@ -80,6 +80,7 @@ def run(settings, args) -> dict:
     book, reader = PromptBook(), LLMReader(llm)
     totals: dict[str, dict[str, dict[str, float]]] = {}
     identical = {"final": True, "reader": True, **({"chain": True} if drafting else {})}
+    differences: list[dict] = []  # calls whose output differs from plain decoding's, and where
     try:
         for record in records:
             question, passages = record["question_text"], _passages(record)
@@ -107,6 +108,13 @@ def run(settings, args) -> dict:
                     row["accepted"] += model.draft_accepted
                     row["wall_seconds"] += time.perf_counter() - started
                 identical[kind] &= all(out == outputs["0"] for out in outputs.values())
+                for name, out in outputs.items():
+                    if out != outputs["0"]:
+                        at = next((i for i, (a, b) in enumerate(zip(out, outputs["0"])) if a != b),
+                                  min(len(out), len(outputs["0"])))
+                        differences.append({"question": record.get("question_id", ""), "call": kind,
+                                            "variant": name, "first_different_token": at,
+                                            "tokens": len(out), "plain_tokens": len(outputs["0"])})
     finally:
         llm.close()
         if drafting:
@@ -121,4 +129,4 @@ def run(settings, args) -> dict:
                                  if row["decode_seconds"] and base else 0.0}
                         for k, row in rows.items()}
     return {"benchmark": "lookup", "model": str(llm_settings.model_path), "questions": len(records),
-            "n_threads": llm_settings.n_threads, "identical_to_plain": identical, "calls": report}
+            "n_threads": llm_settings.n_threads, "identical_to_plain": identical, "differences": differences, "calls": report}
