@@ -4,7 +4,8 @@
 draft, it brings its own KV cache up to the context so far (only what it has not seen: the
 common prefix is kept, as in the main backend), writes ``limit`` tokens greedily and rolls its
 cache back to the context. The main model checks the draft in one batch and keeps the tokens it
-would have written itself (``LlamaCppLLM._generate``), so the output is plain greedy decoding's.
+would have written itself (``LlamaCppLLM._generate``): plain greedy decoding's output up to the
+rounding ``speculation.py`` describes.
 
 Its tokens must mean the same to both models: ``vocabulary_mismatch`` compares the sizes, the
 end and start tokens, and the text of a spread of token ids. A draft model that differs is

@@ -7,7 +7,7 @@ llama.cpp's sampler chain (greedy at temperature 0, else top-k/top-p/min-p with 
 the optional GBNF grammar). ``Usage.prompt_tokens_evaluated`` is the number of prompt tokens that
 were really sent to ``llama_decode``: in a multi-round dialogue a round only evaluates what is new.
 With ``prompt_lookup`` > 0, greedy decoding checks tokens copied from the context in one batch
-per step (``speculation.py``): the same tokens, fewer sequential decodes.
+per step (``speculation.py``): greedy decoding's tokens (up to rounding), fewer sequential steps.
 
 Context rule: ``complete`` raises ``ModelError`` for a prompt that does not leave room for at least
 one generated token; ``chat`` first drops the oldest turns (see ``chat_prompt``). Generation always
@@ -71,7 +71,7 @@ class LlamaCppLLM:
         self.grammar_rejections = self.grammar_full_filters = self.drafted = self.draft_accepted = 0
         self._last_tokens: list[int] = []
         # Greedy decoding drafts by prompt lookup (this many tokens a step; 0 = off), or by a
-        # draft model (draft_model.py) when one is set and fits: the same tokens, fewer steps.
+        # draft model (draft_model.py) when one is set and fits: the same tokens up to rounding.
         self.prompt_lookup = max(0, int(getattr(settings, "prompt_lookup", 0) or 0))
         self.draft_model, self.draft_tokens = None, max(1, int(getattr(settings, "draft_tokens", 4) or 4))
         self._pieces: dict[int, bytes] = {}
@@ -264,7 +264,7 @@ class LlamaCppLLM:
                 sampler = TokenSampler(self._n_vocab, temperature=params.temperature,
                                        seed=params.seed, grammar=grammar,
                                        sample_first=self.grammar_sample_first)
-                # Drafts only under greedy decoding, where they change no token.
+                # Drafts only under greedy decoding, where the model's own choice is checkable.
                 draft = self.draft_model if params.temperature <= 0.0 else None
                 lookup = (self.draft_tokens if draft else self.prompt_lookup) if params.temperature <= 0.0 else 0
                 context = np.asarray(tokens, dtype=np.int32) if lookup else None

@@ -4,10 +4,12 @@ The reader copies a span from its passage, and the final answer copies names and
 its passages: the next few tokens are often already in the prompt, right after the tokens just
 written. ``lookup_draft`` finds the last ``MAX_NGRAM`` (down to ``MIN_NGRAM``) tokens of the
 context earlier in it, most recent occurrence first, and proposes the tokens that followed. The
-backend evaluates the sampled token and the draft in one batch (a CPU evaluates a batch of a few
-tokens in little more than the time of one) and keeps the draft tokens the model itself would
-have picked, the first disagreement ending the run: under greedy decoding the output is the one
-plain decoding gives, token for token (``LlamaCppLLM`` uses it only at temperature 0).
+backend evaluates the sampled token and the draft in one batch and keeps the draft tokens the
+model itself picks from that batch's logits, the first disagreement ending the run (greedy
+decoding only). That is plain greedy decoding's output up to floating-point rounding: a batch's
+logits can differ from one token's in the last bits (other matmul kernels), which flips a
+near-tie now and then (Qwen2.5-Coder-1.5B, BENCHMARKS.md #37). It pays only where a batch of k
+tokens costs little more than one (a GPU, a memory-bound CPU); on a busy 2-core CPU it costs ~k.
 
 llama-cpp-python's own ``LlamaPromptLookupDecoding`` works only inside ``Llama.generate`` with
 ``logits_all`` (a logits row per context position: 2.4 GB for a 151k vocabulary at 4,096

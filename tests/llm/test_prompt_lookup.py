@@ -1,5 +1,6 @@
 """Prompt-lookup speculative decoding (llm/speculation.py, issue #37): drafts copied from the
-context, checked in one batch, give exactly plain greedy decoding's tokens."""
+context, checked in one batch, give plain greedy decoding's tokens (exactly, on the tiny model;
+a real model's batched logits can round differently, see speculation.py)."""
 
 from __future__ import annotations
 
