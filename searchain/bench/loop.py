@@ -73,6 +73,8 @@ def register(sub) -> None:
     p.add_argument("--set", action="append", default=[], dest="overrides", metavar="KEY=VALUE",
                    help="a setting for every variant (never saved)")
     p.add_argument("--details", metavar="PATH", help="also write one JSON line per question, variant and mode")
+    p.add_argument("--resume", action="store_true",
+                   help="keep the outcomes already in --details and answer only the missing ones")
     p.add_argument("--from-details", metavar="PATH",
                    help="answer nothing: report on the questions a --details log holds in every "
                         "variant and mode (a stopped or running run); --variant and --mode as given then")
@@ -87,44 +89,55 @@ def handle(ctx, args) -> int:
     return 0
 
 
-def from_details(args) -> dict[str, Any]:
-    """The report over a details log: the questions answered in every variant and mode."""
+def read_details(path, keys) -> tuple[dict[tuple[str, str], dict[str, Any]], list[str]]:
+    """Outcomes in a details log by (variant, mode) and question id, for the ``keys`` wanted, and
+    the question ids in the order first seen. A last line cut short by a kill is cut from the
+    file (appends then start on a clean line); any other bad line is an error naming it."""
     from dataclasses import fields
     from pathlib import Path
 
     from ..eval.runner import QuestionOutcome
 
-    modes = [m.strip() for m in args.mode.split(",") if m.strip()]
-    variants = [parse_variant(v) for v in args.variant] or [Variant("default")]
     known = {f.name for f in fields(QuestionOutcome)}
-    rows: dict[tuple[str, str], dict[str, QuestionOutcome]] = {(v.name, m): {} for v in variants for m in modes}
-    path = Path(args.from_details).expanduser()
+    rows: dict[tuple[str, str], dict[str, Any]] = {key: {} for key in keys}
+    path = Path(path).expanduser()
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        raw = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"Cannot read the details log {path}: {exc.strerror or exc}.") from exc
+    lines = raw.split(b"\n")
+    if not raw.endswith(b"\n") and lines[-1].strip():  # the kill came mid-line
+        with open(path, "r+b") as handle:
+            handle.truncate(len(raw) - len(lines[-1]))
     order: list[str] = []
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(lines[:-1], start=1):
         if not line.strip():
             continue
         try:
             data = json.loads(line)
             outcome = QuestionOutcome(**{k: v for k, v in data.items() if k in known})
         except (ValueError, TypeError) as exc:
-            if number == len(lines):
-                break  # the last line, cut short by a kill
-            raise ConfigError(f"Line {number} of {path} is not a bench loop outcome ({exc}).") from exc
+            raise ConfigError(f"Line {number} of {path} is not a bench loop outcome ({exc}).",
+                              hint="Pass another --details file, or remove that line.") from exc
         key = (data.get("variant", ""), outcome.mode)
         if key in rows:
             rows[key][outcome.id] = outcome
             if outcome.id not in order:
                 order.append(outcome.id)
+    return rows, order
+
+
+def from_details(args) -> dict[str, Any]:
+    """The report over a details log: the questions answered in every variant and mode."""
+    modes = [m.strip() for m in args.mode.split(",") if m.strip()]
+    variants = [parse_variant(v) for v in args.variant] or [Variant("default")]
+    rows, order = read_details(args.from_details, [(v.name, m) for v in variants for m in modes])
     complete = [i for i in order if all(i in got for got in rows.values())]
     if not complete:
-        raise ConfigError(f"{path} has no question answered in every variant and mode given.",
+        raise ConfigError(f"{args.from_details} has no question answered in every variant and mode given.",
                           hint="Pass the --variant and --mode the run was started with.")
     outcomes = {key: [got[i] for i in complete] for key, got in rows.items()}
-    return {"benchmark": "loop", "from_details": str(path), "questions": len(complete), "modes": modes,
+    return {"benchmark": "loop", "from_details": str(args.from_details), "questions": len(complete), "modes": modes,
             **summarize_loop(outcomes, modes, variants)}
 
 
@@ -185,12 +198,17 @@ def run_interleaved(ctx, dataset, modes, variants, settings, corpus, args):
     outcomes: dict[tuple[str, str], list] = {(v.name, m): [] for v in variants for m in modes}
     engines: dict[tuple[str, str], Any] = {}
     started = time.time()
-    details = open(args.details, "w", encoding="utf-8") if args.details else None
+    resume = bool(getattr(args, "resume", False) and args.details and os.path.exists(args.details))
+    done = read_details(args.details, list(outcomes))[0] if resume else {key: {} for key in outcomes}
+    details = open(args.details, "a" if resume else "w", encoding="utf-8") if args.details else None
     try:
         for index, question in enumerate(dataset.questions):
             for variant in variants:
                 for mode in modes:
                     key = (variant.name, mode)
+                    if question.id in done[key]:
+                        outcomes[key].append(done[key][question.id])
+                        continue
                     workspace = workspaces[key]
                     if variant.cold:
                         reset = getattr(workspace.llm(), "reset_cache", None)

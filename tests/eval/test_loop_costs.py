@@ -130,3 +130,46 @@ def test_a_report_from_a_details_log_keeps_only_questions_done_everywhere(tmp_pa
     args.variant = ["other"]
     with pytest.raises(ConfigError, match="no question answered in every variant"):
         from_details(args)
+
+
+def test_resume_answers_only_what_the_log_lacks(tmp_path, monkeypatch):
+    import json
+
+    import searchain.workspace
+    from searchain.bench.loop import run_interleaved
+    from searchain.eval.datasets import EvalDataset, EvalQuestion
+    from searchain.reasoning.result import AnswerResult
+
+    asked = []
+
+    class FakeWorkspace:
+        def __init__(self, paths, settings):
+            pass
+
+        def engine(self, *, mode, corpus):
+            def answer(question, *, mode=mode, cancel=None):
+                asked.append((mode, question))
+                return AnswerResult(question=question, mode=mode, final_content="x", answer="x")
+            return type("E", (), {"answer": staticmethod(answer)})
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(searchain.workspace, "Workspace", FakeWorkspace)
+    dataset = EvalDataset(path="mem", kind="hotpotqa", fingerprint="0", questions=tuple(
+        EvalQuestion(id=i, question=f"question {i}?", answers=("x",)) for i in ("a", "b")))
+    log = tmp_path / "run.jsonl"
+    args = argparse.Namespace(details=str(log), quiet=True, resume=False)
+    ctx = argparse.Namespace(paths=None)
+    variants, modes = [Variant("v")], ["rag", "searchain"]
+    run_interleaved(ctx, dataset, modes, variants, {"v": None}, None, args)
+    assert len(asked) == 4 and len(log.read_text().splitlines()) == 4
+    # A kill after question a's two answers, mid-line in question b's first.
+    lines = log.read_text().splitlines()
+    log.write_text("\n".join(lines[:2]) + "\n" + lines[2][:30], encoding="utf-8")
+    asked.clear()
+    args.resume = True
+    outcomes, _ = run_interleaved(ctx, dataset, modes, variants, {"v": None}, None, args)
+    assert asked == [("rag", "question b?"), ("searchain", "question b?")]
+    assert [o.id for o in outcomes[("v", "searchain")]] == ["a", "b"]
+    assert [json.loads(line)["id"] for line in log.read_text().splitlines()] == ["a", "a", "b", "b"]
