@@ -133,6 +133,10 @@ class ParquetSource(Source):
             self.problems.skip(file, None, f"row group {group + 1}, row {row + 1}: an article "
                                f"without id, title or text (id={aid!r}, title={title!r})")
             return
+        if "\0" in text or "\0" in title:  # as for a text file: binary data, never a passage
+            self.problems.skip(file, None, f"row group {group + 1}, row {row + 1}: article {aid!r} "
+                               "holds NUL bytes: binary data, not text")
+            return
         sections = text_sections(text)
         doc = "\n\n".join(body for _, body in sections)
         k = at = 0
