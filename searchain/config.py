@@ -185,8 +185,9 @@ class CorpusSettings:
     # Keep folder corpora in sync in the app: update them when it starts and, while it runs, a
     # little after their files change (a file watcher). Off by default: an update reads files.
     sync_folders: bool = False
-    # Processes that parse a large dump or ZIM file during ingest (corpus.parallel); 0 = auto:
-    # every core (at most 16) for a file over 8 MB, none beside the ingest's own for a smaller one.
+    # Processes that parse a large dump, ZIM file or folder of documents during ingest
+    # (corpus.parallel); 0 = auto: every core (at most 16) for over 8 MB, none beside the
+    # ingest's own for less.
     ingest_workers: int = 0
 
     @property
