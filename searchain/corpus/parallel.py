@@ -111,6 +111,7 @@ def parallel_passages(source, workers: int) -> Iterator[Passage]:
                     if parts:
                         retry.extendleft(reversed(parts))
                     else:
+                        _check_workers_start(pool, source)  # the file, not every worker, is to blame
                         source.item_died(item, "its process died")
                         source.bytes_done = done
                     continue
@@ -149,6 +150,18 @@ def parallel_passages(source, workers: int) -> Iterator[Passage]:
             yield from _take(source, result, done)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _check_workers_start(pool: ProcessPoolExecutor, source) -> None:
+    """A CorpusError when a fresh worker dies before doing anything (its start fails)."""
+    try:
+        pool.submit(_ping).result()
+    except BrokenProcessPool as exc:
+        raise CorpusError(
+            f"{source.path}: worker processes die as they start, so no file can be read in them; "
+            f"what was read before was added.",
+            hint="Run the same command again with --workers 1 (or settings corpus.ingest_workers 1) "
+            "to read in the ingest's own process, and report this.") from exc
 
 
 def _take(source, result, done: int) -> Iterator[Passage]:
@@ -195,6 +208,10 @@ def _exit_with(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(0.5)
     os._exit(0)
+
+
+def _ping() -> bool:
+    return True
 
 
 def _parse(item):

@@ -17,6 +17,7 @@ from searchain.corpus.manager import CorpusManager
 from searchain.corpus.problems import ProblemLog
 from searchain.corpus.sources import folder as folder_module
 from searchain.corpus.sources import open_source
+from searchain.errors import CorpusError
 from tests.corpus.test_bad_files import mixed  # noqa: F401 (the fixture)
 from tests.corpus.test_parallel_ingest import KILL_CHILD, REPO, _alive, _children
 from tests.fixtures.documents import page_texts, write_pdf
@@ -147,3 +148,19 @@ def test_a_killed_folder_ingest_with_workers_resumes_to_the_same_corpus(home, tm
     assert report.added == len(rows(manager, "whole")) - stored
     assert records(manager, "notes") == records(manager, "whole")
     assert manager.info("notes").state == "ready"
+
+
+def _dying_start(spec, parent):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_workers_that_die_as_they_start_stop_the_ingest_instead_of_blaming_each_file(tmp_path, monkeypatch):
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(3):
+        (root / f"n{i}.md").write_text(f"# Note {i}\n\nText {i}.\n", encoding="utf-8")
+    monkeypatch.setattr(parallel, "_start_worker", _dying_start)
+    source = open_source(root, "folder", "c", ProblemLog())
+    with pytest.raises(CorpusError, match="worker processes die as they start") as caught:
+        list(parallel.parallel_passages(source, 2))
+    assert "--workers 1" in caught.value.hint and source.documents == []

@@ -38,8 +38,8 @@ from .documents import Unreadable, format_of, read_document
 from .documents.files import FileEntry, read, walk
 from .documents.model import Document, short_error
 
-ITEM_BYTES = 1_000_000  # small files are grouped into items of about this many bytes ...
-ITEM_FILES = 16  # ... and at most this many files, so a worker's round trip pays for itself
+ITEM_BYTES = 256_000  # small files are grouped into items of about this many bytes ...
+ITEM_FILES = 8  # ... and at most this many files, so a worker's round trip pays for itself
 CRASHED = ("reading it made the reader process crash (a fault in the format's library, e.g. "
            "PDFium, on this file); the other files were read: re-export or repair the file")
 
