@@ -13,12 +13,13 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from searchain.errors import Cancelled, ModelError
+from searchain.errors import ModelError
 from searchain.events import Progress
 from searchain.index import OPEN_STAGE
 from searchain.llm import LLMWarning
+from searchain.store import answer_while_saving
 from searchain.reasoning import (
-    PHASE_REWRITE, ChainGenerated, ChainUnreadable, Done, FeedbackGiven, NodeChecked, QuestionRewritten, RoundStarted,
+    PHASE_REWRITE, ChainDrafted, ChainGenerated, ChainUnreadable, Done, FeedbackGiven, NodeChecked, QuestionRewritten, RoundStarted,
     TokenGenerated, describe_strategy_event,
 )
 
@@ -40,20 +41,6 @@ class AnswerSaved:
 
     conversation_id: int
     message_id: int
-
-
-class _PartialText:
-    """What has streamed in the current phase (a new phase starts over, as the chat pane does)."""
-
-    def __init__(self) -> None:
-        self.phase: str | None = None
-        self.text = ""
-
-    def add(self, event: TokenGenerated) -> str:
-        if event.phase != self.phase:
-            self.phase, self.text = event.phase, ""
-        self.text += event.text
-        return self.text
 
 
 class AnswerFlow(QObject):
@@ -112,24 +99,11 @@ class AnswerFlow(QObject):
             store.add_user_message(cid, question)
             mid = store.begin_answer(cid, run)
             on_event(AnswerSaved(cid, mid))
-            partial = _PartialText()
-
-            def relay(event):
-                if isinstance(event, TokenGenerated) and event.phase != PHASE_REWRITE:
-                    store.checkpoint_answer(mid, partial.add(event))  # throttled by the store
-                on_event(event)
-
-            try:
-                result = ctx.workspace().answer(question, mode=mode, corpus=corpora or None,
-                                                history=history, on_event=relay, cancel=cancel)
-            except Cancelled:
-                store.cancel_answer(mid, partial.text)
-                raise
-            except BaseException as exc:
-                store.fail_answer(mid, " ".join(describe_error(exc)).strip(), partial_text=partial.text)
-                raise
-            store.finish_answer(mid, result)
-            return result
+            return answer_while_saving(
+                store, mid, lambda relay: ctx.workspace().answer(
+                    question, mode=mode, corpus=corpora or None, history=history, on_event=relay,
+                    cancel=cancel),
+                on_event, describe=lambda exc: " ".join(describe_error(exc)).strip())
 
         self.job = self.runner.start(
             "answer", work, on_event=self._on_event, on_done=self._on_done,
@@ -165,6 +139,11 @@ class AnswerFlow(QObject):
         elif isinstance(event, RoundStarted):
             self.reasoning.start_round(event.round)
             self.chat.set_phase(f"Round {event.round}: {event.activity}…")
+        elif isinstance(event, ChainDrafted):  # the steps written so far, before the chain ends
+            self.reasoning.add_branch(event.branch)
+            line = f"Round {event.round}: {len(event.branch.nodes)} step(s) written; the model goes on…"
+            self.reasoning.summary.setText(line)
+            self.chat.set_phase(line)
         elif isinstance(event, ChainGenerated):
             self.reasoning.add_branch(event.branch)
             self.chat.set_phase(f"Round {event.round}: checking each step against the corpus…")

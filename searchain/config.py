@@ -137,6 +137,15 @@ class LLMSettings:
     seed: int = 0
     max_tokens: int = 512
     use_grammar: bool = True
+    # Speculative decoding by prompt lookup (llm/speculation.py): up to this many tokens copied
+    # from the prompt are checked in one batch per step, under greedy decoding only (the output
+    # is the same); 0 = plain decoding.
+    prompt_lookup: int = 0
+    # A small GGUF of the same family (same vocabulary) that drafts tokens for greedy decoding
+    # (llm/draft_model.py): ``draft_tokens`` per step; "" = none. A draft model whose vocabulary
+    # differs is refused with a warning, and decoding goes on without it.
+    draft_model: str = ""
+    draft_tokens: int = 4
     # process: llama.cpp runs in a worker process, so a native crash cannot end the app
     # (llm/isolated.py); inprocess: in this process (no worker start-up; a crash ends the app).
     isolation: str = "process"
@@ -176,8 +185,9 @@ class CorpusSettings:
     # Keep folder corpora in sync in the app: update them when it starts and, while it runs, a
     # little after their files change (a file watcher). Off by default: an update reads files.
     sync_folders: bool = False
-    # Processes that parse a large dump or ZIM file during ingest (corpus.parallel); 0 = auto:
-    # every core (at most 16) for a file over 8 MB, none beside the ingest's own for a smaller one.
+    # Processes that parse a large dump, ZIM file or folder of documents during ingest
+    # (corpus.parallel); 0 = auto: every core (at most 16) for over 8 MB, none beside the
+    # ingest's own for less.
     ingest_workers: int = 0
 
     @property

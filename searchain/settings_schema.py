@@ -55,6 +55,8 @@ RANGES: dict[str, tuple[float | None, float | None]] = {
     "llm.n_batch": (1, None),
     "llm.temperature": (0, None),
     "llm.max_tokens": (1, None),
+    "llm.prompt_lookup": (0, 64),
+    "llm.draft_tokens": (1, 64),
     "llm.server_timeout": (1, 86400),
     "reasoning.llm_reader_theta": (0, 1),
     "reasoning.alpha": (0, 1),

@@ -42,7 +42,7 @@ LAYERS: dict[str, list[list[str]]] = {
         ["fakes"],
     ],
     "searchain.llm": [
-        ["base", "events", "gpu", "sampling", "text_stream", "prefix_states"],
+        ["base", "events", "gpu", "sampling", "text_stream", "prefix_states", "speculation", "llama_open"], ["draft_model"],
         ["models", "chat_templates"],
         ["chat_prompt"],
         ["model_kind", "openai_wire"],

@@ -60,9 +60,26 @@ def load_reader_module(source: Path | None):
     return module
 
 
+class _Counted:
+    """The model, with the prompt tokens of its calls added up (sent / evaluated)."""
+
+    def __init__(self, llm):
+        self.llm, self.prompt, self.evaluated = llm, 0, 0
+
+    def chat(self, *args, **kwargs):
+        out = self.llm.chat(*args, **kwargs)
+        self.prompt += out.usage.prompt_tokens
+        self.evaluated += out.usage.prompt_tokens_evaluated
+        return out
+
+    def __getattr__(self, name):
+        return getattr(self.llm, name)
+
+
 def measure(reader, steps, threshold: float) -> dict:
     from searchain.metrics import cover_em, token_f1
 
+    counted = reader.llm = _Counted(reader.llm)
     rows = []
     for question, title, passage, golds in steps:
         started = time.perf_counter()
@@ -85,6 +102,8 @@ def measure(reader, steps, threshold: float) -> dict:
         "above_theta": len(above) / n,
         "above_theta_correct": (sum(r["cover"] for r in above) / len(above)) if above else 0.0,
         "median_seconds": statistics.median(r["seconds"] for r in rows),
+        "prompt_tokens_per_step": counted.prompt / n,
+        "evaluated_tokens_per_step": counted.evaluated / n,
         "rows": rows,
     }
 
@@ -96,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default=str(DEFAULT_DATA))
     parser.add_argument("--baseline", default=None, help="another llm_reader.py to compare")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--sentences", type=int, default=0,
+                        help="the current reader reads only this many sentences of each passage (0: all)")
     parser.add_argument("--out", default=None, help="write per-step rows as JSON here")
     args = parser.parse_args(argv)
 
@@ -109,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     versions = [("baseline", Path(args.baseline))] if args.baseline else []
     for name, source in versions + [("current", None)]:
         module = load_reader_module(source)
-        reader = module.LLMReader(llm, threshold=0.5)
+        extra = {"sentences": args.sentences} if source is None and args.sentences else {}
+        reader = module.LLMReader(llm, threshold=0.5, **extra)
         report[name] = measure(reader, steps, 0.5)
         summary = {k: (round(v, 3) if isinstance(v, float) else v)
                    for k, v in report[name].items() if k != "rows"}

@@ -6,12 +6,14 @@ non-prose sections dropped), so the figures compare the markup removal alone. Th
 chunked as ingest chunks them, then each passage is checked for residue of each kind:
 
 - ``templates``: ``{{`` or ``}}``; ``tables``: ``{|``, ``|}``, ``||``, a ``|-`` or ``!`` line;
-- ``links``: ``[[``, ``]]``, ``[http``, a ``File:``/``Category:`` prefix or ``thumb|``;
+- ``links``: ``[[``, ``]]``, ``[http``, a ``File:``/``Category:`` prefix, ``thumb|`` or ``200px``,
+  or a line starting ``Word:Capital`` (a category or file link of another language left as text);
 - ``tags``: an HTML tag or entity; ``empty_brackets``: ``( )``, ``(; )``, ``[ ]``;
 - ``reference_text``: ``ISBN``, ``Retrieved``, ``doi:``, ``access-date`` (citations as prose).
 
 Figures are passages with that residue, per 1,000 passages, and pages per second (best of
-``--repeat`` runs). ``--pages``: a folder of ``*.wiki`` files (``tests/fixtures/wikitext``);
+``--repeat`` runs), by the wall clock and by this process's CPU time (``cpu_s``, steadier on a
+shared machine). ``--pages``: a folder of ``*.wiki`` files (``tests/fixtures/wikitext``);
 ``--source``: a MediaWiki dump (articles only, ``--limit`` pages). Prints one JSON object.
 """
 
@@ -25,7 +27,8 @@ from pathlib import Path
 RESIDUE = {
     "templates": re.compile(r"\{\{|\}\}"),
     "tables": re.compile(r"\{\||\|\}|\|\||^\s*(?:\|-|!)", re.M),
-    "links": re.compile(r"\[\[|\]\]|\[https?:|\b(?:File|Image|Category):|thumb\|", re.I),
+    "links": re.compile(r"\[\[|\]\]|\[https?:|\b(?:File|Image|Category):|thumb\||\b\d+px\b|"
+                       r"^[^\W\d_]+:(?-i:[A-ZÀ-ÖØ-ÞĀ-Ž\u0391-\u03a9\u0410-\u042f])", re.I | re.M),
     "tags": re.compile(r"</?[A-Za-z][^>]*>|&(?:nbsp|amp|lt|gt|quot|#\d+);"),
     "empty_brackets": re.compile(r"\((?:\s|[,;:\u2013-])*\)|\[\s*\]"),
     "reference_text": re.compile(r"\bISBN\b|\bRetrieved\b|\bdoi:|access-date", re.I),
@@ -103,16 +106,18 @@ def mwp_strip(markup: str) -> str:
 def _measure(pages: list[str], repeat: int, sections) -> dict:
     from ..corpus.chunking import chunk_spans
 
-    best = float("inf")
+    best = best_cpu = float("inf")
     for _ in range(repeat):
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         docs = [sections(page) for page in pages]
         best = min(best, time.perf_counter() - started)
+        best_cpu = min(best_cpu, time.process_time() - cpu)
     passages = [text[s:e] for doc in docs for _, text in doc for s, e in chunk_spans(text)]
     counts = {kind: sum(1 for p in passages if rx.search(p)) for kind, rx in RESIDUE.items()}
     counts["any"] = sum(1 for p in passages if any(rx.search(p) for rx in RESIDUE.values()))
     per_1000 = {kind: round(1000 * n / max(1, len(passages)), 1) for kind, n in counts.items()}
     return {"passages": len(passages), "pages_per_s": round(len(pages) / best, 1),
+            "cpu_s": round(best_cpu, 3), "pages_per_cpu_s": round(len(pages) / max(best_cpu, 1e-9), 1),
             "residue_passages": counts, "residue_per_1000_passages": per_1000,
             "examples": {kind: next((p[:160] for p in passages if rx.search(p)), None)
                          for kind, rx in RESIDUE.items() if counts[kind]}}

@@ -112,38 +112,18 @@ def _answer_in_chat(workspace, engine, args, progress, corpora):
     """Answer as a follow-up in conversation ``args.chat``, saving both messages there. As in the
     app, the text streams into the store as it comes, so an answer that breaks off (a model that
     crashes, a server killed mid-answer) keeps what was written, beside the error and its hint."""
-    from ..errors import Cancelled, SearchainError
-    from ..reasoning import PHASE_REWRITE, TokenGenerated
     from ..store.records import RunInfo
+    from ..store.streamed import answer_while_saving
 
     store = workspace.conversations()
     history = store.prior_turns(args.chat, workspace.settings.reasoning.followup_turns)
     store.add_user_message(args.chat, args.question)
     run = RunInfo.from_settings(workspace.settings, mode=args.mode, corpus=",".join(corpora))
     message_id = store.begin_answer(args.chat, run)
-    partial = {"phase": None, "text": ""}  # this phase's text (a new phase starts over, as the app's)
-
-    def relay(event):
-        if isinstance(event, TokenGenerated) and event.phase != PHASE_REWRITE:
-            if event.phase != partial["phase"]:
-                partial["phase"], partial["text"] = event.phase, ""
-            partial["text"] += event.text
-            store.checkpoint_answer(message_id, partial["text"])  # throttled by the store
-        if progress is not None:
-            progress(event)
-
-    try:
-        result = engine.answer(args.question, mode=args.mode, task=args.task, history=history,
-                               on_event=relay)
-    except (Cancelled, KeyboardInterrupt):
-        store.cancel_answer(message_id, partial["text"])
-        raise
-    except BaseException as exc:
-        why = " ".join(p for p in (exc.message, exc.hint) if p) if isinstance(exc, SearchainError) \
-            else str(exc) or type(exc).__name__
-        store.fail_answer(message_id, why, partial_text=partial["text"])
-        raise
-    store.finish_answer(message_id, result)
+    result = answer_while_saving(
+        store, message_id, lambda relay: engine.answer(args.question, mode=args.mode, task=args.task,
+                                                       history=history, on_event=relay),
+        progress)
     if progress is not None:
         print(f"saved to chat {args.chat}", file=sys.stderr)
     return result

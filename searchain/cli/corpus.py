@@ -33,8 +33,8 @@ def register(sub) -> None:
     p.add_argument("--no-index", action="store_true", help="store passages only; index later")
     p.add_argument("--yes", action="store_true", help="start a long index build without asking")
     p.add_argument("--workers", type=int, metavar="N",
-                   help="processes parsing a dump or ZIM file (default: the corpus.ingest_workers "
-                   "setting, 0 = auto: every core for a large file)")
+                   help="processes parsing a dump, ZIM file or folder of documents (default: the "
+                   "corpus.ingest_workers setting, 0 = auto: every core for over 8 MB)")
     p.add_argument("--json", action="store_true",
                    help="print the ingest report as one JSON object (passages, problems, ...) on stdout")
     p.set_defaults(func=cmd_add)

@@ -11,6 +11,15 @@ A source that can be split offers two methods (``MediaWikiSource``, ``ZimSource`
   ``open_source`` with the same path, format, corpus and options): the item's passages, in
   order. Records it leaves out add to ``ignored``; malformed ones go to ``problems`` naming the
   record, and the others go on. A ``CorpusError`` (a damaged stream) stops the ingest.
+  ``DocumentRecord``s it appends to ``documents`` (a folder's files) travel back with the
+  passages and are noted after them.
+
+A worker process that dies (killed, out of memory, a crash inside a parsing library) stops the
+ingest with a CorpusError, unless the source offers ``split_item(item, done)`` and
+``item_died(item, detail)`` (a folder of documents): then the items that were in flight are run
+again one at a time in a fresh pool, an item of several files that dies again is split into
+one-file items, and a one-file item that dies alone is handed to ``item_died`` (its problem
+line) while the rest go on.
 
 An error reading the file in the parent (a truncated dump) is raised after the passages of the
 items read before it, as a serial read would. ``parallel_passages`` keeps at most ``workers * WINDOW`` items in flight and yields their
@@ -64,8 +73,8 @@ def workers_for(source, setting: int) -> int:
         return 1
     if setting > 0:
         return setting
-    if hasattr(source, "input_bytes"):  # a folder of shards says how much it holds
-        size = source.input_bytes()
+    if hasattr(source, "work_bytes"):  # a folder: its supported files (or parquet shards) together
+        size = source.work_bytes()
     else:
         size = source.path.stat().st_size if source.path.is_file() else 0
     return auto_workers() if size >= AUTO_MIN_BYTES else 1
@@ -79,13 +88,36 @@ def parallel_passages(source, workers: int) -> Iterator[Passage]:
     import multiprocessing
 
     spec = (str(source.path), source.format, source.corpus, source.options)
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_start_worker, initargs=(spec, os.getpid()))
+
+    def new_pool() -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_start_worker, initargs=(spec, os.getpid()))
+
+    pool = new_pool()
     pending: deque = deque()
+    retry: deque = deque()  # (item, done) to run one at a time, after a worker died
+    recovers = hasattr(source, "item_died") and hasattr(source, "split_item")
     items = iter(source.work_items())
     stopped: BaseException | None = None  # the file failed to read at some point (truncated...)
     try:
         while True:
+            if retry:  # one at a time, so that a death names its item
+                item, done = retry.popleft()
+                try:
+                    result = pool.submit(_parse, item).result()
+                except BrokenProcessPool:
+                    pool.shutdown(wait=True, cancel_futures=True)
+                    pool = new_pool()
+                    parts = source.split_item(item, done)
+                    if parts:
+                        retry.extendleft(reversed(parts))
+                    else:
+                        _check_workers_start(pool, source)  # the file, not every worker, is to blame
+                        source.item_died(item, "its process died")
+                        source.bytes_done = done
+                    continue
+                yield from _take(source, result, done)
+                continue
             while stopped is None and len(pending) < workers * WINDOW:
                 try:
                     nxt = next(items, None)
@@ -102,22 +134,48 @@ def parallel_passages(source, workers: int) -> Iterator[Passage]:
                 return
             item, done, future = pending.popleft()
             try:
-                passages, ignored, problems, error = future.result()
+                result = future.result()
             except BrokenProcessPool as exc:
-                raise CorpusError(
-                    f"{source.path}: a worker process died while reading {_describe(item)} "
-                    f"(out of memory, or killed); what was read before it was added.",
-                    hint="Run the same command again to continue, with fewer workers "
-                    "(--workers, or settings corpus.ingest_workers) if memory is short.") from exc
-            if error is not None:
-                raise CorpusError(error[0], hint=error[1])
-            source.ignored += ignored
-            for where, line, reason in problems:
-                source.problems.skip(where, line, reason)
-            yield from passages
-            source.bytes_done = done
+                if not recovers:
+                    raise CorpusError(
+                        f"{source.path}: a worker process died while reading {_describe(item)} "
+                        f"(out of memory, or killed); what was read before it was added.",
+                        hint="Run the same command again to continue, with fewer workers "
+                        "(--workers, or settings corpus.ingest_workers) if memory is short.") from exc
+                retry.append((item, done))  # this one and all in flight: again, one at a time
+                retry.extend((i, d) for i, d, _ in pending)
+                pending.clear()
+                pool.shutdown(wait=True, cancel_futures=True)
+                pool = new_pool()
+                continue
+            yield from _take(source, result, done)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _check_workers_start(pool: ProcessPoolExecutor, source) -> None:
+    """A CorpusError when a fresh worker dies before doing anything (its start fails)."""
+    try:
+        pool.submit(_ping).result()
+    except BrokenProcessPool as exc:
+        raise CorpusError(
+            f"{source.path}: worker processes die as they start, so no file can be read in them; "
+            f"what was read before was added.",
+            hint="Run the same command again with --workers 1 (or settings corpus.ingest_workers 1) "
+            "to read in the ingest's own process, and report this.") from exc
+
+
+def _take(source, result, done: int) -> Iterator[Passage]:
+    """An item's result, in the parent: its passages, then its counts, problems and records."""
+    passages, ignored, problems, documents, error = result
+    if error is not None:
+        raise CorpusError(error[0], hint=error[1])
+    source.ignored += ignored
+    for where, line, reason in problems:
+        source.problems.skip(where, line, reason)
+    yield from passages
+    source.documents.extend(documents)  # after their passages, as a serial read does
+    source.bytes_done = done
 
 
 def _describe(item) -> str:
@@ -130,6 +188,8 @@ def _describe(item) -> str:
         return f"row group {payload[1] + 1} of {payload[0]}"
     if kind == "entries":
         return f"entries {payload[0]} to {payload[-1]}" if payload else "an empty range"
+    if kind == "files" and payload:
+        return f"{payload[0][1]}" + (f" to {payload[-1][1]}" if len(payload) > 1 else "")
     return repr(item)[:80]
 
 
@@ -153,20 +213,28 @@ def _exit_with(parent: int) -> None:
     os._exit(0)
 
 
+def _ping() -> bool:
+    return True
+
+
 def _parse(item):
-    """``(passages, ignored, problems, error)`` of one item; ``error`` is ``(message, hint)``
-    for a CorpusError (sent as text: exceptions with keyword arguments do not unpickle)."""
+    """``(passages, ignored, problems, documents, error)`` of one item; ``error`` is
+    ``(message, hint)`` for a CorpusError (sent as text: exceptions with keyword arguments do
+    not unpickle)."""
     source = _worker_source
     ignored, logged = source.ignored, source.problems.skipped
+    source.documents.clear()
     try:
         passages = source.parse_item(item)
     except CorpusError as exc:
-        return [], 0, [], (exc.message, exc.hint)
+        return [], 0, [], [], (exc.message, exc.hint)
     except Exception as exc:  # noqa: BLE001 - reported with the item, not as a bare traceback
-        return [], 0, [], (f"{source.path}: reading {_describe(item)} failed: "
-                           f"{type(exc).__name__}: {exc}. What was read before it was added.",
-                           "This looks like a bug or a damaged file: report it with the file's name.")
+        return [], 0, [], [], (f"{source.path}: reading {_describe(item)} failed: "
+                               f"{type(exc).__name__}: {exc}. What was read before it was added.",
+                               "This looks like a bug or a damaged file: report it with the file's name.")
     problems = [tuple(p) for p in source.problems.problems]
     new = source.problems.skipped - logged
     source.problems.problems.clear()  # each item's problems travel once
-    return passages, source.ignored - ignored, problems[:new] if new else [], None
+    documents = list(source.documents)
+    source.documents.clear()
+    return passages, source.ignored - ignored, problems[:new] if new else [], documents, None

@@ -50,6 +50,8 @@ class QuestionOutcome:
     error: str | None = None
     # {phase: [prompt, completion]}: chain, final, reader (an LLM reader's calls), rewrite.
     tokens_by_phase: dict[str, list[int]] = field(default_factory=dict)
+    # {phase: {prompt, evaluated, completion, seconds, prompt_seconds, calls}} (`bench loop`).
+    costs_by_phase: dict[str, dict[str, float]] = field(default_factory=dict)
     mode: str = ""
     # What happened, compactly, for reading a run after the fact: each round's chain as written
     # (cut), the final path's nodes (query, LLM answer, reader answer, decision, passage title)
@@ -143,6 +145,7 @@ def score_question(question: EvalQuestion, result: AnswerResult, seconds: float 
         first_round_right=None if first is None else bool(cover_em(first, question.answers)),
         stop_reason=result.stop_reason, seconds=seconds,
         tokens_by_phase={phase: list(counts) for phase, counts in result.tokens_by_phase.items()},
+        costs_by_phase={phase: dict(cost) for phase, cost in getattr(result, "costs_by_phase", {}).items()},
         trace=compact_trace(result),
     )
 

@@ -6,6 +6,8 @@ leading tokens are already in the KV cache from the previous call, evaluates onl
 llama.cpp's sampler chain (greedy at temperature 0, else top-k/top-p/min-p with the given seed, and
 the optional GBNF grammar). ``Usage.prompt_tokens_evaluated`` is the number of prompt tokens that
 were really sent to ``llama_decode``: in a multi-round dialogue a round only evaluates what is new.
+With ``prompt_lookup`` > 0, greedy decoding checks tokens copied from the context in one batch
+per step (``speculation.py``): greedy decoding's tokens (up to rounding), fewer sequential steps.
 
 Context rule: ``complete`` raises ``ModelError`` for a prompt that does not leave room for at least
 one generated token; ``chat`` first drops the oldest turns (see ``chat_prompt``). Generation always
@@ -17,9 +19,7 @@ any thread; generation stops before the next token with ``finish_reason == "canc
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
-import math
 import os
 import threading
 import time
@@ -38,34 +38,12 @@ from .events import LLMWarning
 from .model_kind import CompletionPromptBuilder, prompt_style, stop_texts, strip_special_tokens
 from .models.gguf_info import ModelFacts, read_model_facts
 from .models.memory import check_memory
-from .prefix_states import MIN_SAVED_TOKENS, PrefixStates
-from .sampling import GrammarCache, TokenSampler, grammar_verdict
+from .prefix_states import MIN_SAVED_TOKENS, PrefixStates, common_prefix
+from .sampling import GrammarCache, TokenSampler, grammar_verdict, token_logprob, token_piece
+from .draft_model import open_draft
+from .llama_open import open_llama  # looked up here at each load: tests patch it in this module
+from .speculation import drop_last, eval_batch_all_logits, lookup_draft
 from .text_stream import StopTextStream
-
-
-def open_llama(path: Path, *, n_gpu_layers: int, n_ctx: int, n_threads: int, n_batch: int,
-               seed: int):
-    """Construct the ``llama_cpp.Llama``; llama.cpp's load failure becomes ``ModelError``.
-
-    A module-level function on purpose: it is the one place where a model is opened, so tests
-    can induce a GPU-side load failure here and watch the CPU fallback happen.
-    """
-    import llama_cpp
-
-    try:
-        return llama_cpp.Llama(
-            model_path=str(path), n_gpu_layers=n_gpu_layers, n_ctx=n_ctx, n_batch=n_batch,
-            n_ubatch=n_batch, n_threads=n_threads or None, n_threads_batch=n_threads or None,
-            seed=seed, logits_all=False, verbose=bool(os.environ.get("SEARCHAIN_LLAMA_VERBOSE")),
-        )
-    except (ValueError, RuntimeError, OSError) as exc:
-        raise ModelError(
-            f"llama.cpp could not load {path}: {exc}",
-            hint="The file may be damaged or use an architecture this llama-cpp-python build "
-                 "does not know; set SEARCHAIN_LLAMA_VERBOSE=1 to see llama.cpp's log.",
-        ) from exc
-
-
 
 
 class LlamaCppLLM:
@@ -88,9 +66,14 @@ class LlamaCppLLM:
         # Grammar decoding samples first and checks the one token (sampling.py); False filters
         # the whole vocabulary each token, the slow reference path benchmarks compare against.
         self.grammar_sample_first = True
-        self.grammar_rejections = 0  # last call: tokens the grammar refused
-        self.grammar_full_filters = 0  # last call: refusals that filtered the whole vocabulary
-        self._last_tokens: list[int] = []  # last call: the generated token ids
+        # Last call: tokens the grammar refused, refusals that filtered the whole vocabulary,
+        # the generated token ids, tokens drafted (speculation) and drafts the model kept.
+        self.grammar_rejections = self.grammar_full_filters = self.drafted = self.draft_accepted = 0
+        self._last_tokens: list[int] = []
+        # Greedy decoding drafts by prompt lookup (this many tokens a step; 0 = off), or by a
+        # draft model (draft_model.py) when one is set and fits: the same tokens up to rounding.
+        self.prompt_lookup = max(0, int(getattr(settings, "prompt_lookup", 0) or 0))
+        self.draft_model, self.draft_tokens = None, max(1, int(getattr(settings, "draft_tokens", 4) or 4))
         self._pieces: dict[int, bytes] = {}
         # Bytes and tokens of the last prompt + reply, to tokenise the next prompt incrementally.
         self._history: tuple[bytes, list[int]] = (b"", [])
@@ -134,6 +117,12 @@ class LlamaCppLLM:
                 eos_token=model.token_get_text(eos) if eos >= 0 else "",
                 bos_token=model.token_get_text(bos) if bos >= 0 else "",
             )
+        if getattr(settings, "draft_model", ""):
+            self.draft_model, why = open_draft(settings.draft_model, self._llama, open_llama, self._piece,
+                                               n_gpu_layers=self.n_gpu_layers, **load)
+            if why:
+                self._warn(f"Speculative decoding is off: {why}.", "Pick a draft model of the same "
+                           "family (e.g. Qwen2.5-Coder-0.5B for -1.5B), or clear llm.draft_model.")
 
     # -- the LLM protocol -------------------------------------------------------------------
 
@@ -175,6 +164,9 @@ class LlamaCppLLM:
             self._prefix_states.clear()
             if llama is not None:
                 llama.close()
+            if self.draft_model is not None:
+                self.draft_model.close()
+                self.draft_model = None
 
     # -- helpers others may use -------------------------------------------------------------
 
@@ -272,23 +264,48 @@ class LlamaCppLLM:
                 sampler = TokenSampler(self._n_vocab, temperature=params.temperature,
                                        seed=params.seed, grammar=grammar,
                                        sample_first=self.grammar_sample_first)
+                # Drafts only under greedy decoding, where the model's own choice is checkable.
+                draft = self.draft_model if params.temperature <= 0.0 else None
+                lookup = (self.draft_tokens if draft else self.prompt_lookup) if params.temperature <= 0.0 else 0
+                context = np.asarray(tokens, dtype=np.int32) if lookup else None
+                index, drafts = -1, []  # logits position to sample; drafted tokens in the cache
+                self.drafted = self.draft_accepted = 0
                 try:
                     while len(generated) < max_new:
                         if cancel is not None and cancel.cancelled:
                             finish = "cancelled"
                             break
-                        token = sampler.sample(llama._ctx.ctx)
+                        token = sampler.sample(llama._ctx.ctx, index)
                         if self._is_end_of_generation(token):
                             finish = "stop"
                             break
                         generated.append(token)
                         if params.logprobs:
-                            logprobs.append(self._token_logprob(llama, token))
+                            logprobs.append(self._token_logprob(llama, token, index))
                         if stream.feed(self._piece(token)):
                             finish = "stop"
                             break
-                        if len(generated) < max_new:
+                        if drafts and token == drafts[0]:  # the model wrote the draft's token
+                            drafts.pop(0)
+                            index += 1
+                            self.draft_accepted += 1
+                            continue
+                        drop_last(llama, len(drafts))
+                        drafts = []
+                        if len(generated) >= max_new:
+                            break
+                        if lookup:
+                            context = np.append(context, generated[len(context) - len(tokens):])
+                            room = min(lookup, max_new - len(generated) - 1, self.n_batch - 1)
+                            drafts = draft.draft(context, room) if draft else lookup_draft(context, room)
+                        if drafts:
+                            eval_batch_all_logits(llama, [token, *drafts])
+                            self.drafted += len(drafts)
+                            index = 0
+                        else:
                             llama.eval([token])
+                            index = -1
+                    drop_last(llama, len(drafts))  # drafted past where generation ended
                 finally:
                     self.grammar_rejections = sampler.rejections
                     self.grammar_full_filters = sampler.full_filters
@@ -314,7 +331,7 @@ class LlamaCppLLM:
         cached = llama.n_tokens
         reuse = 0
         if cached:
-            reuse = min(_common_prefix(llama.input_ids[:cached], tokens), len(tokens) - 1)
+            reuse = min(common_prefix(llama.input_ids[:cached], np.asarray(tokens)), len(tokens) - 1)
         if cached - reuse >= MIN_SAVED_TOKENS:  # about to drop a dialogue: keep it aside
             self._prefix_states.save(llama._ctx.ctx, llama.input_ids[:cached], self._history)
         index, usable = self._prefix_states.best(np.asarray(tokens, dtype=np.int32), reuse)
@@ -344,27 +361,11 @@ class LlamaCppLLM:
         """The bytes of one token (cached: the vocabulary never changes)."""
         piece = self._pieces.get(token)
         if piece is None:
-            import llama_cpp
-
-            size = 64
-            while True:
-                buf = ctypes.create_string_buffer(size)
-                n = llama_cpp.llama_token_to_piece(self._vocab, token, buf, size, 0, False)
-                if n >= 0:
-                    piece = buf.raw[:n]
-                    break
-                size = -n  # too small: llama.cpp returns minus the size it needs
-            self._pieces[token] = piece
+            piece = self._pieces[token] = token_piece(self._vocab, token)
         return piece
 
-    def _token_logprob(self, llama, token: int) -> float:
-        """Natural-log probability of ``token`` under the model (before temperature/grammar)."""
-        import llama_cpp
-
-        ptr = llama_cpp.llama_get_logits_ith(llama._ctx.ctx, -1)
-        logits = np.ctypeslib.as_array(ptr, shape=(self._n_vocab,)).astype(np.float64)
-        top = logits.max()
-        return float(logits[token] - top - math.log(np.exp(logits - top).sum()))
+    def _token_logprob(self, llama, token: int, index: int = -1) -> float:
+        return token_logprob(llama._ctx.ctx, self._n_vocab, token, index)
 
     def _gpu_layers(self, requested: int) -> int:
         if requested > 0 and not gpu.gpu_offload_supported():
@@ -388,11 +389,3 @@ class LlamaCppLLM:
             self.close()
         except Exception:
             pass
-
-
-def _common_prefix(cached: np.ndarray, tokens: list[int]) -> int:
-    n = min(len(cached), len(tokens))
-    if n == 0:
-        return 0
-    differ = np.flatnonzero(np.asarray(cached[:n]) != np.asarray(tokens[:n]))
-    return int(differ[0]) if differ.size else n

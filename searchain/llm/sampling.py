@@ -132,6 +132,30 @@ def grammar_verdict(grammar: CompiledGrammar, tokens: list[int], end_token: int)
         llama_cpp.llama_sampler_free(state)
 
 
+def token_piece(vocab, token: int) -> bytes:
+    """The bytes of one token of ``vocab``."""
+    import llama_cpp
+
+    size = 64
+    while True:
+        buf = ctypes.create_string_buffer(size)
+        n = llama_cpp.llama_token_to_piece(vocab, token, buf, size, 0, False)
+        if n >= 0:
+            return buf.raw[:n]
+        size = -n  # too small: llama.cpp returns minus the size it needs
+
+
+def token_logprob(ctx, n_vocab: int, token: int, index: int = -1) -> float:
+    """Natural-log probability of ``token`` under the model (before temperature and grammar),
+    from the logits of batch position ``index`` of the last evaluated batch."""
+    import llama_cpp
+
+    ptr = llama_cpp.llama_get_logits_ith(ctx, index)
+    logits = np.ctypeslib.as_array(ptr, shape=(n_vocab,)).astype(np.float64)
+    top = logits.max()
+    return float(logits[token] - top - math.log(np.exp(logits - top).sum()))
+
+
 class TokenSampler:
     """Picks each next token for one generation call; ``close`` frees the C-side samplers.
 
@@ -168,16 +192,19 @@ class TokenSampler:
         self._one_array = llama_cpp.llama_token_data_array(
             ctypes.pointer(self._one), 1, -1, False)
         self._full: np.ndarray | None = None
+        self._index = -1  # batch position whose logits ``sample`` reads
 
-    def sample(self, ctx) -> int:
-        """The next token from the logits of the last evaluated position of ``ctx``."""
+    def sample(self, ctx, index: int = -1) -> int:
+        """The next token from the logits of batch position ``index`` of the last evaluated batch
+        of ``ctx`` (-1: its last position; speculative decoding verifies the others)."""
         import llama_cpp
 
+        self._index = index
         if self._grammar is not None and not self._sample_first:
             token = self._sample_constrained(ctx)
             llama_cpp.llama_sampler_accept(self._grammar, token)
             return token
-        token = llama_cpp.llama_sampler_sample(self._chain, ctx, -1)
+        token = llama_cpp.llama_sampler_sample(self._chain, ctx, index)
         if self._grammar is None:
             return token
         if not self._allowed(token):
@@ -201,7 +228,8 @@ class TokenSampler:
     def _logits(self, ctx) -> np.ndarray:
         import llama_cpp
 
-        return np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(ctx, -1), shape=(self._n_vocab,))
+        return np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(ctx, self._index),
+                                       shape=(self._n_vocab,))
 
     def _sample_shortlist(self, ctx) -> int | None:
         """The grammar judges the ``SHORTLIST`` best tokens only; None when that cannot decide."""

@@ -22,6 +22,7 @@ import re
 from ..llm.base import GenerationParams
 from ..llm.model_kind import strip_special_tokens
 from .base import ReaderResult
+from .passage_trim import trim_passage
 from .span_extract import answer_candidates, copies_passage_opening, honest_confidence
 from .span_grammar import passage_span_grammar
 
@@ -59,15 +60,18 @@ _EDGE_PUNCTUATION = ".,;:!?\"'()[]“”‘’`"
 class LLMReader:
     """``Reader`` backed by an ``LLM`` (the chat model the engine already loaded)."""
 
-    def __init__(self, llm, *, threshold: float = 0.5, max_tokens: int = 32):
+    def __init__(self, llm, *, threshold: float = 0.5, max_tokens: int = 32, sentences: int = 0):
         self.llm = llm
         self.name = f"llm:{getattr(llm, 'name', 'model')}"
         self.threshold = float(threshold)
         self.max_tokens = int(max_tokens)
+        # Read only this many sentences of each passage, those most like the question
+        # (``passage_trim``); 0 = the whole passage. The answer is located in the whole passage.
+        self.sentences = int(sentences)
 
     def read(self, question: str, title: str, passage_text: str) -> ReaderResult:
-        completion = self.llm.chat(self.messages(question, title, passage_text),
-                                   self.params(passage_text))
+        shown = trim_passage(question, passage_text, self.sentences) if self.sentences else passage_text
+        completion = self.llm.chat(self.messages(question, title, shown), self.params(shown))
         return self.result_from_reply(completion.text, passage_text, completion.token_logprobs,
                                       question=question,
                                       cut_off=completion.finish_reason == "length")

@@ -25,12 +25,12 @@ class MeteredLLM:
 
     def chat(self, *args, **kwargs):
         completion = self._llm.chat(*args, **kwargs)
-        self._sink.record(self._phase, completion.usage)
+        self._sink.record(self._phase, completion.usage, completion)
         return completion
 
     def complete(self, *args, **kwargs):
         completion = self._llm.complete(*args, **kwargs)
-        self._sink.record(self._phase, completion.usage)
+        self._sink.record(self._phase, completion.usage, completion)
         return completion
 
     def __getattr__(self, name: str):  # name, supports_grammar, tokenize, ...: the model's own

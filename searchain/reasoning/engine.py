@@ -145,6 +145,7 @@ class SearChainEngine:
         result.answer = result.answer or short_answer(result.final_content)
         result.prompt_tokens, result.completion_tokens = gen.prompt_tokens, gen.completion_tokens
         result.tokens_by_phase = {phase: list(counts) for phase, counts in gen.tokens_by_phase.items()}
+        result.costs_by_phase = {phase: dict(cost) for phase, cost in gen.costs_by_phase.items()}
         result.seconds = time.perf_counter() - started
         return result
 

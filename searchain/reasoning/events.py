@@ -53,6 +53,16 @@ class ChainGenerated:
 
 
 @dataclass(frozen=True)
+class ChainDrafted:
+    """While the LLM writes round ``round``'s chain, the steps it has finished so far (a step is
+    finished once its answer line, or the next step, has begun), so the tree can show the first
+    node as soon as it is written (#37). Provisional: ``ChainGenerated`` brings the parsed chain."""
+
+    round: int
+    branch: Branch
+
+
+@dataclass(frozen=True)
 class ChainUnreadable:
     """The model's output in round ``round`` had no [Query]/[Answer] step that could be read
     (``text`` is what it wrote). ``retrying``: the model is asked again with a reminder of the
@@ -104,4 +114,4 @@ class Failed:
     message: str
 
 
-ReasoningEvent = Union[QuestionRewritten, RoundStarted, ChainGenerated, ChainUnreadable, NodeChecked, FeedbackGiven, TokenGenerated, Done, Failed]
+ReasoningEvent = Union[QuestionRewritten, RoundStarted, ChainDrafted, ChainGenerated, ChainUnreadable, NodeChecked, FeedbackGiven, TokenGenerated, Done, Failed]

@@ -27,7 +27,7 @@ from .chain.parser import ParsedChain, parse_chain
 from .chain.prompts import TASK_LONGFORM, PromptBook
 from .duplicates import DuplicateDetector
 from .events import (
-    FEEDBACK_COMPLETION, FEEDBACK_CORRECTION, ChainGenerated, ChainUnreadable, FeedbackGiven,
+    FEEDBACK_COMPLETION, FEEDBACK_CORRECTION, ChainDrafted, ChainGenerated, ChainUnreadable, FeedbackGiven,
     NodeChecked, RoundStarted,
 )
 from .parts import Generator, LoopOutcome, Retriever, locate
@@ -71,6 +71,31 @@ def to_branch(round_: int, raw_text: str, chain: ParsedChain, parent: tuple[int,
                   final_content=chain.final_content)
 
 
+class StepDrafts:
+    """Watches a chain as it streams and emits ``ChainDrafted`` each time a step is finished
+    (its answer line ended, or the next step began), so the first node shows before the chain
+    is whole. Parsing is redone at each line end only: a few dozen times per chain."""
+
+    def __init__(self, round_: int, parent: tuple[int, int] | None, on_event: EventCallback | None):
+        self.round, self.parent, self.on_event = round_, parent, on_event
+        self.text = ""
+        self.shown = 0
+
+    def feed(self, piece: str) -> None:
+        self.text += piece
+        if "\n" not in piece or self.on_event is None:
+            return
+        written = self.text[:self.text.rfind("\n") + 1]
+        parsed = parse_chain(written)
+        steps = list(parsed.steps)
+        if steps and steps[-1].answer is None and not parsed.final_content:
+            steps.pop()  # its answer line may still come
+        if len(steps) > self.shown:
+            self.shown = len(steps)
+            emit(self.on_event, ChainDrafted(self.round, to_branch(
+                self.round, written, ParsedChain(steps=steps, final_content=None), self.parent)))
+
+
 def chain_key(branch: Branch) -> tuple:
     """What makes two chains "identical": the same queries with the same answers."""
     return tuple((normalize_answer(n.query), normalize_answer(n.llm_answer or ""), n.unsolved)
@@ -110,7 +135,8 @@ class ReasoningRun:
         last_feedback: Feedback | None = None  # the feedback the current round answers
         for round_ in range(1, r_max + 1):
             emit(self._on_event, RoundStarted(round_))
-            completion = self.gen.chat(messages, "chain", self.grammar)
+            drafts = StepDrafts(round_, parent, self._on_event)
+            completion = self.gen.chat(messages, "chain", self.grammar, on_piece=drafts.feed)
             parsed = self.examples.clean(parse_chain(completion.text), self.question)
             branch = to_branch(round_, completion.text, parsed, parent)
             self.branches.append(branch)

@@ -43,19 +43,26 @@ class Generator:
     stop: tuple[str, ...] = field(default=())
     # phase -> [prompt tokens, completion tokens], every call counted (the reader's too).
     tokens_by_phase: dict[str, list[int]] = field(default_factory=dict)
+    # phase -> what its calls cost (``phase_cost``): prompt tokens, of those evaluated (not
+    # reused from the KV cache), completion tokens, seconds, prompt seconds, calls (bench loop).
+    costs_by_phase: dict[str, dict[str, float]] = field(default_factory=dict)
 
-    def record(self, phase: str, usage: Any) -> None:
-        """Count one model call's tokens, in the totals and under ``phase``."""
+    def record(self, phase: str, usage: Any, completion: Any = None) -> None:
+        """Count one model call's tokens, in the totals and under ``phase``; ``completion`` (the
+        call's ``Completion``) adds its evaluated tokens and seconds to ``costs_by_phase``."""
         self.prompt_tokens += usage.prompt_tokens
         self.completion_tokens += usage.completion_tokens
         counts = self.tokens_by_phase.setdefault(phase, [0, 0])
         counts[0] += usage.prompt_tokens
         counts[1] += usage.completion_tokens
+        add_cost(self.costs_by_phase, phase, usage, completion)
 
     def chat(self, messages: list[ChatMessage], phase: str, grammar: str | None, *,
-             max_tokens: int | None = None, stop: tuple[str, ...] | None = None) -> Completion:
+             max_tokens: int | None = None, stop: tuple[str, ...] | None = None,
+             on_piece: Callable[[str], None] | None = None) -> Completion:
         """One model call. ``stop`` replaces the generator's own grammar-less stops for this call;
-        ``max_tokens`` caps it below the configured budget (never above)."""
+        ``max_tokens`` caps it below the configured budget (never above); ``on_piece`` sees each
+        decoded piece too (after the ``TokenGenerated`` event)."""
         check(self.cancel)
         with_grammar = self.use_grammar and grammar is not None and getattr(self.llm, "supports_grammar", False)
         extra_stops = self.stop if stop is None else stop
@@ -65,15 +72,32 @@ class Generator:
             params = replace(params, max_tokens=min(params.max_tokens, max_tokens))
         on_token: Callable[[str], None] | None = None
         if self.on_event is not None:
-            on_token = lambda piece: self.on_event(TokenGenerated(piece, phase))  # noqa: E731
+            def on_token(piece: str) -> None:
+                self.on_event(TokenGenerated(piece, phase))
+                if on_piece is not None:
+                    on_piece(piece)
         completion = self.llm.chat(messages, params, on_token=on_token, cancel=self.cancel)
-        self.record(phase, completion.usage)
+        self.record(phase, completion.usage, completion)
         if completion.finish_reason == "cancelled":
             raise Cancelled()
         check(self.cancel)
         # A reasoning model's think block is neither the chain to parse nor the answer (#22).
         text = strip_think(completion.text)
         return completion if text == completion.text else replace(completion, text=text)
+
+
+COST_KEYS = ("prompt", "evaluated", "completion", "seconds", "prompt_seconds", "calls")
+
+
+def add_cost(costs: dict[str, dict[str, float]], phase: str, usage: Any, completion: Any = None) -> None:
+    """Add one call to ``costs[phase]`` (keys ``COST_KEYS``)."""
+    cost = costs.setdefault(phase, dict.fromkeys(COST_KEYS, 0))
+    cost["prompt"] += usage.prompt_tokens
+    cost["evaluated"] += getattr(usage, "prompt_tokens_evaluated", usage.prompt_tokens)
+    cost["completion"] += usage.completion_tokens
+    cost["seconds"] += float(getattr(completion, "seconds", 0.0) or 0.0)
+    cost["prompt_seconds"] += float(getattr(completion, "prompt_seconds", 0.0) or 0.0)
+    cost["calls"] += 1
 
 
 def locate(answer: str | None, text: str) -> tuple[int, int] | None:

@@ -139,6 +139,10 @@ class AnswerResult:
     # part of the answer: left out of ==, and not kept by the conversation database (the totals
     # are); JSON exports carry it.
     tokens_by_phase: dict[str, list[int]] = field(default_factory=dict, compare=False)
+    # What each phase's calls cost: {phase: {prompt, evaluated, completion, seconds,
+    # prompt_seconds, calls}} (``parts.add_cost``), for `searchain bench loop`. Bookkeeping of
+    # this run only: left out of ==, not kept by the conversation database nor read back.
+    costs_by_phase: dict[str, dict[str, float]] = field(default_factory=dict, compare=False)
 
     @property
     def searched_question(self) -> str:

@@ -10,9 +10,11 @@ from .records import (ROLE_ASSISTANT, ROLE_USER, SNIPPET_CLOSE, SNIPPET_OPEN, ST
                       STATE_COMPLETE, STATE_FAILED, STATE_STREAMING, STATES, Conversation,
                       ConversationSummary, Message, RunInfo, SearchHit)
 from .schema import CURRENT_VERSION
+from .streamed import answer_while_saving
 
 __all__ = [
     "ConversationStore", "Conversation", "ConversationSummary", "Message", "RunInfo", "SearchHit",
     "ROLE_USER", "ROLE_ASSISTANT", "STATES", "STATE_STREAMING", "STATE_COMPLETE", "STATE_FAILED",
     "STATE_CANCELLED", "SNIPPET_OPEN", "SNIPPET_CLOSE", "CURRENT_VERSION", "answer_markdown",
+    "answer_while_saving",
 ]

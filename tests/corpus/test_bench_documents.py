@@ -7,12 +7,22 @@ from searchain.cli.main import main
 
 def test_bench_documents_reports_both_sides_on_the_same_pages(home, capsys):
     assert main(["--home", str(home.config_dir.parent), "bench", "documents", "--files", "2",
-                 "--pages", "3", "--repeats", "1"]) == 0
+                 "--pages", "3", "--repeats", "1", "--workers", "1,2"]) == 0
     figures = json.loads(capsys.readouterr().out)["pdf_ingest"]
     assert (figures["files"], figures["pages"]) == (2, 6) and figures["passages"] >= 6
     for side in ("bare_pypdfium2", "our_ingest", "our_ingest_one_thread"):
         assert figures[side]["seconds"] > 0 and figures[side]["pages_per_s"] > 0
     assert figures["ratio"] > 0 and figures["goal"] == ">= 0.9"
+    # with 2 workers: ours in 2 processes against bare extraction in 2 processes, CPU of both
+    [two] = figures["with_workers"]
+    assert two["workers"] == 2 and two["ratio"] > 0
+    for side in ("our_ingest", "bare_pypdfium2_processes"):  # the processes' CPU is counted
+        assert two[side]["cpu_seconds"] > 0 and two[side]["pages_per_s"] > 0
+
+
+def test_bench_documents_refuses_a_bad_worker_list(home, capsys):
+    assert main(["--home", str(home.config_dir.parent), "bench", "documents", "--workers", "1,0"]) == 1
+    assert "--workers takes worker counts from 1 to 256" in capsys.readouterr().err
 
 
 def test_bench_documents_refuses_a_folder_that_is_not_only_pdfs(home, tmp_path, capsys):

@@ -107,7 +107,7 @@ def test_an_error_in_a_worker_names_the_work_item(monkeypatch, tmp_path):
         raise ValueError("unexpected markup")
     monkeypatch.setattr(source, "parse_item", boom)
     monkeypatch.setattr(parallel, "_worker_source", source)
-    passages, ignored, problems, error = parallel._parse(("pages", [("7", "T", "0", False, "")]))
+    passages, ignored, problems, documents, error = parallel._parse(("pages", [("7", "T", "0", False, "")]))
     assert passages == [] and "pages 7 to 7" in error[0] and "ValueError: unexpected markup" in error[0]
 
 

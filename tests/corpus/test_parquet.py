@@ -134,6 +134,13 @@ def test_rows_without_text_are_problems_not_fatal(tmp_path):
     assert source.problems.skipped == 1 and "row group 3, row 1" in source.problems.problems[0].reason
 
 
+def test_an_article_holding_nul_bytes_is_a_problem_not_a_passage(tmp_path):
+    rows = [*ARTICLES, {"id": "78", "url": "", "title": "Blob", "text": "A\0B is binary."}]
+    passages, source = read(write_parquet(tmp_path / "w.parquet", rows))
+    assert {p.doc_id for p in passages} == {"12", "40"}
+    assert source.problems.skipped == 1 and "'78' holds NUL bytes" in source.problems.problems[0].reason
+
+
 def test_cli_adds_parquet_and_search_json_carries_url_and_section(home, tmp_path, capsys):
     path = write_parquet(tmp_path / "train.parquet")
     argv = ["--home", str(home.config_dir.parent)]

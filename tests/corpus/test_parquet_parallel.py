@@ -85,7 +85,7 @@ def test_an_unexpected_error_in_a_worker_names_the_row_group(monkeypatch, tmp_pa
         raise ValueError("odd value")
     monkeypatch.setattr(source, "parse_item", boom)
     monkeypatch.setattr(parallel, "_worker_source", source)
-    error = parallel._parse(("row_group", (str(tmp_path / "x.parquet"), 4, None)))[3]
+    error = parallel._parse(("row_group", (str(tmp_path / "x.parquet"), 4, None)))[-1]
     assert f"row group 5 of {tmp_path / 'x.parquet'}" in error[0] and "ValueError: odd value" in error[0]
 
 

@@ -55,9 +55,12 @@ def test_folder_resync_reads_only_new_and_changed_files(manager, tmp_path, monke
     real = folder_module.read_document
     monkeypatch.setattr(folder_module, "read_document",
                         lambda data, fmt: parsed.append(data[:20]) or real(data, fmt))
-    report = update_corpus(manager, "docs")
+    events = []
+    report = update_corpus(manager, "docs", on_event=events.append)
     assert (report.unit, report.unchanged, report.changed, report.added, report.removed) == \
         ("files", 5, 1, 1, 1)
+    assert events[-1].message == report.summary()  # the last line shown is the final count
+    assert f"{report.passages_kept:,} kept" in events[-1].message and report.passages_kept > 0
     assert len(parsed) == 2  # only the changed and the new file were parsed
     assert report.changed_names == [str(docs / "f1.md")]
     assert report.added_names == [str(docs / "sub" / "new.md")]

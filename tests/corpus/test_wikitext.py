@@ -43,6 +43,7 @@ def test_bench_counts_no_residue_in_our_passages():
     result = measure(pages, repeat=1)
     assert result["pages"] == 5 and result["ours"]["passages"] > 5
     assert set(result["ours"]["residue_passages"].values()) == {0}
+    assert result["ours"]["cpu_s"] > 0 and result["ours"]["pages_per_cpu_s"] > 0
     other = result["mwparserfromhell"]
     if other is not None:  # installed: measured on the same pages, same passage counting
         assert other["passages"] > 0 and set(other["residue_passages"]) == set(RESIDUE) | {"any"}
@@ -52,3 +53,9 @@ def test_bench_counts_no_residue_in_our_passages():
     if theirs is not None:  # installed (the dev extra): its text, counted the same way
         assert theirs["passages"] > 0 and theirs["residue_passages"]["any"] <= sum(
             v for k, v in theirs["residue_passages"].items() if k != "any")
+
+
+def test_residue_counts_another_languages_category_left_as_text_but_not_a_title_with_a_colon():
+    links = RESIDUE["links"]
+    assert links.search("Ein Text.\nKategorie:Mensch") and links.search("A caption 200px")
+    assert not links.search("He starred in Star Trek: Voyager.\nSee http://example.org too.")

@@ -48,3 +48,39 @@ def test_rows_of_a_table_that_never_closes_are_dropped_and_a_bang_word_stays():
     markup = ("Before.\n{| class=\"wikitable\"\n! Year !! Event\n|-\n| 1901 || Founded\n\n"
               "!Kung people live in the Kalahari.")
     assert strip_wikitext(markup) == "Before.\n\n!Kung people live in the Kalahari."
+
+
+def test_an_escaped_entity_is_unescaped_once_more_not_left_as_nbsp():
+    assert strip_wikitext("Founded in 1901&amp;nbsp;in Paris by AT&amp;amp;T.") == "Founded in 1901 in Paris by AT&T."
+
+
+def test_nowiki_braces_inside_a_footnote_do_not_keep_the_footnote_open():
+    markup = ("There are 95 printable characters.{{efn|Printed out: {{Pre2|scroll|<nowiki> !#$%&()*+{|}~"
+              "</nowiki>}}}} They follow the space.")
+    assert strip_wikitext(markup) == "There are 95 printable characters. They follow the space."
+
+
+def test_a_table_inside_one_line_goes_and_a_literal_bar_brace_stays():
+    markup = ('The club plays in Fife. {| class="wikitable" |-! Name!! Role |- | A. Young || Chairman |} '
+              "Honours follow.")
+    assert strip_wikitext(markup) == "The club plays in Fife. Honours follow."
+    assert strip_wikitext("The printable set ends {|}~ in ASCII.") == "The printable set ends {|}~ in ASCII."
+
+
+def test_punctuation_left_alone_on_a_line_by_a_removed_formula_is_dropped():
+    markup = "The constant is\n<math>K_a</math>\n.\nFor water it is\n:<math>x</math> + <math>y</math>\nsmall."
+    assert strip_wikitext(markup) == "The constant is\n\nFor water it is\n\nsmall."
+
+
+def test_an_unclosed_ref_tag_does_not_swallow_the_prose_up_to_the_next_ref():
+    markup = 'Founded in 1901.<ref name="a"> Moved to Leith in 1920.<ref>{{cite web|title=X}}</ref> Closed.'
+    assert strip_wikitext(markup) == "Founded in 1901. Moved to Leith in 1920. Closed."
+    assert strip_wikitext("Area <math>x<y</math> grows.<ref>Smith 2001</ref>") == "Area grows."
+
+
+def test_category_and_file_links_of_other_languages_leave_no_text():
+    markup = ("Die Welle überträgt Drehmoment.\n[[Datei:Welle.jpg|mini|Eine Welle]]\nMehr Text.\n"
+              "[[Kategorie:Maschinenelement|Welle]]\n[[Kategoreja:Dzeivinīki]]\n"
+              "[[Fails:Akha.JPG|thumb|Cylvāku tāvaiņs|200px]]")
+    assert strip_wikitext(markup) == "Die Welle überträgt Drehmoment.\n\nMehr Text."
+    assert strip_wikitext("He starred in [[Star Trek: Voyager]].") == "He starred in Star Trek: Voyager."

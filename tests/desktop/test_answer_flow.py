@@ -84,3 +84,17 @@ def test_opening_a_large_index_is_shown_while_the_answer_waits(window):
 
     window.answers._on_event(Progress(OPEN_STAGE, 0, 0, "opening the search index of 'wiki' (7.4 GB, about 23 s)"))
     assert window.chat.phase.text() == "Opening the search index of 'wiki' (7.4 GB, about 23 s)…"
+
+
+def test_the_first_node_shows_while_the_chain_is_still_written(window):
+    """#37: the tree gets each step as soon as the model finished it; the parsed chain replaces them."""
+    from searchain.reasoning import Branch, ChainDrafted, ChainGenerated, Node
+
+    first = Node(round=1, position=0, query="Who founded <b>Kestrel</b> Bay?", llm_answer="Ada")
+    window.answers._on_event(ChainDrafted(1, Branch(round=1, raw_text="", nodes=[first])))
+    item = window.reasoning.node_item(1, 0)
+    assert item is not None and "Who founded <b>Kestrel</b> Bay?" in item.text(0)  # plain text
+    assert "1 step(s) written" in window.chat.phase.text()
+    second = Node(round=1, position=1, query="Where is Kestrel Bay?", llm_answer="Norway")
+    window.answers._on_event(ChainGenerated(1, Branch(round=1, raw_text="", nodes=[first, second])))
+    assert window.reasoning.round_count() == 1 and window.reasoning.node_item(1, 1) is not None

@@ -11,7 +11,7 @@ from searchain.events import CancelToken
 from searchain.llm.fakes.scripted import ScriptedLLM
 from searchain.reasoning.engine import SearChainEngine
 from searchain.reasoning.events import (
-    ChainGenerated, Done, Failed, FeedbackGiven, NodeChecked, RoundStarted, TokenGenerated,
+    ChainDrafted, ChainGenerated, Done, Failed, FeedbackGiven, NodeChecked, RoundStarted, TokenGenerated,
 )
 from searchain.reasoning.result import (
     DECISION_COMPLETED, DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_NOT_CONFIRMED, DECISION_PASS,
@@ -29,7 +29,8 @@ def engine(llm, retriever, reader, **settings):
 
 
 def kinds(events):
-    return [type(e).__name__ for e in events if not isinstance(e, TokenGenerated)]
+    """The loop's steps; streamed output (tokens, the chain's steps as drafted) left out."""
+    return [type(e).__name__ for e in events if not isinstance(e, (TokenGenerated, ChainDrafted))]
 
 
 def test_pass_all_nodes_verified_finishes_in_one_round(retriever, reader):

@@ -6,6 +6,11 @@ ingest built on PDFium pays. Ours walks the folder, reads and hashes each file, 
 pages, cuts them into passages and commits them to a fresh SQLite + FTS5 store: as shipped
 (files parsed ahead on a reader thread while the passages before are chunked and stored) and
 on one thread (``read_ahead=0``), which shows what chunking and storage cost in themselves.
+With ``workers`` above 1, ours also runs with N worker processes (``corpus/parallel.py``: files
+parsed and chunked in the workers, stored by the one writer) against bare extraction spread
+over N processes (the fair floor for N: a pool of the same size, started the same way, with
+the files dealt out in chunks); CPU seconds then include the processes' own (children's rusage).
+
 The runs alternate (the first round is a warm-up) and medians are compared, so a busy machine
 slows all alike; CPU seconds are reported beside wall seconds, and the load average with them.
 Goal (#34): ours / bare >= 0.9 in pages per second.
@@ -14,6 +19,7 @@ Goal (#34): ours / bare >= 0.9 in pages per second.
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import tempfile
 import time
@@ -22,10 +28,15 @@ from pathlib import Path
 
 def bare_extract(folder: Path) -> int:
     """Pages of every PDF in ``folder``, each page's text taken straight from pypdfium2."""
+    return bare_files(sorted(folder.glob("*.pdf")))
+
+
+def bare_files(paths: list[Path]) -> int:
+    """Pages of the PDFs ``paths``, each page's text taken straight from pypdfium2."""
     import pypdfium2 as pdfium
 
     pages = 0
-    for path in sorted(folder.glob("*.pdf")):
+    for path in paths:
         pdf = pdfium.PdfDocument(path)
         for index in range(len(pdf)):
             page = pdf[index]
@@ -38,7 +49,20 @@ def bare_extract(folder: Path) -> int:
     return pages
 
 
-def ingest(folder: Path, work: Path, read_ahead: int) -> tuple[int, int]:
+def bare_processes(folder: Path, workers: int) -> int:
+    """``bare_extract`` over ``workers`` spawned processes, the files dealt out in chunks (a
+    few per process, as the ingest's items are), pool start and stop included."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    paths = sorted(folder.glob("*.pdf"))
+    size = max(1, len(paths) // (workers * 4))
+    chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return sum(pool.map(bare_files, chunks))
+
+
+def ingest(folder: Path, work: Path, read_ahead: int, workers: int = 1) -> tuple[int, int]:
     """(passages, files) of a full folder ingest into a new store under ``work``."""
     from ...corpus.ingest import ingest_source
     from ...corpus.sources import SourceOptions
@@ -46,28 +70,46 @@ def ingest(folder: Path, work: Path, read_ahead: int) -> tuple[int, int]:
 
     with tempfile.TemporaryDirectory(dir=work) as tmp:
         with PassageStore.open(Path(tmp) / "passages.db", create=True, corpus="bench") as store:
-            report = ingest_source(store, folder, "folder", options=SourceOptions(read_ahead=read_ahead))
+            report = ingest_source(store, folder, "folder", options=SourceOptions(read_ahead=read_ahead),
+                                   workers=workers)
     return report.added, report.files
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # processes ended and waited for
+    return usage.ru_utime + usage.ru_stime
+
+
 def _clock(fn) -> tuple[float, float, object]:
-    wall, cpu = time.perf_counter(), time.process_time()
+    wall, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
     result = fn()
-    return time.perf_counter() - wall, time.process_time() - cpu, result
+    return (time.perf_counter() - wall, time.process_time() - cpu + _children_cpu() - children,
+            result)
 
 
-def measure(folder: Path, work: Path, repeats: int, total_bytes: int) -> dict:
+def measure(folder: Path, work: Path, repeats: int, total_bytes: int,
+            workers: tuple[int, ...] = (1,)) -> dict:
+    many = [n for n in workers if n > 1]
     runs: dict[str, list[tuple[float, float]]] = {"bare": [], "ours": [], "one_thread": []}
+    for n in many:
+        runs[f"ours_{n}"], runs[f"bare_{n}"] = [], []
     pages = passages = files = 0
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     for i in range(repeats + 1):
-        bare_wall, bare_cpu, pages = _clock(lambda: bare_extract(folder))
-        ours_wall, ours_cpu, (passages, files) = _clock(lambda: ingest(folder, work, 2))
-        one_wall, one_cpu, _ = _clock(lambda: ingest(folder, work, 0))
+        timed = {"bare": _clock(lambda: bare_extract(folder)),
+                 "ours": _clock(lambda: ingest(folder, work, 2)),
+                 "one_thread": _clock(lambda: ingest(folder, work, 0))}
+        for n in many:
+            timed[f"ours_{n}"] = _clock(lambda: ingest(folder, work, 2, n))
+            timed[f"bare_{n}"] = _clock(lambda: bare_processes(folder, n))
+        pages, (passages, files) = timed["bare"][2], timed["ours"][2]
+        for key, (_, _, got) in timed.items():  # every side read the same pages and passages
+            expected = pages if key.startswith("bare") else (passages, files)
+            if got != expected:
+                raise RuntimeError(f"bench documents: {key} read {got}, not {expected}")
         if i:  # the first round warms the page cache and the imports
-            runs["bare"].append((bare_wall, bare_cpu))
-            runs["ours"].append((ours_wall, ours_cpu))
-            runs["one_thread"].append((one_wall, one_cpu))
+            for key, (wall_s, cpu_s, _) in timed.items():
+                runs[key].append((wall_s, cpu_s))
     wall = {k: statistics.median(w for w, _ in v) for k, v in runs.items()}
     cpu = {k: statistics.median(c for _, c in v) for k, v in runs.items()}
 
@@ -78,12 +120,28 @@ def measure(folder: Path, work: Path, repeats: int, total_bytes: int) -> dict:
     return {
         "files": files, "pages": pages, "passages": passages,
         "megabytes": round(total_bytes / 1e6, 2), "repeats": repeats,
-        "cpus": os.cpu_count(), "load_average_at_start": round(load, 2) if load is not None else None,
+        "cpus": os.cpu_count(), "usable_cpus": _usable_cpus(),
+        "load_average_at_start": round(load, 2) if load is not None else None,
         "bare_pypdfium2": figures("bare"),
         "our_ingest": {**figures("ours"), "passages_per_s": round(passages / wall["ours"], 1)},
         "our_ingest_one_thread": figures("one_thread"),
         "ratio": round(wall["bare"] / wall["ours"], 3),  # ours over bare, in pages per second
         "ratio_one_thread": round(wall["bare"] / wall["one_thread"], 3),
         "cpu_ratio": round(cpu["bare"] / cpu["ours"], 3),  # what chunking and storage cost in CPU
+        "with_workers": [{
+            "workers": n,
+            "our_ingest": figures(f"ours_{n}"),
+            "bare_pypdfium2_processes": figures(f"bare_{n}"),
+            "ratio": round(wall[f"bare_{n}"] / wall[f"ours_{n}"], 3),  # against bare in N processes
+            "ratio_to_bare_one_process": round(wall["bare"] / wall[f"ours_{n}"], 3),
+            "cpu_ratio": round(cpu[f"bare_{n}"] / cpu[f"ours_{n}"], 3),
+        } for n in many],
         "goal": ">= 0.9",
     }
+
+
+def _usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1

@@ -58,7 +58,7 @@ class ParquetSource(Source):
     resume_after: str | None = None  # article id of the last article stored by a stopped ingest
     skipped_articles = 0  # passed over, unparsed, while resuming
 
-    def input_bytes(self) -> int:
+    def work_bytes(self) -> int:
         """The size of the file, or of the folder's shards (``parallel.workers_for``)."""
         return sum(_size(f) for f in parquet_files(self.path))
 
@@ -196,6 +196,10 @@ class ParquetSource(Source):
         if not aid or not isinstance(title, str) or not title.strip() or not isinstance(text, str):
             self.problems.skip(file, None, f"row group {group + 1}, row {row + 1}: an article "
                                f"without id, title or text (id={aid!r}, title={title!r})")
+            return
+        if "\0" in text or "\0" in title:  # as for a text file: binary data, never a passage
+            self.problems.skip(file, None, f"row group {group + 1}, row {row + 1}: article {aid!r} "
+                               "holds NUL bytes: binary data, not text")
             return
         sections = text_sections(text)
         doc = "\n\n".join(body for _, body in sections)

@@ -5,7 +5,8 @@
 strips each of the rest; ``strip_wikitext`` is the text of those sections joined.
 
 Removes comments, ``<ref>``s, templates ``{{...}}``, tables ``{|...|}``, file/category links,
-headings, bold/italic quotes, HTML tags and list markers; ``[[target|label]]`` becomes
+headings, bold/italic quotes, HTML tags and list markers (markup written escaped, ``&lt;ref&gt;``
+or ``&amp;nbsp;``, counts as markup; ``<nowiki>`` text is literal); ``[[target|label]]`` becomes
 ``label`` and ``[http://x label]`` becomes ``label``. Nested constructs are removed innermost
 first. A few inline templates whose words are the sentence's (``{{convert|212|km}}``,
 ``{{lang|fr|...}}``, ``{{nowrap|...}}``, ``{{circa|1781}}``) keep their words; brackets left empty
@@ -21,14 +22,24 @@ import re
 from .sections import is_non_prose, section_path
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
-_REF = re.compile(r"<ref[^>/]*/>|<ref[^>]*>.*?</ref\s*>", re.S | re.I)
+# A <ref>'s text stops at the next <ref or </ref: an unclosed <ref name=x> no longer takes the
+# prose up to the next ref's end, and a page of unclosed tags costs linear time, not quadratic.
+_REF = re.compile(r"<ref[^>/]*/>|<ref[^>]*>[^<]*(?:<(?!/?ref\b)[^<]*)*</ref\s*>", re.I)
 _DROPPED_TAGS = re.compile(
-    r"<(math|gallery|timeline|syntaxhighlight|source|score|graph|mapframe|imagemap)\b[^>]*>.*?</\1\s*>",
-    re.S | re.I)
+    r"<(math|gallery|timeline|syntaxhighlight|source|score|graph|mapframe|imagemap)\b[^>]*>"
+    r"[^<]*(?:<(?!/?\1\b)[^<]*)*</\1\s*>", re.I)
+# <nowiki> text is literal: its braces, brackets and bars open nothing (escaped here, unescaped below).
+# Its text stops at the next <nowiki> or </nowiki>: a page of unclosed ones costs linear time.
+_NOWIKI = re.compile(r"<nowiki\s*>([^<]*(?:<(?!/?nowiki\b)[^<]*)*)</nowiki\s*>", re.I)
+_NOWIKI_ESCAPES = str.maketrans({"{": "&#123;", "}": "&#125;", "[": "&#91;", "]": "&#93;", "|": "&#124;",
+                                 "<": "&lt;", ">": "&gt;", "'": "&#39;", "=": "&#61;"})
 _TEMPLATE = re.compile(r"\{\{[^{}]*\}\}")
 # A table opens with "{|" and closes with "|}", each at the start of a line (a "|}" inside a
 # cell, as in [[Bracket|}]], closes nothing); the innermost table goes first.
 _TABLE = re.compile(r"^[ \t:]*\{\|(?:(?!^[ \t:]*\{\|)[\s\S])*?^[ \t]*\|\}[^\n]*", re.M)
+# A table written inside one line (a page whose line breaks were lost) holds a row marker "|-".
+# Neither part runs past another "{|", so a line full of "{|" costs linear time, not quadratic.
+_INLINE_TABLE = re.compile(r"\{\|(?:(?!\{\||\|\})[^\n])*?\|-(?:(?!\{\|)[^\n])*?\|\}")
 _TABLE_ROW = re.compile(r"^[ \t]*(?:\{\|[^\n]*|\|[^\n]*|![^\n]*!![^\n]*)$", re.M)
 # A link's text may hold single brackets: [[File:x.png|Bicyclo[1.1.0]butane ...]].
 _LINK = re.compile(r"\[\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\]")
@@ -46,12 +57,32 @@ _LIST_MARKER = re.compile(r"^[*#:;]+[ \t]*", re.M)
 _SPACES = re.compile(r"[ \t]+")
 _BLANK_LINES = re.compile(r"\n\s*\n+")
 _DROPPED_LINK_PREFIXES = ("file:", "image:", "category:", "media:", "wikipedia:", "wp:", "help:",
-                          "template:", "portal:", "special:", "user:", "talk:")
+                          "template:", "portal:", "special:", "user:", "talk:",
+                          # Category, File and Image in the larger Wikipedias' languages
+                          "kategorie:", "catégorie:", "categoría:", "categoria:", "categorie:",
+                          "kategoria:", "kategori:", "категория:", "категорія:", "カテゴリ:", "分类:",
+                          "分類:", "luokka:", "kategória:", "thể loại:", "분류:", "تصنيف:", "رده:",
+                          "קטגוריה:", "κατηγορία:", "kategorija:", "kategooria:", "kategorio:",
+                          "datei:", "bild:", "fichier:", "archivo:", "imagen:", "immagine:",
+                          "ficheiro:", "arquivo:", "imagem:", "bestand:", "afbeelding:", "plik:",
+                          "grafika:", "файл:", "изображение:", "ファイル:", "画像:", "文件:", "檔案:",
+                          "tiedosto:", "fájl:", "dosya:", "soubor:", "fil:", "berkas:", "tập tin:",
+                          "파일:", "ملف:", "پرونده:", "קובץ:", "αρχείο:", "fișier:", "fitxer:",
+                          "dosiero:", "attēls:")
+# A link whose target starts "Word:" (no space after the colon, unlike "Star Trek: Voyager") is
+# in a namespace; in a language not listed above it is still a file when it has an image option,
+# and a category when it stands alone on its line.
+_NAMESPACED = re.compile(r"^:?[^\W\d_]+:\S")
+_PLAIN_LINK = re.compile(r"\[\[[^\[\]\n]*\]\]")
+_IMAGE_OPTION = re.compile(r"^\s*(?:thumb|thumbnail|frame|framed|frameless|border|left|right|center|"
+                           r"centre|none|upright\b.*|\d*x?\d+\s*px|alt=.*|link=.*|mini|miniatur|"
+                           r"vignette|miniatura)\s*$", re.I)
 _INTERWIKI = re.compile(r"^:?[a-z]{2,3}(?:-[a-z]+)?:")
 _SECTION_HEADING = re.compile(r"^[ \t]*(={2,6})[ \t]*(.+?)[ \t]*\1[ \t]*$", re.M)
 _EMPTY_BRACKETS = re.compile(r"\((?:\s|[,;:\u2013\u2014-])*\)|\[\s*\]")
 _BRACKET_EDGE_IN = re.compile(r"\((?:[ \t]*[,;:])+[ \t]*(?=[^\s)])")
 _BRACKET_EDGE_OUT = re.compile(r"(?<=[^\s(])[ \t]*(?:[,;:][ \t]*)+\)")
+_PUNCT_LINE = re.compile(r"^[ \t]*(?:[.,;:+\u2013\u2014-][ \t]*)+$", re.M)  # what a removed formula leaves
 _SPACE_BEFORE_PUNCT = re.compile(r"[ \t]+([,.;:!?)])")
 # Inline templates whose words belong to the sentence: name -> which positional arguments to keep.
 _KEEP_WORDS = {"convert": (0, 1), "cvt": (0, 1), "lang": (-1,), "nowrap": (0,), "nobr": (0,),
@@ -103,12 +134,16 @@ def _append(out: list, path: str, text: str) -> None:
 
 def _strip_markup(markup: str) -> str:
     """Plain text of a piece of wikitext (no section handling)."""
-    # Markup written escaped (&lt;ref&gt;, as wikiextractor also reads it) is markup: removed below.
-    text = _COMMENT.sub("", markup.replace("&lt;", "<").replace("&gt;", ">"))
+    # Markup written escaped (&lt;ref&gt;, as wikiextractor also reads it) is markup: removed below;
+    # so is an escaped entity (&amp;nbsp;), which would otherwise survive as "&nbsp;".
+    text = markup.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
+    text = _COMMENT.sub("", text)
+    text = _NOWIKI.sub(lambda m: m.group(1).translate(_NOWIKI_ESCAPES), text)
     text = _REF.sub("", text)
     text = _DROPPED_TAGS.sub("", text)
     text = _remove_nested(_TEMPLATE, text, _template_words)
     text = _remove_nested(_TABLE, text)
+    text = _INLINE_TABLE.sub("", text)
     text = _TABLE_ROW.sub("", text)  # rows of a table that never closed (a "|" line is no prose)
     text = _resolve_links(text)
     text = _UNCLOSED_FILE.sub("", text)  # a file link never closed: its caption to the line's end
@@ -128,6 +163,7 @@ def _strip_markup(markup: str) -> str:
     text = _BRACKET_EDGE_IN.sub("(", _BRACKET_EDGE_OUT.sub(")", text))  # "(; Afon Elin)"
     text = _EMPTY_BRACKETS.sub("", text)  # "( )", "(; )": what removed templates leave
     text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
+    text = _BLANK_LINES.sub("\n\n", _PUNCT_LINE.sub("", text))
     text = re.sub(r"[ \t]{2,}", " ", text)
     return text.strip()
 
@@ -155,12 +191,25 @@ def _remove_nested(pattern: re.Pattern, text: str, replace=lambda m: "") -> str:
     return text
 
 
+def _alone_on_line(match: re.Match) -> bool:
+    """True when the rest of the link's line is only other links (a row of category links)."""
+    text = match.string
+    start = text.rfind("\n", 0, match.start()) + 1
+    end = text.find("\n", match.end())
+    rest = text[start:match.start()] + " " + text[match.end():end if end >= 0 else len(text)]
+    return not _PLAIN_LINK.sub("", rest).strip(" \t*#:;")
+
+
 def _resolve_links(text: str) -> str:
     def replace(match: re.Match) -> str:
         inner = match.group(1)
         target, _, label = inner.partition("|")
         low = target.strip().lower()
         if low.startswith(_DROPPED_LINK_PREFIXES) or _INTERWIKI.match(low):
+            return ""
+        if _NAMESPACED.match(low) and not low.startswith(":") and (
+                any(_IMAGE_OPTION.match(p) for p in label.split("|")) if label
+                else _alone_on_line(match)):
             return ""
         if label:
             return label.rsplit("|", 1)[-1]

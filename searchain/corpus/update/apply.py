@@ -72,7 +72,7 @@ class DocumentUpdater:
         self.cancel = cancel
         self.on_document = on_document
         self.track_seen = track_seen
-        self.passages_added = self.passages_removed = self.passages_kept = 0
+        self.passages_added = self.passages_removed = 0
         self.documents_seen = 0
         self._pending: list[tuple[str, list[Passage], DocumentRecord | None]] = []
         self._pending_passages = 0
@@ -110,7 +110,6 @@ class DocumentUpdater:
                           for p, r in zip(passages, old)
                           if (p.source, p.start, p.end, p.url, p.section, p.page)
                           != (r.source, r.start, r.end, r.url, r.section, r.page)]
-                self.passages_kept += len(old)
             else:  # other text, or none now (a file that gives nothing any more)
                 kind = CHANGED
                 delete_ids += [r.id for r in old]

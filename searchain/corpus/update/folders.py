@@ -167,11 +167,11 @@ def sync_folders(store: PassageStore, folders: list[Path], *, options: SourceOpt
             for record in s.gone:
                 report.note("removed", record.source)
             updater.remove(r.doc_id for r in s.gone)
-        emit(on_event, Progress(STAGE, done, total or None, report.summary(), started))
     report.passages_added, report.passages_removed = updater.passages_added, updater.passages_removed
-    report.passages_kept = updater.passages_kept
+    report.passages_kept = store.count() - report.passages_added  # their ids and vectors stay
     report.problems = problems.problems
     report.seconds = time.monotonic() - started
+    emit(on_event, Progress(STAGE, done, total or None, report.summary(), started))
     return report
 
 

@@ -83,7 +83,7 @@ def update_from_source(store: PassageStore, path: Path, fmt: str, *,
         report.note("removed", title)
     updater.remove(doc_id for doc_id, _ in gone)
     report.passages_added, report.passages_removed = updater.passages_added, updater.passages_removed
-    report.passages_kept = updater.passages_kept
+    report.passages_kept = store.count() - report.passages_added  # their ids and vectors stay
     report.problems = problems.problems
     report.seconds = time.monotonic() - started
     emit(on_event, Progress(STAGE, 1, 1, report.summary(), started))

@@ -41,6 +41,8 @@ class Layout:
 
 LAYOUTS: dict[str, Layout] = {
     "tiny": Layout(64, 2, 4, 2, 192, 4096, None, False),
+    # The tiny shape with its vocabulary padded to 512 tokens: a draft model that must not fit.
+    "tiny-512-vocab": Layout(64, 2, 4, 2, 192, 4096, 512, False),
     # Llama 3.2 1B: 2048 wide, 16 layers, 32 heads / 8 KV heads, FFN 8192, tied output.
     "llama-1b": Layout(2048, 16, 32, 8, 8192, 131072, 128256, True, 500000.0, "f16", "Q4_K_M"),
     # Llama 3.1 8B: 4096 wide, 32 layers, 32 heads / 8 KV heads, FFN 14336, separate output.
