@@ -12,8 +12,9 @@ is one problem line in the report and the walk goes on; each file met is recorde
 size, mtime and content hash, as a ``DocumentRecord`` in ``documents`` for the store.
 
 In one process, files are read and parsed ahead on one reader thread (``SourceOptions.read_ahead``
-files) while the caller's thread chunks and stores the file before: PDFium and SQLite release the
-GIL, so with a core free the two overlap (BENCHMARKS.md). With worker processes (``parallel``),
+files) while the caller's thread chunks and stores the file before: file reads, hashing and
+SQLite release the GIL and overlap, PDFium does not (measured; BENCHMARKS.md), so for PDFs the
+overlap that pays comes from worker processes. With worker processes (``parallel``),
 ``work_items`` hands out the same files in the same order, one large file or a group of small
 ones per item, and ``parse_item`` reads, parses and chunks them in a worker; the caller only
 stores. A file whose reader kills its worker process (a crash inside PDFium) becomes that file's
