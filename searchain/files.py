@@ -31,3 +31,17 @@ def file_digest(path: Path, algorithm: str, *, on_event: EventCallback | None = 
             emit(on_event, Progress(stage, done, total, Path(path).name))
             check(cancel)
     return digest.hexdigest()
+
+
+def free_bytes(folder: Path) -> int | None:
+    """Free bytes on the disk that holds ``folder`` (or would: a folder not made yet is measured
+    at its nearest existing parent); None where the system cannot say."""
+    import shutil
+
+    probe = Path(folder)
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    try:
+        return shutil.disk_usage(probe).free
+    except OSError:
+        return None

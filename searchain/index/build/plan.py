@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ...errors import ModelError
 from ...events import CancelToken, EventCallback, Progress, emit
+from ...files import free_bytes
 from ...units import duration, size
 from ..layout import IndexLayout
 
@@ -145,7 +146,7 @@ def plan_build(paths, settings, corpus_name: str, *, rebuild: bool = False, embe
             model_ram = max(model_ram, MODEL_BYTES_PER_DIM * dim)
             graph_s += new_vectors / (GRAPH_INSERTS_PER_CORE_S * max(1, os.cpu_count() or 1))
     plan = BuildPlan(corpus_name, total, tuple(plans), round(graph_s, 1), int(disk),
-                     int(graph_ram + model_ram + 256e6), _free_disk(layout.root),
+                     int(graph_ram + model_ram + 256e6), free_bytes(layout.root),
                      tuple(_advice(plans, r)), tuple(notes))
     emit(on_event, Progress(PLAN_STAGE, 1, 1, plan.summary().splitlines()[0]))
     return plan
@@ -194,16 +195,6 @@ def _index_bytes(count: int, dim: int) -> dict:
     return estimated_index_bytes(count, dim)
 
 
-def _free_disk(folder: Path) -> int | None:
-    import shutil
-
-    probe = Path(folder)
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    try:
-        return shutil.disk_usage(probe).free
-    except OSError:
-        return None
 
 
 def _advice(plans: list[ModelPlan], r) -> list[str]:

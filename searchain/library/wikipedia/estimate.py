@@ -18,10 +18,10 @@ Work over ``NEEDS_CONFIRMATION_S`` (an hour) is started only after the user agre
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ...files import free_bytes
 from ...units import duration, size
 from .remote import Release
 
@@ -241,11 +241,3 @@ def embed_speed(settings, model: str, cache_file: Path | None) -> tuple[float, s
     return float(CPU_PASSAGES_PER_CORE_S * cores), device, "estimate, not measured here"
 
 
-def free_bytes(folder: Path) -> int | None:
-    probe = Path(folder)
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    try:
-        return shutil.disk_usage(probe).free
-    except OSError:
-        return None
