@@ -244,7 +244,7 @@ def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-APP_INDEX_FIX = "In the app: Corpus › Manage corpora…, select the corpus, then Update index."
+APP_INDEX_FIX = "In the app: Corpus › Manage corpora…, select the corpus, then Update › Update index."
 
 
 def describe_error(exc: BaseException) -> tuple[str, str]:

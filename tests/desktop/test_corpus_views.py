@@ -33,6 +33,21 @@ def row_of(dialog, name) -> dict[str, str]:
     return {h: dialog.table.item(row, c).text() for c, h in enumerate(HEADERS)}
 
 
+def test_the_actions_are_grouped_and_a_job_disables_every_one(qtbot, ctx):
+    from PySide6.QtWidgets import QPushButton
+
+    dialog = make_manager(qtbot, ctx)
+    row = [b for b in dialog.findChildren(QPushButton) if b.isVisibleTo(dialog) and b.parent() is dialog]
+    assert [b.text() for b in row] == ["Add", "Update", "Use for questions", "Export…", "Remove"]
+    menus = {b.text(): [a.text() for a in b.menu().actions()] for b in row if b.menu()}
+    assert "Get Wikipedia…" in menus["Add"] and "Re-read changed files" in menus["Update"]
+    assert menus["Update"][2] == "Update index"  # the name the engine's hints use in the app
+    dialog._set_buttons(False)  # as while a corpus job runs
+    assert not any(b.isEnabled() for b in row) and not any(a.isEnabled() for a in dialog.buttons.values())
+    dialog._set_buttons(True)
+    assert all(b.isEnabled() for b in row)
+
+
 def test_lists_demo_corpus_with_index_state(qtbot, ctx):
     dialog = make_manager(qtbot, ctx)
     assert dialog.names() == ["demo"]

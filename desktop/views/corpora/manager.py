@@ -4,10 +4,10 @@
 Adding and rebuilding run on a worker with a progress bar, a time-left estimate and Cancel;
 after the passages are stored the vector index is built. Every build is planned first, and a
 build estimated at over an hour starts only after the user agrees (``corpus_build_plan``).
-Each row shows its index's state; *Update index* brings it up to date from the stored passages
+Each row shows its index's state; *Update › Update index* brings it up to date from the stored passages
 (continuing a stopped build, or repairing a damaged graph from the saved embeddings), and
 re-embeds everything only when the index was made by another embedding model, after asking.
-A file or folder dropped on the dialog is added like one picked with *Add file…/Add folder…*.
+A file or folder dropped on the dialog is added like one picked with *Add › File…/Folder…*.
 *Update* re-syncs a folder corpus with its folders, *Update from…* brings a corpus to a newer
 snapshot of its source; only what changed is re-read and re-embedded (``update``).
 *Import…* and *Export…* move a corpus, index included, between machines as one file
@@ -20,12 +20,14 @@ import re
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
     QHBoxLayout,
     QInputDialog,
     QLabel,
+    QMenu,
     QMessageBox,
     QPushButton,
     QTableWidgetItem,
@@ -81,28 +83,7 @@ class CorpusManagerDialog(PlannedIndexBuilds, CorpusUpdates, QDialog):
         self.progress = ProgressRow(self)
         self.progress.cancel_requested.connect(self.cancel_job)
 
-        buttons = QHBoxLayout()
-        self.buttons: dict[str, QPushButton] = {}
-        for key, text, slot in (
-            ("file", "Add file…", lambda: self.add_dialog("file")),
-            ("folder", "Add folder…", lambda: self.add_dialog("folder")),
-            ("dump", "Add Wikipedia dump…", lambda: self.add_dialog("mediawiki")),
-            ("wikipedia", "Get Wikipedia…", lambda: self.wikipedia.choose()),
-            ("index", "Update index", lambda: self.update_index(self.selected())),
-            ("update", "Update", lambda: self.update_corpus(self.selected())),
-            ("update_from", "Update from…", lambda: self.update_from_dialog(self.selected())),
-            ("rebuild", "Rebuild", lambda: self.rebuild(self.selected())),
-            ("remove", "Remove", lambda: self.remove(self.selected())),
-            ("active", "Use for questions", lambda: self.set_active(self.selected())),
-            ("import", "Import…", lambda: self.transfer.import_dialog()),
-            ("export", "Export…", lambda: self.transfer.export_dialog(self.selected())),
-        ):
-            button = QPushButton(text, self)
-            button.setObjectName(f"corpus_{key}")
-            button.clicked.connect(slot)
-            buttons.addWidget(button)
-            self.buttons[key] = button
-        buttons.addStretch(1)
+        buttons = self._make_buttons()
         layout = QVBoxLayout(self)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.progress)
@@ -339,8 +320,64 @@ class CorpusManagerDialog(PlannedIndexBuilds, CorpusUpdates, QDialog):
         self._set_buttons(True)
         self.refresh()
 
+    def _make_buttons(self) -> QHBoxLayout:
+        """The actions, grouped so the row stays readable: *Add* and *Update* open menus, the
+        rest act on the selected corpus. ``self.buttons`` maps each action's key to it."""
+        self.buttons: dict[str, QAction] = {}
+
+        def action(key: str, text: str, slot, tip: str = "") -> QAction:
+            act = QAction(text, self)
+            act.setObjectName(f"corpus_{key}")
+            act.setToolTip(tip)
+            act.triggered.connect(lambda _checked=False: slot())
+            self.buttons[key] = act
+            return act
+
+        def menu_button(text: str, actions: list[QAction]) -> QPushButton:
+            button = QPushButton(text, self)
+            menu = QMenu(button)
+            menu.setToolTipsVisible(True)
+            menu.addActions(actions)
+            button.setMenu(menu)
+            return button
+
+        add = menu_button("Add", [
+            action("file", "File…", lambda: self.add_dialog("file")),
+            action("folder", "Folder of documents…", lambda: self.add_dialog("folder")),
+            action("dump", "Wikipedia dump or ZIM file…", lambda: self.add_dialog("mediawiki")),
+            action("wikipedia", "Get Wikipedia…", lambda: self.wikipedia.choose(),
+                   "Download Wikipedia (Hugging Face parquet or the official dump), then index it"),
+            action("import", "Import a corpus file…", lambda: self.transfer.import_dialog()),
+        ])
+        update = menu_button("Update", [
+            action("update", "Re-read changed files", lambda: self.update_corpus(self.selected()),
+                   "Read only the files (or articles) that are new, changed or gone"),
+            action("update_from", "From a newer snapshot…", lambda: self.update_from_dialog(self.selected()),
+                   "Bring a Wikipedia corpus to a newer dump, ZIM or parquet file"),
+            action("index", "Update index", lambda: self.update_index(self.selected()),
+                   "Embed new passages, finish a stopped build or repair the index"),
+            action("rebuild", "Rebuild everything", lambda: self.rebuild(self.selected()),
+                   "Read the sources again and rebuild the index from scratch"),
+        ])
+        row = QHBoxLayout()
+        row.addWidget(add)
+        row.addWidget(update)
+        for act in (action("active", "Use for questions", lambda: self.set_active(self.selected())),
+                    action("export", "Export…", lambda: self.transfer.export_dialog(self.selected())),
+                    action("remove", "Remove", lambda: self.remove(self.selected()))):
+            button = QPushButton(act.text(), self)
+            button.setObjectName(act.objectName())
+            button.clicked.connect(act.trigger)
+            act.enabledChanged.connect(button.setEnabled)
+            row.addWidget(button)
+        self._menu_buttons = (add, update)
+        row.addStretch(1)
+        return row
+
     def _set_buttons(self, enabled: bool) -> None:
-        for button in self.buttons.values():
+        for act in self.buttons.values():
+            act.setEnabled(enabled)
+        for button in self._menu_buttons:
             button.setEnabled(enabled)
 
     def _error(self, exc: BaseException) -> None:
