@@ -355,6 +355,10 @@ def cmd_info(ctx, args) -> int:
     if info.state == "incomplete":
         print("note: an ingest was interrupted; run `searchain corpus add` with the same source "
               "to continue, or `searchain corpus rebuild` to start over.")
+    if info.last_update.get("status") == "running" and info.state != "ingesting":
+        source = info.last_update.get("from") or "its folders"
+        print(f"note: an update from {source} was stopped; run `searchain corpus update "
+              f"{info.name}` to continue it.")
     return 0
 
 

@@ -62,6 +62,9 @@ class CorpusInfo:
     problem: str = ""  # why a damaged or unreadable corpus could not be read
     hint: str = ""  # what to do about it
     source_details: list[dict] = field(default_factory=list)
+    # the last ``corpus update``: {status: running|done, from, at, ...}; "running" with no lock
+    # held means it was stopped and the next update continues it
+    last_update: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -119,6 +122,7 @@ class CorpusManager:
                 state = store.meta_get("state", INCOMPLETE)
                 count = store.count()
                 created = store.meta_get("created", "")
+                last_update = store.meta_get("update", {})
         except Exception as exc:  # a damaged file must not break listing the others
             if _transient(folder / DB_NAME, exc):
                 return CorpusInfo(passages=None, sources=[], formats=[], created="", state=UNREADABLE,
@@ -132,7 +136,7 @@ class CorpusManager:
             state = INCOMPLETE
         return CorpusInfo(passages=count, sources=[s["path"] for s in sources],
                           formats=sorted({s["format"] for s in sources}), created=created,
-                          state=state, source_details=sources, **base)
+                          state=state, source_details=sources, last_update=last_update, **base)
 
     # -- active corpus ---------------------------------------------------------------------
 

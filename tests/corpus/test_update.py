@@ -187,7 +187,7 @@ def test_bad_updates_are_refused_and_lose_nothing(manager, tmp_path):
         update_corpus(manager, "docs")
 
 
-def test_an_interrupted_update_resumes_to_the_same_result(manager, tmp_path, monkeypatch):
+def test_an_interrupted_update_resumes_to_the_same_result(manager, tmp_path, monkeypatch, capsys):
     old = articles(30)
     new = {i: (t, x.replace("is about", "was about")) if i % 4 == 0 else (t, x) for i, (t, x) in old.items()}
     for i in (7, 9):
@@ -214,6 +214,12 @@ def test_an_interrupted_update_resumes_to_the_same_result(manager, tmp_path, mon
     monkeypatch.setattr(apply.DocumentUpdater, "flush", real)
     with manager.open_store("b") as store:
         assert store.meta_get("update")["status"] == "running"
+    assert manager.info("b").last_update["from"] == str(target)  # `corpus info` says so
+    from searchain.cli.main import main
+
+    capsys.readouterr()
+    assert main(["corpus", "info", "b"]) == 0
+    assert f"an update from {target} was stopped; run `searchain corpus update b`" in capsys.readouterr().out
     second = update_corpus(manager, "b", batch_size=20)  # no --from: the stopped update goes on
     assert second.removed == 2 and second.changed + second.added < 8
     with manager.open_store("a") as a, manager.open_store("b") as b:
