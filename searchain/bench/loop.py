@@ -93,32 +93,17 @@ def read_details(path, keys) -> tuple[dict[tuple[str, str], dict[str, Any]], lis
     """Outcomes in a details log by (variant, mode) and question id, for the ``keys`` wanted, and
     the question ids in the order first seen. A last line cut short by a kill is cut from the
     file (appends then start on a clean line); any other bad line is an error naming it."""
-    from dataclasses import fields
     from pathlib import Path
 
-    from ..eval.runner import QuestionOutcome
+    from ..eval.compare import outcome_lines
 
-    known = {f.name for f in fields(QuestionOutcome)}
     rows: dict[tuple[str, str], dict[str, Any]] = {key: {} for key in keys}
     path = Path(path).expanduser()
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"Cannot read the details log {path}: {exc.strerror or exc}.") from exc
-    lines = raw.split(b"\n")
-    if not raw.endswith(b"\n") and lines[-1].strip():  # the kill came mid-line
-        with open(path, "r+b") as handle:
-            handle.truncate(len(raw) - len(lines[-1]))
+    if not path.is_file():
+        raise ConfigError(f"Cannot read the details log {path}: no such file.",
+                          hint="Pass the --details file a bench loop run wrote.")
     order: list[str] = []
-    for number, line in enumerate(lines[:-1], start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-            outcome = QuestionOutcome(**{k: v for k, v in data.items() if k in known})
-        except (ValueError, TypeError) as exc:
-            raise ConfigError(f"Line {number} of {path} is not a bench loop outcome ({exc}).",
-                              hint="Pass another --details file, or remove that line.") from exc
+    for _, data, outcome in outcome_lines(path, "a bench loop outcome"):
         key = (data.get("variant", ""), outcome.mode)
         if key in rows:
             rows[key][outcome.id] = outcome

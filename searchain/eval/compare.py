@@ -81,34 +81,37 @@ def pair(a: str, b: str, right_a: dict, right_b: dict) -> PairedCount:
                        mcnemar_exact(only_a, only_b))
 
 
-def read_details(path: Path, dataset: EvalDataset, modes: list[str]) -> dict[tuple[str, str], QuestionOutcome]:
-    """Outcomes already in the details log, keyed by (mode, question id).
-
-    A last line cut short by a kill is dropped (and cut from the file, so appends start on a clean
-    line); any other unreadable line, or a question the dataset does not hold, is an error that
-    names the line: the log belongs to another run.
-    """
-    if not path.exists():
-        return {}
+def outcome_lines(path: Path, what: str = "an eval outcome"):
+    """``(line number, raw dict, QuestionOutcome)`` for each line of a details log. A last line
+    cut short by a kill is dropped (and cut from the file, so appends start on a clean line); any
+    other unreadable line is an error that names it."""
     raw = path.read_bytes()
     lines = raw.split(b"\n")
-    complete = raw.endswith(b"\n")
-    if not complete:  # the kill came mid-line: keep everything before it
+    if not raw.endswith(b"\n"):  # the kill came mid-line: keep everything before it
         with open(path, "r+b") as handle:
             handle.truncate(len(raw) - len(lines[-1]))
-    lines = lines[:-1]
-    ids = {q.id for q in dataset.questions}
     known = {f.name for f in fields(QuestionOutcome)}
-    done: dict[tuple[str, str], QuestionOutcome] = {}
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(lines[:-1], start=1):
         if not line.strip():
             continue
         try:
             data = json.loads(line)
             outcome = QuestionOutcome(**{k: v for k, v in data.items() if k in known})
         except (ValueError, TypeError) as exc:
-            raise ConfigError(f"Line {number} of the details log {path} is not an eval outcome ({exc}).",
+            raise ConfigError(f"Line {number} of the details log {path} is not {what} ({exc}).",
                               hint="Pass a new --details file, or remove that line.") from exc
+        yield number, data, outcome
+
+
+def read_details(path: Path, dataset: EvalDataset, modes: list[str]) -> dict[tuple[str, str], QuestionOutcome]:
+    """Outcomes already in the details log, keyed by (mode, question id) (see ``outcome_lines``);
+    a question the dataset does not hold is an error that names the line: the log belongs to
+    another run."""
+    if not path.exists():
+        return {}
+    ids = {q.id for q in dataset.questions}
+    done: dict[tuple[str, str], QuestionOutcome] = {}
+    for number, _, outcome in outcome_lines(path):
         if outcome.id not in ids:
             raise ConfigError(f"Line {number} of the details log {path} is question {outcome.id!r}, "
                               f"which {dataset.path} does not hold: the log is from another dataset.",
