@@ -56,6 +56,7 @@ LAYERS: dict[str, list[list[str]]] = {
         ["result", "chain"],
         ["events", "duplicates"],
         ["parts"],
+        ["stepwise"],
         ["loop", "tracing", "followup"],
         ["baselines", "strategies"],
         ["engine"],

@@ -40,6 +40,9 @@ MODE_LABELS = {
 READER_LABELS = {"auto": "Automatic", "dpr": "DPR reader", "llm": "The LLM as reader"}
 FINAL_ANSWER_LABELS = {"passages": "Read like RAG: the question's passages, then the chain's (best measured)",
                        "tracing": "The paper's tracing: the chain's query-answer pairs"}
+CHAIN_STEPS_LABELS = {"stepwise": "Step by step, each checked before the next (fastest)",
+                      "whole": "Whole chains, then checked (the paper's)",
+                      "whole_no_final": "Whole chains without their closing line"}
 RETRIEVER_LABELS = {"hybrid": "Hybrid: embeddings + keywords (best measured)",
                     "dense": "Embeddings only (dense)", "bm25": "Keywords only (BM25)"}
 PRECISION_LABELS = {"auto": "Automatic",
@@ -88,6 +91,10 @@ class SettingsDialog(QDialog):
         self.r_max = self._spin(1, 20, reasoning.r_max, "rMax")
         self.top_k = self._spin(1, 20, reasoning.top_k, "topK")
         self.final_answer = self._combo(FINAL_ANSWER_LABELS, reasoning.final_answer, "finalAnswer")
+        self.chain_steps = self._combo(CHAIN_STEPS_LABELS, reasoning.chain_steps, "chainSteps")
+        self.chain_steps.setToolTip("How SearChain's model writes each round's chain of queries. Step by step "
+                                    "writes nothing that a correction would throw away (models run here only; "
+                                    "a server gets whole chains).")
         self.question_passages = self._spin(0, 10, reasoning.question_passages, "questionPassages",
                                             special="none: the chain's passages only")
         self.question_passages.setToolTip("Passages retrieved for the whole question that the final answer "
@@ -104,6 +111,7 @@ class SettingsDialog(QDialog):
         form.addRow("α (ROUGE-L consistency):", self.alpha)
         form.addRow("r_max (rounds):", self.r_max)
         form.addRow("Passages per query (top-k):", self.top_k)
+        form.addRow("Chains written:", self.chain_steps)
         form.addRow("Final answer:", self.final_answer)
         form.addRow("Passages for the whole question:", self.question_passages)
         form.addRow("Follow-ups read with (earlier turns):", self.followup_turns)
@@ -329,6 +337,7 @@ class SettingsDialog(QDialog):
         reasoning.r_max = self.r_max.value()
         reasoning.top_k = self.top_k.value()
         reasoning.final_answer = self.final_answer.currentData()
+        reasoning.chain_steps = self.chain_steps.currentData()
         reasoning.question_passages = self.question_passages.value()
         reasoning.followup_turns = self.followup_turns.value()
         retrieval = self.ctx.settings.retrieval
@@ -359,6 +368,7 @@ class SettingsDialog(QDialog):
             box.setValue(value)
         for combo, value in ((self.mode, reasoning.mode), (self.reader, reasoning.reader),
                              (self.final_answer, reasoning.final_answer),
+                             (self.chain_steps, reasoning.chain_steps),
                              (self.retriever, retrieval.retriever), (self.reranker, retrieval.reranker),
                              (self.second_embedder, retrieval.second_embedder),
                              (self.embed_precision, retrieval.embed_precision),

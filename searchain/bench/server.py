@@ -123,7 +123,9 @@ def _loop(paths, base_settings, llm_local, llm_served, local, remote, args) -> d
     questions = demo_questions(limit=args.questions)
     settings = replace(base_settings, active_corpus=DEMO_NAME,
                        retrieval=replace(base_settings.retrieval, retriever="bm25"),
-                       reasoning=replace(base_settings.reasoning, reader="llm"))
+                       # A server's chat API cannot continue a reply, so its chains are written
+                       # whole; the in-process side writes them whole too, to compare like with like.
+                       reasoning=replace(base_settings.reasoning, reader="llm", chain_steps="whole"))
     workspaces = {}
     for name, llm_settings, model in (("inprocess", llm_local, local), ("server", llm_served, remote)):
         workspace = Workspace(paths, replace(settings, llm=llm_settings))

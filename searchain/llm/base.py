@@ -43,6 +43,7 @@ class Completion:
     prompt_seconds: float = 0.0  # time spent evaluating the prompt
     token_logprobs: tuple[float, ...] = field(default=())  # filled when params.logprobs
     dropped_messages: int = 0  # chat(): oldest turns dropped to fit the context window
+    stopped_at: str = ""  # the stop sequence that ended the reply ("" when none did)
 
     @property
     def decode_tokens_per_s(self) -> float:

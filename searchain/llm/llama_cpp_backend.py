@@ -130,6 +130,11 @@ class LlamaCppLLM:
     def supports_grammar(self) -> bool:
         return True
 
+    @property
+    def supports_prefill(self) -> bool:
+        """``chat`` continues a trailing assistant message (the loop writes chains step by step)."""
+        return True
+
     def complete(self, prompt: str, params: GenerationParams = GenerationParams(), *,
                  on_token: TokenCallback | None = None,
                  cancel: CancelToken | None = None) -> Completion:
@@ -144,10 +149,15 @@ class LlamaCppLLM:
     def chat(self, messages: Sequence[ChatMessage], params: GenerationParams = GenerationParams(),
              *, on_token: TokenCallback | None = None,
              cancel: CancelToken | None = None) -> Completion:
+        """A reply to ``messages``. When the last message is the assistant's, the reply goes on
+        from its text (a prefill: the model continues it, the returned text is only what follows)."""
         rendered: dict[int, tuple[str, list[int]]] = {}
+        prefill = ""
+        if len(messages) > 1 and messages[-1].get("role") == "assistant":
+            prefill, messages = messages[-1]["content"], messages[:-1]
 
         def count(msgs: Sequence[ChatMessage]) -> int:
-            text = self._chat.render(msgs)
+            text = self._chat.render(msgs) + prefill
             rendered[len(msgs)] = (text, self._prompt_tokens(text, add_special=False))
             return len(rendered[len(msgs)][1])
 
@@ -321,6 +331,7 @@ class LlamaCppLLM:
             seconds=time.perf_counter() - started,
             prompt_seconds=prompt_seconds,
             token_logprobs=tuple(logprobs),
+            stopped_at=stream.stop_text,
         )
 
     def _eval_prompt(self, llama, tokens: list[int], cancel: CancelToken | None

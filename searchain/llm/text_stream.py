@@ -20,6 +20,7 @@ class StopTextStream:
         self._text = ""
         self._emitted = 0
         self.stopped = False
+        self.stop_text = ""  # the stop sequence that ended the text, once one has
 
     def feed(self, piece: bytes) -> bool:
         """Add a token's bytes; return True when a stop sequence has just completed."""
@@ -28,6 +29,7 @@ class StopTextStream:
         if self._stops:
             hit = self._find_stop(max(0, before - self._max_stop + 1))
             if hit is not None:
+                self.stop_text = next(s for s in self._stops if self._text.startswith(s, hit))
                 self._text = self._text[:hit]
                 self._emit(len(self._text))
                 self.stopped = True

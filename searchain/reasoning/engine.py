@@ -25,6 +25,7 @@ from ..llm.base import GenerationParams
 from .accounting import metered_reader
 from .baselines import answer_direct, answer_rag
 from .chain.grammar import DEFAULT_MAX_NODES, coq_grammar, final_content_grammar
+from .stepwise import CHAIN_STEPS, can_write_stepwise
 from .chain.parser import short_answer, strip_marks
 from .chain.prompts import TASKS, PromptBook, detect_task, evidence_excerpt
 from .duplicates import DuplicateDetector
@@ -165,6 +166,9 @@ class SearChainEngine:
         style = getattr(self.settings, "final_answer", "passages")
         if mode == MODE_SEARCHAIN and style not in FINAL_ANSWERS:
             raise ConfigError(f"Unknown final-answer style {style!r}.", hint=f"Use one of: {', '.join(FINAL_ANSWERS)}.")
+        steps = getattr(self.settings, "chain_steps", "stepwise")
+        if mode == MODE_SEARCHAIN and steps not in CHAIN_STEPS:
+            raise ConfigError(f"Unknown way of writing chains {steps!r}.", hint=f"Use one of: {', '.join(CHAIN_STEPS)}.")
         if mode == MODE_SEARCHAIN and self.reader is None:
             raise ConfigError("Mode 'searchain' needs a reader to verify answers, but none was given.",
                               hint="Set reasoning.reader to auto, dpr or llm.")
@@ -173,9 +177,16 @@ class SearChainEngine:
         with_ir = mode == MODE_SEARCHAIN
         detector = DuplicateDetector(self.settings.duplicate_threshold, self.embedder if with_ir else None)
         reader = metered_reader(self.reader, gen) if with_ir else None  # its model calls count too
+        # A chain is written a step at a time where the model can continue its reply and the
+        # grammar is ours to restart mid-chain (stepwise.py); a user's own grammar gets whole chains.
+        steps = getattr(self.settings, "chain_steps", "stepwise")
+        stepwise = with_ir and self.chain_grammar is None and can_write_stepwise(self.llm) and steps == "stepwise"
+        unused_final = with_ir and getattr(self.settings, "final_answer", "passages") == "passages"
         run = ReasoningRun(question, task, generator=gen, prompts=self.prompts, settings=self.settings,
                            retriever=self.retriever, reader=reader, detector=detector,
-                           grammar=self.chain_grammar or coq_grammar(self.max_nodes))
+                           grammar=self.chain_grammar or coq_grammar(self.max_nodes),
+                           stepwise_nodes=self.max_nodes if stepwise else 0,
+                           stop_before_final=unused_final and steps == "whole_no_final")
         outcome = run.run(with_ir=with_ir)
         result.branches, result.rounds, result.stop_reason = outcome.branches, outcome.rounds, outcome.stop_reason
         if not with_ir:
@@ -211,7 +222,12 @@ class SearChainEngine:
         one-line grammar cut it after "let's analyze step by step:" (BENCHMARKS.md).
         ``tracing``: the paper's prompt over the path's pairs and their evidence.
         """
-        if path and getattr(self.settings, "final_answer", "passages") == "passages":
+        style = getattr(self.settings, "final_answer", "passages")
+        # With nothing verified and no closing line of the model's own to fall back on (a chain
+        # written step by step has none), answer from the question's passages as plain RAG does.
+        from_question = (not path and any(b.nodes for b in branches or ()) and not branches[-1].final_content
+                         and self.retriever is not None and int(getattr(self.settings, "question_passages", 0)) > 0)
+        if style == "passages" and (path or from_question):
             # RAG's own view first, path passages among them included: passage_sources skips
             # them when it appends the path's.
             extra = self._question_passages(question)

@@ -31,6 +31,7 @@ from .events import (
     NodeChecked, RoundStarted,
 )
 from .parts import Generator, LoopOutcome, Retriever, locate
+from .stepwise import FINAL_LINE, StepWriter
 from .result import (
     DECISION_COMPLETED, DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_NOT_CONFIRMED, DECISION_PASS,
     DECISION_UNCHECKED, SOURCE_IR_COMPLETED, SOURCE_IR_CORRECTED, SOURCE_LLM_UNVERIFIED,
@@ -44,6 +45,10 @@ STOP_STALLED = "stalled"  # after feedback, the model's chain checked nothing ne
 STOP_UNPARSEABLE = "unparseable"  # the model's last chain had no [Query]/[Answer] step to check
 # How often a chain with no readable step is asked for again, with a reminder of the format.
 MAX_FORMAT_RETRIES = 1
+
+
+# A round whose nodes are still to be checked (the chain was written whole).
+_NOT_CHECKED = object()
 
 
 @dataclass
@@ -107,7 +112,13 @@ class ReasoningRun:
 
     def __init__(self, question: str, task: str, *, generator: Generator, prompts: PromptBook,
                  settings: ReasoningSettings, retriever: Retriever | None, reader: Any,
-                 detector: DuplicateDetector, grammar: str | None):
+                 detector: DuplicateDetector, grammar: str | None, stepwise_nodes: int = 0,
+                 stop_before_final: bool = False):
+        """``stepwise_nodes`` > 0: write each round's chain a step at a time, each step checked
+        before the next is written (``stepwise.StepWriter``; the grammar is then
+        ``coq_grammar(stepwise_nodes, start=...)`` in place of ``grammar``).
+        ``stop_before_final``: a chain written whole ends where its ``[Final Content]`` would
+        begin (the final answer is written apart, from passages)."""
         self.question = question
         self.task = task
         self.gen = generator
@@ -117,6 +128,8 @@ class ReasoningRun:
         self.reader = reader
         self.detector = detector
         self.grammar = grammar
+        self.stepwise_nodes = stepwise_nodes
+        self.stop_at = (FINAL_LINE,) if stop_before_final else ()
         self.branches: list[Branch] = []
         self.path: list[Node] = []
         self.examples = prompts.example_guard(task)  # copies of the few-shot examples are no answers
@@ -135,33 +148,41 @@ class ReasoningRun:
         last_feedback: Feedback | None = None  # the feedback the current round answers
         for round_ in range(1, r_max + 1):
             emit(self._on_event, RoundStarted(round_))
-            drafts = StepDrafts(round_, parent, self._on_event)
-            completion = self.gen.chat(messages, "chain", self.grammar, on_piece=drafts.feed)
-            parsed = self.examples.clean(parse_chain(completion.text), self.question)
-            branch = to_branch(round_, completion.text, parsed, parent)
+            if with_ir and self.stepwise_nodes > 0:
+                branch, feedback, concluded = self._write_and_check(round_, messages, parent)
+            else:
+                drafts = StepDrafts(round_, parent, self._on_event)
+                completion = self.gen.chat(messages, "chain", self.grammar, on_piece=drafts.feed,
+                                           stop_at=self.stop_at)
+                parsed = self.examples.clean(parse_chain(completion.text), self.question)
+                raw = completion.text.rstrip("\n") if completion.stopped_at == FINAL_LINE else completion.text
+                branch = to_branch(round_, raw, parsed, parent)
+                feedback = _NOT_CHECKED
+                concluded = bool(branch.final_content) or completion.stopped_at == FINAL_LINE
             self.branches.append(branch)
             emit(self._on_event, ChainGenerated(round_, branch))
             if not branch.nodes:
-                if last_feedback is not None and branch.final_content and with_ir:
+                if last_feedback is not None and concluded and with_ir:
                     # After feedback the model may conclude from the settled steps alone.
                     stop_reason = STOP_FINISH
                     break
                 # Nothing to verify: say so, never "finish" as if the chain had passed.
                 retrying = format_retries > 0 and round_ < r_max
-                emit(self._on_event, ChainUnreadable(round_, completion.text, retrying))
+                emit(self._on_event, ChainUnreadable(round_, branch.raw_text, retrying))
                 stop_reason = STOP_UNPARSEABLE
                 if not retrying:
                     break
                 format_retries -= 1
                 branch.feedback = self.prompts.format_reminder(self.question)
-                messages += [{"role": "assistant", "content": completion.text},
+                messages += [{"role": "assistant", "content": branch.raw_text},
                              {"role": "user", "content": branch.feedback}]
                 continue
             stop_reason = "r_max"  # a readable chain: an earlier unreadable one no longer decides
             if not with_ir:
                 stop_reason = "no_ir"
                 break
-            feedback = self._traverse(branch)
+            if feedback is _NOT_CHECKED:
+                feedback = self._traverse(branch)
             if feedback is None:
                 # A chain that only repeats processed steps and ignores the last feedback did
                 # not move: report it as stalled, not as a chain that passed.
@@ -180,7 +201,7 @@ class ReasoningRun:
                 break
             previous = current
             last_feedback = feedback
-            messages += [{"role": "assistant", "content": completion.text},
+            messages += [{"role": "assistant", "content": branch.raw_text},
                          {"role": "user", "content": feedback.text}]
             parent = (round_, feedback.node.position)
         return LoopOutcome(self.branches, self.path, stop_reason, len(self.branches))
@@ -188,17 +209,46 @@ class ReasoningRun:
     def _traverse(self, branch: Branch) -> Feedback | None:
         """Check the chain's nodes in order; return the first feedback, or None (FINISH)."""
         for node in branch.nodes:
-            check(self.gen.cancel)
-            if self.detector.is_duplicate(node.query):
-                node.decision = DECISION_DUPLICATE
-                emit(self._on_event, NodeChecked(branch.round, node))
-                continue
-            feedback = self._check_node(node)
-            self.detector.add(node.query)
-            emit(self._on_event, NodeChecked(branch.round, node))
+            feedback = self._visit(branch.round, node)
             if feedback is not None:
                 return feedback
         return None
+
+    def _visit(self, round_: int, node: Node) -> Feedback | None:
+        """Check one node (a duplicate of a processed query is only marked so)."""
+        check(self.gen.cancel)
+        if self.detector.is_duplicate(node.query):
+            node.decision = DECISION_DUPLICATE
+            emit(self._on_event, NodeChecked(round_, node))
+            return None
+        feedback = self._check_node(node)
+        self.detector.add(node.query)
+        emit(self._on_event, NodeChecked(round_, node))
+        return feedback
+
+    def _write_and_check(self, round_: int, messages: list[ChatMessage],
+                         parent: tuple[int, int] | None) -> tuple[Branch, Feedback | None, bool]:
+        """A round written a step at a time: each new step is checked before the model writes
+        the next, and the round ends at the first feedback. Returns the branch (its raw text is
+        the reply up to there), the feedback (None when the chain passed) and whether the model
+        reached its final line."""
+        writer = StepWriter(self.gen, messages, self.stepwise_nodes)
+        branch = Branch(round=round_, raw_text="", nodes=[], parent=parent, final_content=None)
+        while not writer.done:
+            steps = writer.write()
+            branch.raw_text = writer.text.rstrip("\n")
+            cleaned = self.examples.clean(ParsedChain(steps=steps, final_content=None), self.question).steps
+            new = [Node(round=round_, position=len(branch.nodes) + i, query=s.query, llm_answer=s.answer,
+                        unsolved=s.unsolved) for i, s in enumerate(cleaned[len(branch.nodes):])]
+            if not new:
+                continue
+            branch.nodes.extend(new)
+            emit(self._on_event, ChainDrafted(round_, branch))
+            for node in new:
+                feedback = self._visit(round_, node)
+                if feedback is not None:
+                    return branch, feedback, False
+        return branch, None, writer.reached_final
 
     def _top_passage(self, query: str):
         """The passage IR checks a node against, and the reader's result on it (None if no hit)."""

@@ -59,15 +59,17 @@ class Generator:
 
     def chat(self, messages: list[ChatMessage], phase: str, grammar: str | None, *,
              max_tokens: int | None = None, stop: tuple[str, ...] | None = None,
+             stop_at: tuple[str, ...] = (),
              on_piece: Callable[[str], None] | None = None) -> Completion:
         """One model call. ``stop`` replaces the generator's own grammar-less stops for this call;
-        ``max_tokens`` caps it below the configured budget (never above); ``on_piece`` sees each
-        decoded piece too (after the ``TokenGenerated`` event)."""
+        ``stop_at`` ends it with or without a grammar (a chain written step by step stops at the
+        next step); ``max_tokens`` caps it below the configured budget (never above); ``on_piece``
+        sees each decoded piece too (after the ``TokenGenerated`` event)."""
         check(self.cancel)
         with_grammar = self.use_grammar and grammar is not None and getattr(self.llm, "supports_grammar", False)
         extra_stops = self.stop if stop is None else stop
-        params = replace(self.params, grammar=grammar if with_grammar else None,
-                         stop=self.params.stop if with_grammar else self.params.stop + extra_stops)
+        stops = self.params.stop + tuple(stop_at) + (() if with_grammar else extra_stops)
+        params = replace(self.params, grammar=grammar if with_grammar else None, stop=stops)
         if max_tokens is not None:
             params = replace(params, max_tokens=min(params.max_tokens, max_tokens))
         on_token: Callable[[str], None] | None = None

@@ -15,6 +15,12 @@ def test_grammar_shape_and_bad_settings():
     assert '"[Query 3]: "' in g and '"[Final Content]: "' in g
     with pytest.raises(ConfigError, match="max_nodes=0"):
         coq_grammar(0)
+    # The rest of a chain whose first two steps are written (a chain written step by step).
+    rest = coq_grammar(3, start=3)
+    assert 'root ::= node3 final' in rest and '"[Query 1]' not in rest and '"[Query 3]: "' in rest
+    assert 'root ::= node2 (node3)? final' in coq_grammar(3, start=2)
+    with pytest.raises(ConfigError, match="start=4"):
+        coq_grammar(3, start=4)
 
 
 # Small caps: random weights rarely pick "\n", so every field runs to its cap.

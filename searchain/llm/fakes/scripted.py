@@ -90,3 +90,55 @@ class ScriptedLLM:
             finish_reason=finish,
             seconds=time.perf_counter() - started,
         )
+
+
+class ScriptedReplyLLM(ScriptedLLM):
+    """A ``ScriptedLLM`` whose replies can be continued, as llama.cpp's backend continues them.
+
+    A call whose messages end with a user turn takes the next scripted output as the whole reply
+    the model would write; a call ending with the assistant's own text continues that reply from
+    where the text stops (the text must be a beginning of it). Either way the returned text ends
+    at the first of ``params.stop``, which ``stopped_at`` names. So the same script answers a
+    chain asked for whole and one asked for step by step, like a deterministic model would.
+    """
+
+    def __init__(self, outputs: Sequence[str], **kwargs):
+        super().__init__(outputs, **kwargs)
+        self._taken = 0
+        self._reply_text = ""
+
+    @property
+    def supports_prefill(self) -> bool:
+        return True
+
+    @property
+    def remaining(self) -> int:
+        return len(self.outputs) - self._taken
+
+    def chat(self, messages: Sequence[ChatMessage], params: GenerationParams = GenerationParams(), *,
+             on_token: TokenCallback | None = None, cancel: CancelToken | None = None) -> Completion:
+        copied = [dict(m) for m in messages]
+        with self._lock:
+            if len(copied) > 1 and copied[-1]["role"] == "assistant":
+                written = copied[-1]["content"]
+                if not self._reply_text.startswith(written):
+                    raise ModelError("ScriptedReplyLLM was asked to continue a reply it did not write.",
+                                     hint=f"Continued text: {written!r}")
+                rest = self._reply_text[len(written):]
+            else:
+                if self._taken >= len(self.outputs):
+                    raise ModelError(f"ScriptedReplyLLM ran out of outputs after {len(self.outputs)} replies.",
+                                     hint="Script one more output for this test.")
+                rest = self._reply_text = self.outputs[self._taken]
+                self._taken += 1
+            self.calls.append(copied)
+            self.params.append(params)
+        cuts = [(rest.find(stop), stop) for stop in params.stop if stop and stop in rest]
+        at, stopped_at = min(cuts) if cuts else (len(rest), "")
+        text = rest[:at]
+        for piece in _PIECE.findall(text):
+            if on_token is not None:
+                on_token(piece)
+        words = sum(len(m["content"].split()) for m in copied)
+        return Completion(text=text, usage=Usage(words, words, len(text.split())), finish_reason="stop",
+                          stopped_at=stopped_at)

@@ -35,19 +35,25 @@ def coq_grammar(
     query_chars: int = DEFAULT_QUERY_CHARS,
     answer_chars: int = DEFAULT_ANSWER_CHARS,
     final_chars: int = DEFAULT_FINAL_CHARS,
+    start: int = 1,
 ) -> str:
-    """GBNF for a CoQ of 1..``max_nodes`` nodes ending with a ``[Final Content]:`` line."""
+    """GBNF for a CoQ of 1..``max_nodes`` nodes ending with a ``[Final Content]:`` line.
+
+    ``start`` > 1 gives the rest of a chain whose first ``start - 1`` steps are written: nodes
+    ``start``..``max_nodes`` (at least one), then the final line. Writing a chain step by step
+    (``reasoning.stepwise``) continues the model's reply under this grammar."""
     check_range("max_nodes", max_nodes, 1, 9)
+    check_range("start", start, 1, max_nodes)
     check_range("query_chars", query_chars, 8, 2000)
     check_range("answer_chars", answer_chars, 1, 4000)
     check_range("final_chars", final_chars, 8, 8000)
     lines = []
     # root ::= node1 (node2 (node3)?)? final -- nested optionals keep the numbering in order.
     chain = f"node{max_nodes}"
-    for n in range(max_nodes - 1, 0, -1):
+    for n in range(max_nodes - 1, start - 1, -1):
         chain = f"node{n} ({chain})?"
     lines.append(f"root ::= {chain} final")
-    for n in range(1, max_nodes + 1):
+    for n in range(start, max_nodes + 1):
         lines.append(
             f'node{n} ::= "[Query {n}]: " query "\\n" '
             f'( "[Answer {n}]: " answer | "[Unsolved Query]: " query ) "\\n"'

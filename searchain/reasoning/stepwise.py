@@ -1,0 +1,91 @@
+"""A Chain-of-Query written one step at a time, so that no step is written that IR would discard.
+
+In a round of Algorithm 1 the LLM writes a whole chain, then IR walks it node by node and stops at
+the first node that needs feedback: every step written after that node, and the chain's
+``[Final Content]`` (the final answer is written afterwards, from the passages), is decoded and
+thrown away. With Qwen2.5-Coder-1.5B on HotpotQA that was half of the chain's decoded characters,
+and decoding is most of a CPU's time for the chain (BENCHMARKS.md, "Loop speed levers").
+
+``StepWriter`` asks for the reply in pieces instead: each call stops where the next step or the
+final line would begin, the caller checks the new step, and only if it passes is the reply
+continued from where it stopped (the backend's ``supports_prefill``: a trailing assistant message
+is continued, and its KV cache is kept aside while the reader runs, ``llm/prefix_states.py``).
+Under greedy decoding the steps are the ones the whole chain would have had, up to the node that
+takes feedback; the next round sees the reply only up to that node, which is the branch the
+paper grows the next chain from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..llm.base import ChatMessage
+from .chain.grammar import coq_grammar
+from .chain.parser import ParsedStep, parse_chain
+from .parts import Generator
+
+# Where a step call stops: the start of the next step, or of the chain's closing line.
+NEXT_STEP = "\n[Query "
+FINAL_LINE = "[Final Content]"
+STEP_ENDS = (NEXT_STEP, FINAL_LINE)
+
+# reasoning.chain_steps: a step per call (the default); whole, as the paper; whole, but ending
+# where the chain's own [Final Content] would begin (the final answer is written apart).
+CHAIN_STEPS = ("stepwise", "whole", "whole_no_final")
+
+
+def can_write_stepwise(llm: object) -> bool:
+    """Whether ``llm`` continues a trailing assistant message (llama.cpp in process or in its
+    worker; not a server, whose chat API has no such promise)."""
+    return bool(getattr(llm, "supports_prefill", False))
+
+
+@dataclass
+class StepWriter:
+    """One round's reply, written a step per call. ``text`` is the reply so far; ``done`` once
+    the model reached its final line (``reached_final``), ended its reply, ran out of tokens, or
+    wrote ``max_nodes`` steps."""
+
+    gen: Generator
+    messages: list[ChatMessage]
+    max_nodes: int
+    phase: str = "chain"
+    text: str = ""
+    done: bool = False
+    reached_final: bool = False
+    written: int = 0  # steps in the reply so far, as written (before any clean-up)
+    calls: int = 0
+    budget: int = field(default=-1)
+    # The grammar of the rest of a chain from step ``start`` on (None: ``coq_grammar``'s).
+    grammar_for: Callable[[int], str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.budget < 0:
+            self.budget = int(self.gen.params.max_tokens)
+
+    def write(self) -> list[ParsedStep]:
+        """Write up to the end of the next step; return every step the reply now holds."""
+        if self.written >= self.max_nodes or self.budget <= 0 or self.calls > 2 * self.max_nodes:
+            self.done = True
+        if self.done:
+            return list(parse_chain(self.text).steps)
+        start = self.written + 1
+        grammar = self.grammar_for(start) if self.grammar_for else coq_grammar(self.max_nodes, start=start)
+        messages = list(self.messages)
+        if self.text:
+            messages.append({"role": "assistant", "content": self.text})
+        completion = self.gen.chat(messages, self.phase, grammar, stop_at=STEP_ENDS, max_tokens=self.budget)
+        self.calls += 1
+        self.budget -= max(1, completion.usage.completion_tokens)
+        self.text += completion.text
+        steps = list(parse_chain(self.text).steps)
+        self.written = len(steps)
+        if completion.stopped_at == NEXT_STEP:
+            # A step ended (or a preamble did): the next call starts the next step on its own line.
+            self.text += "\n"
+        else:
+            # The final line, the end of the reply or the token budget: the chain is complete.
+            self.done = True
+            self.reached_final = completion.stopped_at == FINAL_LINE
+        return steps
