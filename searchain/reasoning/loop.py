@@ -24,7 +24,7 @@ from ..llm.base import ChatMessage
 from ..metrics import normalize_answer, not_equal, rouge_l
 from ..types import Passage
 from .chain.parser import ParsedChain, parse_chain
-from .chain.prompts import TASK_LONGFORM, PromptBook
+from .chain.prompts import PASSAGE_PROMPT_CHARS, TASK_LONGFORM, PromptBook
 from .duplicates import DuplicateDetector
 from .events import (
     FEEDBACK_COMPLETION, FEEDBACK_CORRECTION, ChainDrafted, ChainGenerated, ChainUnreadable, FeedbackGiven,
@@ -308,7 +308,8 @@ class ReasoningRun:
     def _feedback(self, node: Node, kind: str, passage: Passage) -> Feedback:
         text = self.prompts.feedback(kind, question=self.question, query=node.query,
                                      answer=node.reader_answer or "", passage=passage,
-                                     settled=self._settled())
+                                     settled=self._settled(), span=node.span,
+                                     chars=int(getattr(self.settings, "feedback_chars", PASSAGE_PROMPT_CHARS)))
         return Feedback(node, kind, text)
 
     def _settled(self) -> list[tuple[str, str]]:

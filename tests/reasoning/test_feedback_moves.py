@@ -61,3 +61,27 @@ def test_only_a_final_content_after_feedback_finishes_from_the_settled_steps(ret
     ])
     result = _engine(llm, retriever, reader).answer(QUESTION)
     assert result.stop_reason == "finish" and result.rounds == 2 and result.answer == "Kevin Drew"
+
+
+
+def test_feedback_quotes_the_passage_around_irs_answer_within_feedback_chars(passages, reader):
+    from searchain.reasoning.inmemory import InMemoryRetriever
+    from searchain.types import Passage
+
+    filler = "The band toured widely and recorded several albums with many guest musicians. " * 16
+    born = Passage("test", "p2", "Kevin Drew", filler + "Kevin Drew was born in Toronto, Ontario. " + filler)
+    retriever = InMemoryRetriever([born] + passages[2:])  # the only passage on Kevin Drew
+    outputs = [chain((Q2, "Vancouver")), chain((Q3, "Toronto Coach Terminal")), "[Final Content]: Toronto [1]."]
+    reference = {}
+    for chars in (1200, 300):
+        events = []
+        engine = SearChainEngine(ScriptedLLM(list(outputs)), retriever, reader, embedder=HashingEmbedder(),
+                                 settings=ReasoningSettings(**PAPER_TRACING, feedback_chars=chars))
+        engine.answer(QUESTION, on_event=events.append)
+        feedback = [e for e in events if isinstance(e, FeedbackGiven)][0]
+        assert feedback.node.query == Q2 and feedback.node.answer == "Toronto"
+        reference[chars] = next(line for line in feedback.text.splitlines() if line.startswith("[Reference]"))
+    # The default quotes the passage from its start, up to 1,200 characters: the answer is past them.
+    assert reference[1200].startswith("[Reference]: Kevin Drew: The band toured") and "Toronto" not in reference[1200]
+    # 300 characters around IR's answer: shorter, and holding the sentence that says it.
+    assert "Kevin Drew was born in Toronto" in reference[300] and len(reference[300]) < 360

@@ -87,20 +87,27 @@ class PromptBook:
         return ExampleGuard.from_template(self.templates[f"coq_{task}"])
 
     def feedback(self, kind: str, *, question: str, query: str, answer: str, passage: Passage,
-                 settled: Sequence[tuple[str, str]] = ()) -> str:
+                 settled: Sequence[tuple[str, str]] = (), span: tuple[int, int] | None = None,
+                 chars: int = PASSAGE_PROMPT_CHARS) -> str:
         """The correction or completion feedback (``kind``) about one node.
 
         ``settled``: the (query, answer) steps already checked, this node's with IR's answer;
         they are listed so that the next chain builds on them and asks the next step instead.
+        The reference is the passage cut to ``chars`` characters, around the answer's ``span``
+        when the reader gave one (every character is a prompt token the next round evaluates).
         """
         steps = settled or [(query, answer)]
+        if chars >= PASSAGE_PROMPT_CHARS:
+            reference = _cut(passage.text)
+        else:
+            reference = evidence_excerpt("", passage.text, span, chars)[2:]  # without the empty title's ": "
         return fill(
             self.templates[f"feedback_{kind}"],
             question=question.strip(),
             query=query,
             answer=answer,
             title=passage.title,
-            passage=_cut(passage.text),
+            passage=reference,
             settled="\n".join(f"[Query {n}]: {q}\n[Answer {n}]: {a}" for n, (q, a) in enumerate(steps, start=1)),
         )
 
