@@ -10,7 +10,7 @@ from typing import Iterator
 from ..events import CancelToken, EventCallback, Progress, check, emit
 from ..errors import CorpusError
 from ..types import Passage
-from .parallel import parallel_passages, workers_for
+from .parallel import parallel_passages, worker_plan
 from .problems import Problem, ProblemLog
 from .sources import SourceOptions, open_source
 from .store import DEFAULT_BATCH, PassageStore
@@ -65,8 +65,8 @@ def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFA
     if resume and ids_from is None and hasattr(source, "resume_after"):
         source.resume_after = _last_document_of(store, source)
     report = IngestReport()
-    processes = workers_for(source, workers) if workers != 1 else 1
-    stream: Iterator[Passage] = (parallel_passages(source, processes) if processes > 1
+    processes, head_start = worker_plan(source, workers) if workers != 1 else (1, False)
+    stream: Iterator[Passage] = (parallel_passages(source, processes, head_start) if processes > 1
                                  else iter(source.passages()))
     emit(on_event, Progress(STAGE, 0, None, f"reading {path}" + (
         f" (continuing after page {source.resume_after})" if getattr(source, "resume_after", None)

@@ -27,8 +27,10 @@ passages in submission order, so the passages, their pids and the ids the store 
 the same for any number of workers, memory does not grow with the source, and what is stored at
 a kill is a prefix of the source (which is what resuming relies on).
 
-Workers are started with ``spawn`` (no fork of a process that may hold Qt or SQLite threads),
-ignore Ctrl-C (the parent cancels), and exit when the parent dies (a kill -9 leaves no workers).
+Workers are forks of a fork server (``processes``: never a fork of this process, which may hold
+Qt or SQLite threads), ignore Ctrl-C (the parent cancels), and exit when the parent dies (a
+kill -9 leaves no workers). With ``head_start`` (a small folder, ``worker_plan``), the caller
+parses items itself until the pool has started, then hands the rest to it, in order.
 """
 
 from __future__ import annotations
@@ -36,7 +38,6 @@ from __future__ import annotations
 import os
 import signal
 import threading
-import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -44,10 +45,13 @@ from typing import Iterator
 
 from ..errors import CorpusError
 from ..types import Passage
+from .processes import worker_context
 
 WINDOW = 3  # items in flight per worker: enough to keep each busy, few enough to stay small
 MAX_AUTO_WORKERS = 16
-AUTO_MIN_BYTES = 8_000_000  # smaller sources are read in the caller's process when workers is auto
+AUTO_MIN_BYTES = 8_000_000  # auto: from here a source gets a worker per core, every item in one
+HEAD_START_MIN_BYTES = 250_000  # auto, a folder of documents: from here it gets workers too, ...
+HEAD_START_MAX_WORKERS = 4  # ... at most this many, while the ingest reads the first files itself
 
 _worker_source = None  # the worker's own instance of the source
 
@@ -66,39 +70,104 @@ def auto_workers() -> int:
 
 
 def workers_for(source, setting: int) -> int:
-    """How many workers ``source`` gets under ``corpus.ingest_workers`` = ``setting``: the
-    setting itself when set (N > 0); with auto (0), all cores for a large splittable source and
-    1 (no worker processes) for a small one, where starting them costs more than they save."""
+    """How many workers ``source`` gets under ``corpus.ingest_workers`` = ``setting``."""
+    return worker_plan(source, setting)[0]
+
+
+def worker_plan(source, setting: int) -> tuple[int, bool]:
+    """``(workers, head_start)`` for ``source`` under ``corpus.ingest_workers`` = ``setting``.
+
+    Set (N > 0): N workers, every item read in one. Auto (0): a source of 8 MB or more gets a
+    worker per core, every item read in one; a folder of documents from 250 KB gets up to 4,
+    started while the ingest reads the first files itself (``parallel_passages``' head start:
+    the fork server's start is not waited for); a smaller source, or one core, none (the ingest
+    reads it in its own process, where starting processes would cost more than they save).
+    Measured in BENCHMARKS.md (#34)."""
     if not supports_workers(source):
-        return 1
+        return 1, False
     if setting > 0:
-        return setting
+        return setting, False
     if hasattr(source, "work_bytes"):  # a folder: its supported files (or parquet shards) together
         size = source.work_bytes()
     else:
         size = source.path.stat().st_size if source.path.is_file() else 0
-    return auto_workers() if size >= AUTO_MIN_BYTES else 1
+    cores = auto_workers()
+    if size >= AUTO_MIN_BYTES:
+        return cores, False
+    if size >= HEAD_START_MIN_BYTES and cores > 1 and hasattr(source, "split_item"):
+        return min(cores, HEAD_START_MAX_WORKERS), True
+    return 1, False
 
 
-def parallel_passages(source, workers: int) -> Iterator[Passage]:
+def parallel_passages(source, workers: int, head_start: bool = False) -> Iterator[Passage]:
     """``source``'s passages, parsed by ``workers`` processes, in the source's order.
 
-    Closing the generator (a cancel, an error in the writer) stops the workers.
+    ``head_start``: while the worker processes start, the caller parses the first items itself
+    (as a worker does, on its own instance of the source), so that a small source does not wait
+    for them; such items have no process of their own to crash in. Closing the generator (a
+    cancel, an error in the writer) stops the workers.
     """
-    import multiprocessing
-
     spec = (str(source.path), source.format, source.corpus, source.options)
 
     def new_pool() -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_start_worker, initargs=(spec, os.getpid()))
+        return ProcessPoolExecutor(workers, mp_context=worker_context(),
+                                   initializer=_start_worker, initargs=(spec,))
 
-    pool = new_pool()
+    items = iter(source.work_items())
+    stopped: BaseException | None = None  # the file failed to read at some point (truncated...)
+    started: list = []  # the pool, once the starter thread has it (or why it could not start)
+    pool = None
+    try:
+        if head_start:
+            starter = threading.Thread(target=_start_pool, args=(new_pool, workers, started),
+                                       name="searchain-workers-start", daemon=True)
+            starter.start()
+            local = None
+            try:
+                while starter.is_alive():
+                    try:
+                        nxt = next(items, None)
+                    except Exception as exc:  # noqa: BLE001 - raised after the items before it
+                        stopped = exc
+                        break
+                    if nxt is None:
+                        break
+                    local = local or _open_local(spec)
+                    yield from _take(source, _parse_with(local, nxt[0]), nxt[1])
+            finally:
+                starter.join()
+                pool = started[0] if started and not isinstance(started[0], BaseException) else None
+            if pool is None:
+                raise started[0]
+        else:
+            pool = new_pool()
+        yield from _pooled(source, workers, pool, new_pool, items, stopped)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _start_pool(new_pool, workers: int, out: list) -> None:
+    """Start a pool and all its processes (in a thread: the first start waits for the fork
+    server to load); ``out`` gets the pool, or the exception."""
+    try:
+        pool = new_pool()
+        out.append(pool)
+        for _ in range(workers):  # each submit while none is idle starts a process
+            pool.submit(_ping)
+    except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+        if out:
+            out[0].shutdown(wait=False, cancel_futures=True)
+            out.clear()
+        out.append(exc)
+
+
+def _pooled(source, workers: int, pool: ProcessPoolExecutor, new_pool, items,
+            stopped: BaseException | None) -> Iterator[Passage]:
+    """The rest of ``items`` through ``pool`` (replaced by ``new_pool()`` after a death)."""
     pending: deque = deque()
     retry: deque = deque()  # (item, done) to run one at a time, after a worker died
     recovers = hasattr(source, "item_died") and hasattr(source, "split_item")
-    items = iter(source.work_items())
-    stopped: BaseException | None = None  # the file failed to read at some point (truncated...)
     try:
         while True:
             if retry:  # one at a time, so that a death names its item
@@ -195,21 +264,20 @@ def _describe(item) -> str:
 
 # -- in the worker ---------------------------------------------------------------------------
 
-def _start_worker(spec, parent: int) -> None:
+def _start_worker(spec) -> None:
     global _worker_source
-    from .problems import ProblemLog
-    from .sources import open_source
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    path, fmt, corpus, options = spec
-    _worker_source = open_source(path, fmt, corpus, ProblemLog(), options)
-    threading.Thread(target=_exit_with, args=(parent,), daemon=True).start()
+    _worker_source = _open_local(spec)
+    threading.Thread(target=_exit_with_parent, daemon=True).start()
 
 
-def _exit_with(parent: int) -> None:
-    """Leave as soon as the parent is gone (killed): no orphan keeps parsing a 20 GB dump."""
-    while os.getppid() == parent:
-        time.sleep(0.5)
+def _exit_with_parent() -> None:
+    """Leave as soon as the parent is gone (killed): no orphan keeps parsing a 20 GB dump. The
+    parent is the process that asked for this worker (with forkserver, not the OS parent): its
+    end of the pipe it sent this process's start on closes when it dies."""
+    import multiprocessing
+
+    multiprocessing.parent_process().join()
     os._exit(0)
 
 
@@ -217,11 +285,23 @@ def _ping() -> bool:
     return True
 
 
+def _open_local(spec):
+    """The caller's own instance of the source, for the items it parses itself."""
+    from .problems import ProblemLog
+    from .sources import open_source
+
+    path, fmt, corpus, options = spec
+    return open_source(path, fmt, corpus, ProblemLog(), options)
+
+
 def _parse(item):
+    return _parse_with(_worker_source, item)
+
+
+def _parse_with(source, item):
     """``(passages, ignored, problems, documents, error)`` of one item; ``error`` is
     ``(message, hint)`` for a CorpusError (sent as text: exceptions with keyword arguments do
     not unpickle)."""
-    source = _worker_source
     ignored, logged = source.ignored, source.problems.skipped
     source.documents.clear()
     try:

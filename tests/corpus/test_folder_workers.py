@@ -36,11 +36,11 @@ def records(manager, name):
         return store.documents()
 
 
-def _crashing_start(spec, parent):
+def _crashing_start(spec):
     """A worker whose PDF reader dies (as a segfault in PDFium would) on a marked file."""
     from searchain.corpus.sources.documents import pdf
 
-    parallel._start_worker(spec, parent)
+    parallel._start_worker(spec)
     real = pdf.read_pdf
 
     def read_pdf(data):
@@ -105,6 +105,7 @@ def test_items_keep_the_walk_order_and_group_small_files(tmp_path, monkeypatch):
     for name in ("b.md", "a.md", "sub/c.txt", "z.md"):
         (root / name).write_text("words " * 50, encoding="utf-8")
     monkeypatch.setattr(folder_module, "ITEM_BYTES", 700)  # two 300-byte files an item
+    monkeypatch.setattr(folder_module, "ITEMS_AT_LEAST", 1)
     source = open_source(root, "folder", "c", ProblemLog())
     items = list(source.work_items())
     assert [[f[5] for f in item[1]] for item, _ in items] == [["docs/a.md", "docs/b.md"],
@@ -112,6 +113,16 @@ def test_items_keep_the_walk_order_and_group_small_files(tmp_path, monkeypatch):
     assert [done for _, done in items] == [600, 1200] and source.bytes_total == 1200
     parts = source.split_item(items[1][0], items[1][1])
     assert [(item[1][0][5], done) for item, done in parts] == [("docs/sub/c.txt", 900), ("docs/z.md", 1200)]
+
+
+def test_a_small_folder_is_cut_into_about_32_items_so_workers_share_it(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(64):
+        (root / f"n{i:02d}.md").write_text("words " * 50, encoding="utf-8")  # 19 KB in all
+    items = list(open_source(root, "folder", "c", ProblemLog()).work_items())
+    assert [len(item[1]) for item, _ in items] == [2] * 32
+    assert [f[5] for item, _ in items for f in item[1]] == [f"docs/n{i:02d}.md" for i in range(64)]
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads worker processes from ps and /proc")
@@ -150,7 +161,7 @@ def test_a_killed_folder_ingest_with_workers_resumes_to_the_same_corpus(home, tm
     assert manager.info("notes").state == "ready"
 
 
-def _dying_start(spec, parent):
+def _dying_start(spec):
     os.kill(os.getpid(), signal.SIGKILL)
 
 

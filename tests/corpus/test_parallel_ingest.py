@@ -134,8 +134,11 @@ KILL_CHILD = """
 
 
 def _children(pid: int) -> list[int]:
+    """``pid``'s descendants: the fork server, the resource tracker, and the workers (the fork
+    server's children)."""
     out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True)
-    return [int(x) for x in out.stdout.split()]
+    children = [int(x) for x in out.stdout.split()]
+    return children + [d for c in children for d in _children(c)]
 
 
 def _alive(pid: int) -> bool:

@@ -19,7 +19,6 @@ Goal (#34): ours / bare >= 0.9 in pages per second.
 from __future__ import annotations
 
 import os
-import resource
 import statistics
 import tempfile
 import time
@@ -52,13 +51,14 @@ def bare_files(paths: list[Path]) -> int:
 def bare_processes(folder: Path, workers: int) -> int:
     """``bare_extract`` over ``workers`` spawned processes, the files dealt out in chunks (a
     few per process, as the ingest's items are), pool start and stop included."""
-    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     paths = sorted(folder.glob("*.pdf"))
     size = max(1, len(paths) // (workers * 4))
     chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    from ...corpus.processes import worker_context
+
+    with ProcessPoolExecutor(workers, mp_context=worker_context()) as pool:
         return sum(pool.map(bare_files, chunks))
 
 
@@ -76,8 +76,9 @@ def ingest(folder: Path, work: Path, read_ahead: int, workers: int = 1) -> tuple
 
 
 def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # processes ended and waited for
-    return usage.ru_utime + usage.ru_stime
+    from ...corpus.processes import workers_cpu_seconds
+
+    return workers_cpu_seconds()  # processes ended and waited for, and the fork server's
 
 
 def _clock(fn) -> tuple[float, float, object]:

@@ -98,11 +98,13 @@ def _ours(source: Path, fmt: str, workers: int, repeats: int, tmp: Path) -> dict
 
 
 def _cpu() -> tuple[float, float]:
-    """CPU seconds (user + system) of this process and of its finished children."""
+    """CPU seconds (user + system) of this process and of its finished children and workers."""
     import resource
 
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
+    from ...corpus.processes import workers_cpu_seconds
+
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    return me.ru_utime + me.ru_stime, workers_cpu_seconds()
 
 
 def _has_wikiextractor() -> bool:

@@ -40,7 +40,8 @@ from .documents.files import FileEntry, read, walk
 from .documents.model import Document, short_error
 
 ITEM_BYTES = 256_000  # small files are grouped into items of about this many bytes ...
-ITEM_FILES = 8  # ... and at most this many files, so a worker's round trip pays for itself
+ITEM_FILES = 8  # ... and at most this many files, so a worker's round trip pays for itself ...
+ITEMS_AT_LEAST = 32  # ... but a small folder is cut into about this many, so workers share it evenly
 CRASHED = ("reading it made the reader process crash (a fault in the format's library, e.g. "
            "PDFium, on this file); the other files were read: re-export or repair the file")
 
@@ -169,8 +170,10 @@ class FolderSource(Source):
         the walk's order; each file as ``(path, relative, size, mtime_ns, format, doc_id)``."""
         group: list[tuple] = []
         group_bytes = done = 0
-        for entry, fmt in self._start():
-            if group and (group_bytes + entry.size > ITEM_BYTES or len(group) >= ITEM_FILES):
+        wanted = self._start()
+        limit = min(ITEM_BYTES, self.bytes_total // ITEMS_AT_LEAST)
+        for entry, fmt in wanted:
+            if group and (group_bytes + entry.size > limit or len(group) >= ITEM_FILES):
                 yield ("files", tuple(group)), done
                 group, group_bytes = [], 0
             group.append((str(entry.path), entry.relative, entry.size, entry.mtime_ns, fmt,
