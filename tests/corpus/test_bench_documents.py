@@ -30,3 +30,20 @@ def test_bench_documents_refuses_a_folder_that_is_not_only_pdfs(home, tmp_path, 
     assert main(["--home", str(home.config_dir.parent), "bench", "documents", "--folder",
                  str(tmp_path)]) == 1
     assert "not a flat folder of PDFs only" in capsys.readouterr().err
+
+
+def test_bench_documents_times_what_auto_picks_first_use_and_loaded(home, capsys, monkeypatch):
+    from searchain.corpus import parallel
+
+    args = ["--home", str(home.config_dir.parent), "bench", "documents", "--files", "3",
+            "--pages", "2", "--repeats", "1"]
+    assert main(args) == 0
+    auto = json.loads(capsys.readouterr().out)["pdf_ingest"]["auto"]
+    assert auto["workers"] == 1 and auto["in_process"] and auto["ratio"] > 0  # a tiny folder
+    monkeypatch.setattr(parallel, "HEAD_START_MIN_BYTES", 1)
+    monkeypatch.setattr(parallel, "auto_workers", lambda: 2)
+    assert main(args) == 0
+    auto = json.loads(capsys.readouterr().out)["pdf_ingest"]["auto"]
+    assert (auto["workers"], auto["head_start"]) == (2, True)
+    for side in ("first_use", "server_loaded"):  # the workers' CPU is counted
+        assert auto[side]["seconds"] > 0 and auto[side]["cpu_seconds"] > 0 and auto[side]["ratio"] > 0

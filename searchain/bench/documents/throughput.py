@@ -9,7 +9,11 @@ on one thread (``read_ahead=0``), which shows what chunking and storage cost in 
 With ``workers`` above 1, ours also runs with N worker processes (``corpus/parallel.py``: files
 parsed and chunked in the workers, stored by the one writer) against bare extraction spread
 over N processes (the fair floor for N: a pool of the same size, started the same way, with
-the files dealt out in chunks); CPU seconds then include the processes' own (children's rusage).
+the files dealt out in chunks); CPU seconds then include the processes' own (children's rusage,
+and the fork server's with its children). ``auto`` times what ``corpus.ingest_workers`` = 0
+picks for the folder (``parallel.worker_plan``) when that is worker processes: on first use
+(the fork server stopped before, as in a fresh ``searchain corpus add``) and with the server
+already loaded (a second ingest in the app, or one after ``processes.warm_up``).
 
 The runs alternate (the first round is a warm-up) and medians are compared, so a busy machine
 slows all alike; CPU seconds are reported beside wall seconds, and the load average with them.
@@ -49,8 +53,9 @@ def bare_files(paths: list[Path]) -> int:
 
 
 def bare_processes(folder: Path, workers: int) -> int:
-    """``bare_extract`` over ``workers`` spawned processes, the files dealt out in chunks (a
-    few per process, as the ingest's items are), pool start and stop included."""
+    """``bare_extract`` over ``workers`` processes started as the ingest's are (forks of the
+    fork server), the files dealt out in chunks (a few per process, as the ingest's items
+    are), pool start and stop included."""
     from concurrent.futures import ProcessPoolExecutor
 
     paths = sorted(folder.glob("*.pdf"))
@@ -88,12 +93,38 @@ def _clock(fn) -> tuple[float, float, object]:
             result)
 
 
+def _server_ready() -> None:
+    """The fork server running and loaded (a worker forked from it and gone)."""
+    from ...corpus.processes import worker_context
+
+    process = worker_context().Process(target=os.getpid)
+    process.start()
+    process.join()
+
+
+def auto_plan(folder: Path) -> tuple[int, bool]:
+    """``(workers, head_start)``: what ``corpus.ingest_workers`` = 0 (auto) gives ``folder``."""
+    from ...corpus.parallel import worker_plan
+    from ...corpus.problems import ProblemLog
+    from ...corpus.sources import open_source
+
+    return worker_plan(open_source(folder, "folder", "bench", ProblemLog()), 0)
+
+
 def measure(folder: Path, work: Path, repeats: int, total_bytes: int,
             workers: tuple[int, ...] = (1,)) -> dict:
+    """Each side timed in turn, ``repeats`` rounds after a warm-up. Runs with worker processes
+    find the fork server loaded (as a second ingest does, or a first after ``warm_up``), except
+    ``auto_first``: auto's pick, with the server stopped before (a fresh process's first)."""
+    from ...corpus.processes import stop_fork_server
+
     many = [n for n in workers if n > 1]
+    auto_n, head_start = auto_plan(folder)
     runs: dict[str, list[tuple[float, float]]] = {"bare": [], "ours": [], "one_thread": []}
     for n in many:
         runs[f"ours_{n}"], runs[f"bare_{n}"] = [], []
+    if auto_n > 1:
+        runs["auto_warm"], runs["auto_first"] = [], []
     pages = passages = files = 0
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     for i in range(repeats + 1):
@@ -101,8 +132,15 @@ def measure(folder: Path, work: Path, repeats: int, total_bytes: int,
                  "ours": _clock(lambda: ingest(folder, work, 2)),
                  "one_thread": _clock(lambda: ingest(folder, work, 0))}
         for n in many:
+            _server_ready()
             timed[f"ours_{n}"] = _clock(lambda: ingest(folder, work, 2, n))
+            _server_ready()
             timed[f"bare_{n}"] = _clock(lambda: bare_processes(folder, n))
+        if auto_n > 1:
+            _server_ready()
+            timed["auto_warm"] = _clock(lambda: ingest(folder, work, 2, 0))
+            stop_fork_server()
+            timed["auto_first"] = _clock(lambda: ingest(folder, work, 2, 0))
         pages, (passages, files) = timed["bare"][2], timed["ours"][2]
         for key, (_, _, got) in timed.items():  # every side read the same pages and passages
             expected = pages if key.startswith("bare") else (passages, files)
@@ -137,8 +175,22 @@ def measure(folder: Path, work: Path, repeats: int, total_bytes: int,
             "ratio_to_bare_one_process": round(wall["bare"] / wall[f"ours_{n}"], 3),
             "cpu_ratio": round(cpu[f"bare_{n}"] / cpu[f"ours_{n}"], 3),
         } for n in many],
+        "auto": _auto_figures(auto_n, head_start, wall, cpu, figures),
+        "load_average_at_end": round(os.getloadavg()[0], 2) if load is not None else None,
         "goal": ">= 0.9",
     }
+
+
+def _auto_figures(workers: int, head_start: bool, wall: dict, cpu: dict, figures) -> dict:
+    """What auto picks for this folder, and ours under it against bare extraction in one
+    process: first use (the fork server started by this ingest) and with the server loaded."""
+    out: dict = {"workers": workers, "head_start": head_start}
+    if workers == 1:
+        return {**out, "in_process": True, "ratio": round(wall["bare"] / wall["ours"], 3)}
+    for key, name in (("auto_first", "first_use"), ("auto_warm", "server_loaded")):
+        out[name] = {**figures(key), "ratio": round(wall["bare"] / wall[key], 3),
+                     "cpu_ratio": round(cpu["bare"] / cpu[key], 3)}
+    return out
 
 
 def _usable_cpus() -> int:
