@@ -4,8 +4,10 @@ import multiprocessing
 import sys
 
 if __name__ == "__main__":
-    # A spawned process of the bundle (the ingest's parsing workers, searchain/corpus/parallel.py)
-    # runs its task here and exits instead of starting the app again.
+    # A process of the bundle started by multiprocessing (the fork server of the ingest's parsing
+    # workers, searchain/corpus/processes.py; or a spawned worker, and the resource tracker: each
+    # is run by PyInstaller's multiprocessing hook here) does its task and exits instead of
+    # starting the app again.
     multiprocessing.freeze_support()
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--searchain-llm-worker"]:
