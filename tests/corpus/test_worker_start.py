@@ -47,6 +47,24 @@ def test_workers_are_forks_of_the_fork_server_not_of_this_process():
     assert processes.workers_cpu_seconds() - before >= 0.04  # a worker's CPU, via the server
 
 
+def _heavy_modules() -> list[str]:
+    return sorted(m for m in ("numpy", "torch", "sentence_transformers", "faiss", "PySide6", "pyarrow")
+                  if m in sys.modules)
+
+
+def test_a_pdf_worker_loads_no_heavy_module(tmp_path):
+    from concurrent.futures import ProcessPoolExecutor
+
+    root = _folder(tmp_path / "papers", 2)
+    source = open_source(root, "folder", "c", ProblemLog())
+    item = next(iter(source.work_items()))[0]
+    spec = (str(root), "folder", "c", source.options)
+    with ProcessPoolExecutor(1, mp_context=processes.worker_context(), initializer=parallel._start_worker,
+                             initargs=(spec,)) as pool:
+        passages = pool.submit(parallel._parse, item).result()[0]
+        assert passages and pool.submit(_heavy_modules).result() == []
+
+
 def _folder(root, files, pages=2):
     root.mkdir()
     for i in range(files):
