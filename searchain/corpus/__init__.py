@@ -5,6 +5,7 @@
 - ``ingest.ingest_source``: one source into a store, batched, with progress and cancellation.
 - ``ids.passage_pid``: the content-derived pid of a (title, text) pair (multi-hop sets).
 - ``open_at.open_target``: the command or URL that opens a cited document at its page.
+- ``processes.warm_up_workers``: start the worker processes' fork server ahead of an ingest.
 - ``sources/``: one module per input format; ``chunking``: DPR-style ~100-word passages.
 
 The shipped demo corpus and corpus files (export/import) build indexes too, so they live a layer
@@ -18,4 +19,5 @@ __all__, __getattr__, __dir__ = face(__name__, {
     "store": ("PassageStore",),
     "sources": ("FORMATS", "open_source"),
     "open_at": ("OpenTarget", "open_target", "default_pdf_app"),
+    "processes": ("warm_up_workers",),
 })

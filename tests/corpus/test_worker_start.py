@@ -129,7 +129,8 @@ def test_a_head_start_stores_what_one_process_stores(home, mixed, monkeypatch): 
     items = list(open_source(mixed, "folder", "c", ProblemLog()).work_items())
     assert 3 <= len(parsed) <= 4 < len(items)  # the first ones here, the rest in the workers
     one = manager.add("one", mixed, workers=1)
-    assert rows(manager, "auto") == rows(manager, "one") and records(manager, "auto") == records(manager, "one")
+    assert rows(manager, "auto") == rows(manager, "one")
+    assert records(manager, "auto") == records(manager, "one")
     assert auto.problems == one.problems and len(one.problems) == 11
     assert (auto.files, auto.ignored, auto.skipped) == (one.files, one.ignored, one.skipped)
 

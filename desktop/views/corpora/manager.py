@@ -161,6 +161,10 @@ class CorpusManagerDialog(PlannedIndexBuilds, CorpusUpdates, QDialog):
 
     def ask_name(self, source: str) -> str | None:
         """The corpus name for ``source``, asked with a suggestion (None: the user cancelled)."""
+        if Path(source).is_dir():  # its parsing workers' fork server loads while the name is asked
+            from searchain.corpus import warm_up_workers
+
+            warm_up_workers()
         suggestion = corpus_name_for(source)
         existing = [n for n in self.names() if n != suggestion]
         name, ok = QInputDialog.getItem(

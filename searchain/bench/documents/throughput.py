@@ -13,7 +13,7 @@ the files dealt out in chunks); CPU seconds then include the processes' own (chi
 and the fork server's with its children). ``auto`` times what ``corpus.ingest_workers`` = 0
 picks for the folder (``parallel.worker_plan``) when that is worker processes: on first use
 (the fork server stopped before, as in a fresh ``searchain corpus add``) and with the server
-already loaded (a second ingest in the app, or one after ``processes.warm_up``).
+already loaded (a second ingest in the app, or one after ``processes.warm_up_workers``).
 
 The runs alternate (the first round is a warm-up) and medians are compared, so a busy machine
 slows all alike; CPU seconds are reported beside wall seconds, and the load average with them.
@@ -114,7 +114,7 @@ def auto_plan(folder: Path) -> tuple[int, bool]:
 def measure(folder: Path, work: Path, repeats: int, total_bytes: int,
             workers: tuple[int, ...] = (1,)) -> dict:
     """Each side timed in turn, ``repeats`` rounds after a warm-up. Runs with worker processes
-    find the fork server loaded (as a second ingest does, or a first after ``warm_up``), except
+    find the fork server loaded (as a second ingest does, or a first after ``warm_up_workers``), except
     ``auto_first``: auto's pick, with the server stopped before (a fresh process's first)."""
     from ...corpus.processes import stop_fork_server
 
