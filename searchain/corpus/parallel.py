@@ -50,7 +50,7 @@ from .processes import worker_context
 WINDOW = 3  # items in flight per worker: enough to keep each busy, few enough to stay small
 MAX_AUTO_WORKERS = 16
 AUTO_MIN_BYTES = 8_000_000  # auto: from here a source gets a worker per core, every item in one
-HEAD_START_MIN_BYTES = 250_000  # auto, a folder of documents: from here it gets workers too, ...
+HEAD_START_MIN_BYTES = 500_000  # auto, a folder of documents: from here it gets workers too, ...
 HEAD_START_MAX_WORKERS = 4  # ... at most this many, while the ingest reads the first files itself
 
 _worker_source = None  # the worker's own instance of the source
@@ -78,7 +78,7 @@ def worker_plan(source, setting: int) -> tuple[int, bool]:
     """``(workers, head_start)`` for ``source`` under ``corpus.ingest_workers`` = ``setting``.
 
     Set (N > 0): N workers, every item read in one. Auto (0): a source of 8 MB or more gets a
-    worker per core, every item read in one; a folder of documents from 250 KB gets up to 4,
+    worker per core, every item read in one; a folder of documents from 500 KB gets up to 4,
     started while the ingest reads the first files itself (``parallel_passages``' head start:
     the fork server's start is not waited for); a smaller source, or one core, none (the ingest
     reads it in its own process, where starting processes would cost more than they save).

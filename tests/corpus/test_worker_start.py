@@ -81,9 +81,9 @@ def test_auto_picks_in_process_a_head_start_or_a_worker_per_core_by_size(tmp_pat
 
     def plan(setting=0):
         return parallel.worker_plan(open_source(root, "folder", "c", ProblemLog()), setting)
-    assert plan() == (1, False)  # under 250 KB: read in the ingest's own process
+    assert plan() == (1, False)  # under 500 KB: read in the ingest's own process
     assert plan(3) == (3, False)  # a count that is set: every file in a worker
-    small.write_text("w " * 130_000, encoding="utf-8")  # 260 KB
+    small.write_text("w " * 255_000, encoding="utf-8")  # 510 KB
     assert plan() == (parallel.HEAD_START_MAX_WORKERS, True) == (4, True)
     monkeypatch.setattr(parallel, "auto_workers", lambda: 1)
     assert plan() == (1, False)  # one core: no workers
@@ -91,7 +91,7 @@ def test_auto_picks_in_process_a_head_start_or_a_worker_per_core_by_size(tmp_pat
     with open(small, "r+b") as f:  # 8 MB: a worker per core, every file read in one
         f.truncate(parallel.AUTO_MIN_BYTES)
     assert plan() == (8, False)
-    assert (parallel.HEAD_START_MIN_BYTES, parallel.AUTO_MIN_BYTES) == (250_000, 8_000_000)
+    assert (parallel.HEAD_START_MIN_BYTES, parallel.AUTO_MIN_BYTES) == (500_000, 8_000_000)
 
 
 def _delayed_start(monkeypatch, local_items: int) -> tuple[list, threading.Event]:
