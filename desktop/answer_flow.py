@@ -141,7 +141,7 @@ class AnswerFlow(QObject):
             self.chat.set_phase(f"Round {event.round}: {event.activity}…")
         elif isinstance(event, ChainDrafted):  # the steps written so far, before the chain ends
             self.reasoning.add_branch(event.branch)
-            line = f"Round {event.round}: {len(event.branch.nodes)} step(s) written; the model goes on…"
+            line = f"Round {event.round}: {len(event.branch.nodes)} step(s) written so far…"
             self.reasoning.summary.setText(line)
             self.chat.set_phase(line)
         elif isinstance(event, ChainGenerated):
