@@ -35,6 +35,14 @@ _PROBE = "SEARCHAIN-SYSTEM-PROBE"
 _THINK_BLOCK = re.compile(r"<think>.*?</think>\s*", re.DOTALL)
 
 
+def split_prefill(messages: Sequence[ChatMessage]) -> tuple[Sequence[ChatMessage], str]:
+    """``(messages, prefill)``: a last message of the assistant's is a reply to continue (its
+    text the prefill), not a finished turn; else the messages as given and ``""``."""
+    if len(messages) > 1 and messages[-1].get("role") == "assistant":
+        return messages[:-1], messages[-1]["content"]
+    return messages, ""
+
+
 class ChatPromptBuilder:
     """Renders messages with one chat template (compiled once)."""
 

@@ -33,7 +33,7 @@ from ..errors import ModelError
 from ..events import CancelToken, EventCallback, emit
 from . import gpu
 from .base import ChatMessage, Completion, GenerationParams, TokenCallback, Usage
-from .chat_prompt import ChatPromptBuilder, fit_messages
+from .chat_prompt import ChatPromptBuilder, fit_messages, split_prefill
 from .events import LLMWarning
 from .model_kind import CompletionPromptBuilder, prompt_style, stop_texts, strip_special_tokens
 from .models.gguf_info import ModelFacts, read_model_facts
@@ -131,8 +131,7 @@ class LlamaCppLLM:
         return True
 
     @property
-    def supports_prefill(self) -> bool:
-        """``chat`` continues a trailing assistant message (the loop writes chains step by step)."""
+    def supports_prefill(self) -> bool:  # chat() continues a trailing assistant message
         return True
 
     def complete(self, prompt: str, params: GenerationParams = GenerationParams(), *,
@@ -152,9 +151,7 @@ class LlamaCppLLM:
         """A reply to ``messages``. When the last message is the assistant's, the reply goes on
         from its text (a prefill: the model continues it, the returned text is only what follows)."""
         rendered: dict[int, tuple[str, list[int]]] = {}
-        prefill = ""
-        if len(messages) > 1 and messages[-1].get("role") == "assistant":
-            prefill, messages = messages[-1]["content"], messages[:-1]
+        messages, prefill = split_prefill(messages)
 
         def count(msgs: Sequence[ChatMessage]) -> int:
             text = self._chat.render(msgs) + prefill

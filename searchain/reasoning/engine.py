@@ -25,7 +25,6 @@ from ..llm.base import GenerationParams
 from .accounting import metered_reader
 from .baselines import answer_direct, answer_rag
 from .chain.grammar import DEFAULT_MAX_NODES, coq_grammar, final_content_grammar
-from .stepwise import CHAIN_STEPS, can_write_stepwise
 from .chain.parser import short_answer, strip_marks
 from .chain.prompts import TASKS, PromptBook, detect_task, evidence_excerpt
 from .duplicates import DuplicateDetector
@@ -35,6 +34,7 @@ from .loop import ReasoningRun
 from .modes import MODE_DIRECT, MODE_GEEK, MODE_GENGROUND, MODE_RAG, MODE_SEARCHAIN, check_mode, needs_ir
 from .parts import Generator
 from .result import AnswerResult, Node
+from .stepwise import CHAIN_STEPS, can_write_stepwise
 from .tracing import FINAL_ANSWERS, compose_from_path, extract_final_content, finalize, passage_sources, renumber_marks
 
 # Without a grammar, stop the model when it starts inventing a new few-shot example.
@@ -227,7 +227,7 @@ class SearChainEngine:
         # written step by step has none), answer from the question's passages as plain RAG does.
         from_question = (not path and any(b.nodes for b in branches or ()) and not branches[-1].final_content
                          and self.retriever is not None and int(getattr(self.settings, "question_passages", 0)) > 0)
-        if style == "passages" and (path or from_question):
+        if (style == "passages" and path) or from_question:
             # RAG's own view first, path passages among them included: passage_sources skips
             # them when it appends the path's.
             extra = self._question_passages(question)

@@ -31,12 +31,12 @@ from .events import (
     NodeChecked, RoundStarted,
 )
 from .parts import Generator, LoopOutcome, Retriever, locate
-from .stepwise import FINAL_LINE, StepWriter
 from .result import (
     DECISION_COMPLETED, DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_NOT_CONFIRMED, DECISION_PASS,
     DECISION_UNCHECKED, SOURCE_IR_COMPLETED, SOURCE_IR_CORRECTED, SOURCE_LLM_UNVERIFIED,
     SOURCE_LLM_VERIFIED, Branch, Node, judge_agreement,
 )
+from .stepwise import FINAL_LINE, StepWriter
 
 
 # Stop reasons beyond r_max | repeated_chain | no_ir.

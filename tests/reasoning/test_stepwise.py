@@ -154,3 +154,20 @@ def test_an_unknown_way_of_writing_chains_is_refused():
 
     with pytest.raises(ConfigError, match="'sideways'"):
         _answer(ScriptedReplyLLM(DIALOGUES["passes"]), "sideways")
+
+
+def test_nothing_verified_under_the_tracing_style_also_answers_from_the_questions_passages():
+    # Tracing has no passages to read without a path either: a stepwise run still answers.
+    llm = ScriptedReplyLLM([chain((Q1, None)), FINAL])
+
+    class Blind:
+        def read(self, query, title, text):
+            from searchain.reader.base import ReaderResult
+
+            return ReaderResult(answer="", confidence=0.0, start=0, end=0, threshold=0.5)
+
+    engine = SearChainEngine(llm, _retriever(), Blind(), embedder=HashingEmbedder(),
+                             settings=replace(ReasoningSettings(), r_max=1, final_answer="tracing"))
+    result = engine.answer(QUESTION)
+    assert result.path == [] and "Toronto Coach Terminal" in result.final_content
+    assert "main intercity bus station" in llm.calls[-1][0]["content"]

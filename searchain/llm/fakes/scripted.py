@@ -15,6 +15,7 @@ from typing import Sequence
 from ...errors import ModelError
 from ...events import CancelToken
 from ..base import ChatMessage, Completion, GenerationParams, TokenCallback, Usage
+from ..chat_prompt import split_prefill
 
 _PIECE = re.compile(r"\S+\s*|\s+")
 
@@ -119,7 +120,7 @@ class ScriptedReplyLLM(ScriptedLLM):
              on_token: TokenCallback | None = None, cancel: CancelToken | None = None) -> Completion:
         copied = [dict(m) for m in messages]
         with self._lock:
-            if len(copied) > 1 and copied[-1]["role"] == "assistant":
+            if split_prefill(copied)[1]:
                 written = copied[-1]["content"]
                 if not self._reply_text.startswith(written):
                     raise ModelError("ScriptedReplyLLM was asked to continue a reply it did not write.",
