@@ -4,10 +4,7 @@ the others are stored; a killed ingest resumes to the same corpus."""
 
 import os
 import signal
-import subprocess
 import sys
-import textwrap
-import time
 
 import pytest
 
@@ -19,7 +16,7 @@ from searchain.corpus.sources import folder as folder_module
 from searchain.corpus.sources import open_source
 from searchain.errors import CorpusError
 from tests.corpus.test_bad_files import mixed  # noqa: F401 (the fixture)
-from tests.corpus.test_parallel_ingest import KILL_CHILD, REPO, _alive, _children
+from tests.corpus.test_parallel_ingest import KILL_CHILD, kill_ingest_after_first_commit
 from tests.fixtures.documents import page_texts, write_pdf
 
 CRASH_MARK = b"%CRASH-ME"
@@ -133,23 +130,7 @@ def test_a_killed_folder_ingest_with_workers_resumes_to_the_same_corpus(home, tm
     for i, text in enumerate(words):  # ~600 passages: the first batch of 500 commits midway
         (root / f"note{i:02d}.md").write_text(f"# Note {i}\n\n{text}\n", encoding="utf-8")
     write_pdf(root / "paper.pdf", page_texts(3, seed=4))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(KILL_CHILD).replace('"wiki"', '"notes"'),
-                             str(home.config_dir.parent), str(root)],
-                            cwd=REPO, env=env, stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout.readline().strip() == "COMMITTED"
-        workers = _children(proc.pid)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.stdout.close()
-    deadline = time.monotonic() + 20
-    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not any(_alive(w) for w in workers), "worker processes outlived the killed ingest"
+    kill_ingest_after_first_commit(KILL_CHILD.replace('"wiki"', '"notes"'), home, root)
     manager = CorpusManager(home, Settings())
     stored = manager.info("notes").passages
     assert manager.info("notes").state == "incomplete" and 0 < stored

@@ -151,11 +151,11 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads worker processes from ps and /proc")
-def test_a_killed_parallel_ingest_leaves_no_workers_and_resumes_to_the_same_corpus(home, tmp_path):
-    dump = make_dump(tmp_path / "wiki.xml.bz2", 300, random.Random(0))  # 1,500 passages
+def kill_ingest_after_first_commit(script: str, home, source) -> None:
+    """Run ``script`` (an ingest of ``source`` into ``home``, as ``KILL_CHILD``) in a child process,
+    kill -9 it once it has committed a batch, and check its worker processes go with it."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(KILL_CHILD),
-                             str(home.config_dir.parent), str(dump)],
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(script), str(home.config_dir.parent), str(source)],
                             cwd=REPO, env=env, stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == "COMMITTED"
@@ -166,11 +166,16 @@ def test_a_killed_parallel_ingest_leaves_no_workers_and_resumes_to_the_same_corp
         if proc.poll() is None:
             proc.kill()
         proc.stdout.close()
-    assert workers  # the pool's processes (and spawn's resource tracker)
+    assert workers  # the pool's processes (and the fork server)
     deadline = time.monotonic() + 20
     while any(_alive(w) for w in workers) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not any(_alive(w) for w in workers), "worker processes outlived the killed ingest"
+
+
+def test_a_killed_parallel_ingest_leaves_no_workers_and_resumes_to_the_same_corpus(home, tmp_path):
+    dump = make_dump(tmp_path / "wiki.xml.bz2", 300, random.Random(0))  # 1,500 passages
+    kill_ingest_after_first_commit(KILL_CHILD, home, dump)
 
     manager = CorpusManager(home, Settings())
     stored = manager.info("wiki").passages
