@@ -183,6 +183,10 @@ class ReasoningSettings:
     # before the next is written (nothing decoded that IR would discard; reasoning/stepwise.py),
     # or "whole", as the paper does. Stepwise needs a model run by llama.cpp here.
     chain_steps: str = "stepwise"
+    # Stepwise only: each round after feedback begins with the settled steps already written into
+    # the model's reply (evaluated, not decoded), so it writes the next step instead of copying
+    # them out again token by token (a third of the chain's decoded text on HotpotQA).
+    prefill_settled: bool = False
 
 
 @dataclass

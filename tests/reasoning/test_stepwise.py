@@ -171,3 +171,45 @@ def test_nothing_verified_under_the_tracing_style_also_answers_from_the_question
     result = engine.answer(QUESTION)
     assert result.path == [] and "Toronto Coach Terminal" in result.final_content
     assert "main intercity bus station" in llm.calls[-1][0]["content"]
+
+
+def test_a_round_after_feedback_begins_with_the_settled_steps_already_written():
+    # With reasoning.prefill_settled the model continues after the steps IR settled instead of
+    # copying them out again: they are evaluated, not decoded, and not checked a second time.
+    rewritten = DIALOGUES["corrected"]
+    settled = chain((Q1, "Kevin Drew"), (Q2, "Toronto"), final=None)
+    prefilled = [rewritten[0], chain((Q1, "Kevin Drew"), (Q2, "Toronto"), (Q3, "Toronto Coach Terminal")), FINAL]
+    copied, _ = _answer(ScriptedReplyLLM(prefilled), "stepwise")  # the model copies them out itself
+    llm = ScriptedReplyLLM(prefilled)
+    result, events = _answer(llm, "stepwise", prefill_settled=True)
+    assert _path(result) == _path(copied) and result.stop_reason == copied.stop_reason == "finish"
+    first_of_round2 = next(call for call in llm.calls if len(call) == 4)
+    assert first_of_round2[-1] == {"role": "assistant", "content": settled + "\n"}
+    second = result.branches[1]
+    assert [(n.query, n.llm_answer, n.decision) for n in second.nodes] == [
+        (Q1, "Kevin Drew", DECISION_DUPLICATE), (Q2, "Toronto", DECISION_DUPLICATE), (Q3, "Toronto Coach Terminal", DECISION_PASS)]
+    assert second.raw_text == chain((Q1, "Kevin Drew"), (Q2, "Toronto"), (Q3, "Toronto Coach Terminal"), final=None)
+    assert result.tokens_by_phase["chain"][1] < copied.tokens_by_phase["chain"][1]
+    # The tree shows the settled steps at once, as already processed.
+    shown = [e for e in events if isinstance(e, NodeChecked) and e.round == 2]
+    assert [e.node.decision for e in shown] == [DECISION_DUPLICATE, DECISION_DUPLICATE, DECISION_PASS]
+
+
+def test_a_settled_answer_over_several_lines_is_prefilled_on_one_line():
+    from searchain.reader.base import ReaderResult
+
+    class Spanning:  # IR's answer holds a line break, as a span across a passage's lines may
+        threshold = 0.5
+
+        def read(self, query, title, text):
+            if query == Q1:
+                return ReaderResult(answer="Kevin\nDrew", confidence=0.9, start=0, end=0, threshold=0.5)
+            return ReaderResult(answer="", confidence=0.0, start=0, end=0, threshold=0.5)
+
+    script = [chain((Q1, None)), chain((Q1, "Kevin Drew"), (Q2, "Toronto")), FINAL]
+    llm = ScriptedReplyLLM(script)
+    engine = SearChainEngine(llm, _retriever(), Spanning(), embedder=HashingEmbedder(),
+                             settings=replace(ReasoningSettings(), prefill_settled=True))
+    result = engine.answer(QUESTION)
+    assert [call[-1]["content"] for call in llm.calls if len(call) == 4][0] == f"[Query 1]: {Q1}\n[Answer 1]: Kevin Drew\n"
+    assert [n.query for n in result.branches[1].nodes] == [Q1, Q2] and llm.remaining == 0

@@ -98,7 +98,8 @@ class ScriptedReplyLLM(ScriptedLLM):
 
     A call whose messages end with a user turn takes the next scripted output as the whole reply
     the model would write; a call ending with the assistant's own text continues that reply from
-    where the text stops (the text must be a beginning of it). Either way the returned text ends
+    where the text stops (the text must be a beginning of it, or of the next scripted reply when
+    the caller begins a new reply itself). Either way the returned text ends
     at the first of ``params.stop``, which ``stopped_at`` names. So the same script answers a
     chain asked for whole and one asked for step by step, like a deterministic model would.
     """
@@ -122,7 +123,13 @@ class ScriptedReplyLLM(ScriptedLLM):
         with self._lock:
             if split_prefill(copied)[1]:
                 written = copied[-1]["content"]
-                if not self._reply_text.startswith(written):
+                if not self._reply_text.startswith(written) and self._taken < len(self.outputs) \
+                        and self.outputs[self._taken].startswith(written):
+                    # A new reply begun by the caller (a prefill): the script's next reply must
+                    # begin with it too, as a model's own would.
+                    self._reply_text = self.outputs[self._taken]
+                    self._taken += 1
+                elif not self._reply_text.startswith(written):
                     raise ModelError("ScriptedReplyLLM was asked to continue a reply it did not write.",
                                      hint=f"Continued text: {written!r}")
                 rest = self._reply_text[len(written):]
