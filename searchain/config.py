@@ -188,6 +188,11 @@ class ReasoningSettings:
     # off: fewer tokens decoded a round, but handed a reply mid-chain, Qwen2.5-1.5B asked on where
     # it had concluded, 2.75 rounds a question against 2.15, 25 % slower (BENCHMARKS.md, Lever 6).
     prefill_settled: bool = False
+    # SearChain with the "passages" final answer: first write plain RAG's answer over the
+    # question's passages (shown as a draft at RAG's speed), then check it. The final answer
+    # reads those passages plus the path's; when the path adds none, its prompt is the draft's,
+    # so the draft is the final answer; otherwise it continues from the draft prompt's saved KV.
+    draft_answer: bool = False
 
 
 @dataclass

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from searchain.reasoning import AnswerResult, Reference
+from searchain.reasoning import PHASE_DRAFT, AnswerResult, Reference, streamed_text_action
 
 from ..colours import LIGHT, Colours, colours_for
 from ..render import answer_html, escape, parse_ref_url, references_html, text_to_html
@@ -40,6 +40,8 @@ EMPTY_STATE = (
     "<b>Ctrl+F</b> finds words in the conversation.</p>{suggestions}</div>"
 )
 SUGGESTION_SCHEME = "suggest:"
+# Above a SearChain draft while the chain checks it (plain text, not part of the answer).
+DRAFT_LABEL = "Draft from the question's passages, being checked step by step:\n"
 
 
 @dataclass
@@ -164,16 +166,22 @@ class ChatView(QWidget):
         self.set_busy(True)
 
     def append_token(self, text: str, phase: str = "") -> None:
-        """Append streamed model text; a new phase replaces the previous phase's text."""
+        """Append streamed model text; a new phase replaces the previous phase's text, except
+        that a SearChain draft stays, marked as one, until the final answer replaces it."""
         if self._stream_start is None:
             return
+        action = streamed_text_action(self._stream_phase, phase)
+        if action == "keep":
+            return
         cursor = QTextCursor(self.transcript.document())
-        if phase != self._stream_phase:
+        if action == "replace":
             cursor.setPosition(self._stream_start)
             cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
             cursor.removeSelectedText()
             self._stream_phase = phase
             self.streamed_text = ""
+            if phase == PHASE_DRAFT:
+                cursor.insertText(DRAFT_LABEL)
         cursor.movePosition(QTextCursor.MoveOperation.End)
         cursor.insertText(text)  # plain text: never parsed as HTML
         self.streamed_text += text

@@ -19,7 +19,8 @@ __all__, __getattr__, __dir__ = face(__name__, {
                "SOURCE_LLM_VERIFIED", "SOURCE_LLM_UNVERIFIED", "SOURCE_IR_CORRECTED", "SOURCE_IR_COMPLETED",
                "SOURCE_LLM", "SOURCE_IR_GROUNDED", "SOURCE_IR_EXTRACTED"),
     "events": ("QuestionRewritten", "RoundStarted", "ChainDrafted", "ChainGenerated", "ChainUnreadable", "NodeChecked",
-               "FeedbackGiven", "TokenGenerated", "Done", "Failed", "PHASE_CHAIN", "PHASE_FINAL", "PHASE_REWRITE"),
+               "FeedbackGiven", "TokenGenerated", "Done", "Failed", "PHASE_CHAIN", "PHASE_FINAL", "PHASE_REWRITE",
+               "PHASE_DRAFT", "streamed_text_action"),
     "modes": ("MODES", "STRATEGIES", "MODE_SEARCHAIN", "MODE_RAG"),
     "strategies.view": ("describe as describe_strategy", "describe_event as describe_strategy_event"),
 })

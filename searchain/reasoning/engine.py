@@ -16,6 +16,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 from ..config import ReasoningSettings
@@ -28,7 +29,7 @@ from .chain.grammar import DEFAULT_MAX_NODES, coq_grammar, final_content_grammar
 from .chain.parser import short_answer, strip_marks
 from .chain.prompts import TASKS, PromptBook, detect_task, evidence_excerpt
 from .duplicates import DuplicateDetector
-from .events import PHASE_REWRITE, Done, Failed, QuestionRewritten
+from .events import PHASE_DRAFT, PHASE_REWRITE, Done, Failed, QuestionRewritten
 from .followup import PriorTurn, rewrite_followup
 from .loop import ReasoningRun
 from .modes import MODE_DIRECT, MODE_GEEK, MODE_GENGROUND, MODE_RAG, MODE_SEARCHAIN, check_mode, needs_ir
@@ -142,7 +143,7 @@ class SearChainEngine:
             run_strategy(mode, question, task, generator=gen, settings=self.settings, retriever=self.retriever,
                          embedder=self.embedder, result=result, **self.strategy_options.get(mode, {}))
         else:
-            self._chain(question, task, mode, gen, result)
+            self._chain(question, task, mode, gen, result, started)
         result.answer = result.answer or short_answer(result.final_content)
         result.prompt_tokens, result.completion_tokens = gen.prompt_tokens, gen.completion_tokens
         result.tokens_by_phase = {phase: list(counts) for phase, counts in gen.tokens_by_phase.items()}
@@ -173,7 +174,8 @@ class SearChainEngine:
             raise ConfigError("Mode 'searchain' needs a reader to verify answers, but none was given.",
                               hint="Set reasoning.reader to auto, dpr or llm.")
 
-    def _chain(self, question: str, task: str, mode: str, gen: Generator, result: AnswerResult) -> None:
+    def _chain(self, question: str, task: str, mode: str, gen: Generator, result: AnswerResult,
+               started: float) -> None:
         with_ir = mode == MODE_SEARCHAIN
         detector = DuplicateDetector(self.settings.duplicate_threshold, self.embedder if with_ir else None)
         reader = metered_reader(self.reader, gen) if with_ir else None  # its model calls count too
@@ -187,6 +189,7 @@ class SearChainEngine:
                            grammar=self.chain_grammar or coq_grammar(self.max_nodes),
                            stepwise_nodes=self.max_nodes if stepwise else 0,
                            stop_before_final=unused_final and steps == "whole_no_final")
+        draft = self._draft(question, gen, result, started) if with_ir else None
         outcome = run.run(with_ir=with_ir)
         result.branches, result.rounds, result.stop_reason = outcome.branches, outcome.rounds, outcome.stop_reason
         if not with_ir:
@@ -199,7 +202,8 @@ class SearChainEngine:
             result.final_content = content or strip_marks(compose_from_path(result.path))
             return
         result.path = outcome.path
-        result.final_content, result.references = self._write_final(question, outcome.path, outcome.branches, gen)
+        result.final_content, result.references = self._write_final(question, outcome.path, outcome.branches, gen,
+                                                                     draft)
 
     def rewrite_final(self, question: str, path: Sequence[Node]) -> AnswerResult:
         """Only the final step, over a given verified path (``searchain eval --replay-final``:
@@ -212,7 +216,23 @@ class SearChainEngine:
         result.prompt_tokens, result.completion_tokens = gen.prompt_tokens, gen.completion_tokens
         return result
 
-    def _write_final(self, question: str, path: Sequence[Node], branches, gen: Generator) -> tuple[str, list]:
+    def _draft(self, question: str, gen: Generator, result: AnswerResult, started: float) -> _Draft | None:
+        """Plain RAG's answer over the question's passages, written first and streamed as a draft
+        (``reasoning.draft_answer``, the ``passages`` final answer only: its prompt is exactly
+        the final answer's when the path adds no passage, and the beginning of it otherwise)."""
+        if not getattr(self.settings, "draft_answer", False) or self.retriever is None \
+                or getattr(self.settings, "final_answer", "passages") != "passages":
+            return None
+        passages = self._question_passages(question)
+        if not passages:
+            return None
+        messages = [{"role": "user", "content": self.prompts.rag(question, passages)}]
+        text = gen.chat(messages, PHASE_DRAFT, None).text
+        result.first_answer_seconds = time.perf_counter() - started
+        return _Draft(passages, text)
+
+    def _write_final(self, question: str, path: Sequence[Node], branches, gen: Generator,
+                     draft: _Draft | None = None) -> tuple[str, list]:
         """The final content over the verified path, each mark resolved to a stored passage.
 
         ``passages`` (the default): the model answers as in plain RAG, from the question's own
@@ -221,6 +241,11 @@ class SearChainEngine:
         a 1.5B model reasons over several lines before "So the final answer is ...", and a
         one-line grammar cut it after "let's analyze step by step:" (BENCHMARKS.md).
         ``tracing``: the paper's prompt over the path's pairs and their evidence.
+        With a ``draft`` (RAG's answer over the same question passages, written first) the
+        final answer is the draft when the path adds no passage (the same prompt, so the same
+        greedy answer), and otherwise its prompt begins as the draft's did, whose KV state the
+        backend kept aside (``llm/prefix_states.py``): only the path's passages and the question
+        are evaluated again.
         """
         style = getattr(self.settings, "final_answer", "passages")
         # With nothing verified and no closing line of the model's own to fall back on (a chain
@@ -230,10 +255,13 @@ class SearChainEngine:
         if (style == "passages" and path) or from_question:
             # RAG's own view first, path passages among them included: passage_sources skips
             # them when it appends the path's.
-            extra = self._question_passages(question)
+            extra = draft.passages if draft is not None else self._question_passages(question)
             sources, marks = passage_sources(path, extra)
-            messages = [{"role": "user", "content": self.prompts.rag(question, sources)}]
-            model_text = gen.chat(messages, "final", None).text
+            if draft is not None and len(sources) == len(extra):
+                model_text = draft.text  # the final prompt would be the draft's own
+            else:
+                messages = [{"role": "user", "content": self.prompts.rag(question, sources)}]
+                model_text = gen.chat(messages, "final", None).text
             return finalize(renumber_marks(model_text, marks), path, extra, question)
         if path:
             pairs = [(n.query, n.answer or "") for n in path]
@@ -259,6 +287,12 @@ class SearChainEngine:
         on_path = {n.passage.pid for n in path if n.passage is not None}
         hits = self.retriever.search(question, k=wanted + len(on_path))
         return [h.passage for h in hits if h.passage.pid not in on_path][:wanted]
+
+
+@dataclass(frozen=True)
+class _Draft:
+    passages: list  # the question's own passages, as RAG reads them
+    text: str  # the model's answer over them
 
 
 class _LinkedToken(CancelToken):

@@ -21,6 +21,21 @@ from .result import AnswerResult, Branch, Node
 PHASE_CHAIN = "chain"  # the model writing a Chain-of-Query (or a baseline's answer)
 PHASE_FINAL = "final"  # the model writing the traced [Final Content]
 PHASE_REWRITE = "rewrite"  # the model rewriting a follow-up question to stand alone
+# SearChain's draft: plain RAG's answer over the question's passages, written before the chain
+# and shown until the checked final answer starts (``reasoning.draft_answer``).
+PHASE_DRAFT = "draft"
+
+
+def streamed_text_action(shown_phase: str | None, phase: str) -> str:
+    """What a view of streamed answer text does with a token of ``phase`` after tokens of
+    ``shown_phase``: "append" (the same phase), "replace" (a new phase starts the text over),
+    or "keep" (a draft stays on screen while the chain and the reader work, until the final
+    answer replaces it). The chat pane and the saved partial text follow the same rule."""
+    if phase == shown_phase:
+        return "append"
+    if shown_phase == PHASE_DRAFT and phase != PHASE_FINAL:
+        return "keep"
+    return "replace"
 
 # FeedbackGiven.kind values.
 FEEDBACK_CORRECTION = "correction"

@@ -131,6 +131,9 @@ class AnswerResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
+    # When a first answer was on screen (a SearChain draft, ``reasoning.draft_answer``), in
+    # seconds from the start; None without one. Bookkeeping of this run, like ``seconds``.
+    first_answer_seconds: float | None = field(default=None, compare=False)
     # The follow-up as rewritten from the conversation and answered, when it differs from
     # ``question`` (what the user typed); None when the question was answered as typed.
     standalone_question: str | None = None

@@ -3,7 +3,8 @@
 The text streams into the message row as it comes (``checkpoint_answer``, throttled by the
 store), so an answer that breaks off (a model that crashes, a server killed mid-answer, a cancel)
 keeps what was written, beside the reason. Each phase's tokens start the text over, as the chat
-pane shows them; the question rewrite is not answer text and is left out.
+pane shows them, except that a SearChain draft stays until the final answer starts
+(``streamed_text_action``); the question rewrite is not answer text and is left out.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..errors import Cancelled, SearchainError
-from ..reasoning.events import PHASE_REWRITE, TokenGenerated
+from ..reasoning.events import PHASE_REWRITE, TokenGenerated, streamed_text_action
 from ..reasoning.result import AnswerResult
 
 
@@ -23,7 +24,10 @@ class PartialText:
         self.text = ""
 
     def add(self, event: TokenGenerated) -> str:
-        if event.phase != self.phase:
+        action = streamed_text_action(self.phase, event.phase)
+        if action == "keep":  # a draft stays until the final answer starts
+            return self.text
+        if action == "replace":
             self.phase, self.text = event.phase, ""
         self.text += event.text
         return self.text

@@ -79,6 +79,26 @@ def test_chat_streaming_is_plain_text_and_stop_shows(qtbot, answer_result):
 
 
 
+def test_a_searchain_draft_stays_marked_as_one_until_the_final_answer_replaces_it(qtbot, answer_result):
+    from desktop.views.chat import DRAFT_LABEL
+
+    chat = ChatView()
+    qtbot.addWidget(chat)
+    chat.begin_answer("Q?", key="7")
+    chat.append_token("Toronto <b>Coach</b>", "draft")
+    chat.append_token(" Terminal", "draft")
+    assert chat.transcript.toPlainText().endswith(DRAFT_LABEL + "Toronto <b>Coach</b> Terminal")
+    chat.append_token("[Query 1]: x", "chain")  # the chain and the reader work below the draft
+    chat.append_token("Kevin", "reader")
+    assert chat.transcript.toPlainText().endswith("Toronto <b>Coach</b> Terminal")
+    assert chat.streamed_text == "Toronto <b>Coach</b> Terminal"  # what a cancel keeps: the draft
+    chat.append_token("Final", "final")
+    text = chat.transcript.toPlainText()
+    assert text.endswith("Final") and DRAFT_LABEL.strip() not in text and "Toronto <b>" not in text
+    chat.finish_answer(answer_result, key="7")
+    assert DRAFT_LABEL.strip() not in chat.transcript.toPlainText()
+
+
 def test_chat_says_what_a_follow_up_was_answered_as_in_plain_text(qtbot, answer_result):
     from dataclasses import replace
 
