@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import statistics
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -225,6 +226,13 @@ def _evaluated(outcome) -> int:
     return int(sum(c.get("evaluated", 0) for c in outcome.costs_by_phase.values()))
 
 
+def first_answer_median(outcomes) -> float:
+    """Median seconds until a first answer showed: the draft's time where there was one, else
+    the whole answer's."""
+    times = [o.first_answer_seconds if o.first_answer_seconds is not None else o.seconds for o in outcomes]
+    return round(statistics.median(times), 3) if times else 0.0
+
+
 def summarize_loop(outcomes: dict[tuple[str, str], list], modes: list[str], variants: list[Variant]) -> dict[str, Any]:
     """The report's figures from outcomes by (variant name, mode)."""
     from ..eval.compare import pair
@@ -240,10 +248,16 @@ def summarize_loop(outcomes: dict[tuple[str, str], list], modes: list[str], vari
             report = summarize(mode_outcomes, mode=mode)
             quality[mode] = {"cover_em": round(report.cover_em, 4), "strict_cover_em": round(report.strict_cover_em, 4),
                              "f1": round(report.f1, 4), "several_options_named": report.several_options_named}
+            costs[mode]["first_answer_seconds_median"] = first_answer_median(mode_outcomes)
+        firsts = {m: costs[m]["first_answer_seconds_median"] for m in modes}
         by_variant[variant.name] = {
             "settings": variant.overrides, "cold": variant.cold,
             "modes": {m: {**quality[m], **costs[m]} for m in modes},
             "ratio_to_first_mode": {f"{m}/{modes[0]}": ratio(costs, m, modes[0]) for m in modes[1:]},
+            # The same ratio for the time until a first answer shows (a SearChain draft).
+            "first_answer_ratio_to_first_mode": {
+                f"{m}/{modes[0]}": round(firsts[m] / firsts[modes[0]], 3) if firsts[modes[0]] else None
+                for m in modes[1:]},
         }
     against_first = {}
     first = variants[0].name

@@ -48,6 +48,8 @@ class QuestionOutcome:
     stop_reason: str = ""
     seconds: float = 0.0
     error: str | None = None
+    # When a first answer showed (SearChain's draft), seconds from the start; None: at the end.
+    first_answer_seconds: float | None = None
     # {phase: [prompt, completion]}: chain, final, reader (an LLM reader's calls), rewrite.
     tokens_by_phase: dict[str, list[int]] = field(default_factory=dict)
     # {phase: {prompt, evaluated, completion, seconds, prompt_seconds, calls}} (`bench loop`).
@@ -144,6 +146,7 @@ def score_question(question: EvalQuestion, result: AnswerResult, seconds: float 
         sources=sources, first_round_answer=first,
         first_round_right=None if first is None else bool(cover_em(first, question.answers)),
         stop_reason=result.stop_reason, seconds=seconds,
+        first_answer_seconds=getattr(result, "first_answer_seconds", None),
         tokens_by_phase={phase: list(counts) for phase, counts in result.tokens_by_phase.items()},
         costs_by_phase={phase: dict(cost) for phase, cost in getattr(result, "costs_by_phase", {}).items()},
         trace=compact_trace(result),

@@ -86,6 +86,22 @@ def test_summary_gives_the_ratio_and_pairs_variants_question_by_question():
     assert report["paired_against_first_variant"]["rag"]["on"]["identical_predictions"] == 2
 
 
+def test_the_time_to_a_first_answer_counts_a_draft_and_else_the_whole_answer():
+    from dataclasses import replace
+
+    variants = [Variant("draft", ["reasoning.draft_answer=true"])]
+    outcomes = {
+        ("draft", "rag"): [_outcome("a", "rag", 10, True), _outcome("b", "rag", 12, False)],
+        ("draft", "searchain"): [replace(_outcome("a", "searchain", 40, True), first_answer_seconds=10.5),
+                                 replace(_outcome("b", "searchain", 48, True), first_answer_seconds=12.5)],
+    }
+    report = summarize_loop(outcomes, ["rag", "searchain"], variants)["variants"]["draft"]
+    assert report["modes"]["searchain"]["first_answer_seconds_median"] == pytest.approx(11.5)
+    assert report["modes"]["rag"]["first_answer_seconds_median"] == pytest.approx(11.0)  # RAG's answer is its first
+    assert report["first_answer_ratio_to_first_mode"]["searchain/rag"] == pytest.approx(11.5 / 11, abs=1e-3)
+    assert report["ratio_to_first_mode"]["searchain/rag"] == pytest.approx(44 / 11, abs=1e-3)
+
+
 def test_ratio_is_none_without_the_baseline():
     assert ratio({"searchain": {"seconds_median": 3.0}}, "searchain", "rag") is None
 
