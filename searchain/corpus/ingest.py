@@ -8,7 +8,7 @@ from itertools import islice
 from typing import Iterator
 
 from ..events import CancelToken, EventCallback, Progress, check, emit
-from ..errors import CorpusError
+from ..errors import Cancelled, CorpusError
 from ..types import Passage
 from .parallel import parallel_passages, worker_plan
 from .problems import Problem, ProblemLog
@@ -16,6 +16,7 @@ from .sources import SourceOptions, open_source
 from .store import DEFAULT_BATCH, PassageStore
 
 STAGE = "ingest"
+FTS_STAGE = "keyword index"
 
 
 @dataclass
@@ -58,6 +59,10 @@ def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFA
     A source that yields nothing at all (empty, or every record malformed) is a CorpusError.
     ``workers``: processes that parse a source that can be split (``parallel``; 0 = auto, by
     the cores and the file's size); the passages, their order and ids do not depend on it.
+    With workers, the FTS5 keyword index is built once at the end (``fts_build``: the one
+    writer would otherwise bound the ingest), and after a failure, for what was stored; a
+    cancel leaves it to the next add (or the first search). An index a killed ingest left
+    unbuilt is built at the end of any ingest.
     """
     started = time.monotonic()
     problems = ProblemLog()
@@ -68,14 +73,25 @@ def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFA
     processes, head_start = worker_plan(source, workers) if workers != 1 else (1, False)
     stream: Iterator[Passage] = (parallel_passages(source, processes, head_start) if processes > 1
                                  else iter(source.passages()))
+    if processes > 1 and (ids_from is None or store.count() == 0):  # else the ids may fall below X
+        store.defer_fts()
     emit(on_event, Progress(STAGE, 0, None, f"reading {path}" + (
         f" (continuing after page {source.resume_after})" if getattr(source, "resume_after", None)
         else "") + (f" with {processes} worker processes" if processes > 1 else ""), started))
     try:
         _store_all(store, source, stream, report, batch_size=batch_size, ids_from=ids_from,
                    count_as=count_as, on_event=on_event, cancel=cancel, started=started)
+    except Cancelled:
+        raise  # prompt: the index is built by the next add, or before the first search
+    except CorpusError:  # a damaged file, a full disk: what was stored becomes searchable if it can
+        try:
+            build_fts(store, on_event=on_event, cancel=cancel)
+        except CorpusError:
+            pass  # stays deferred (its state says so): the next add builds it
+        raise
     finally:
         getattr(stream, "close", lambda: None)()  # stops the worker processes, if any
+    build_fts(store, on_event=on_event, cancel=cancel)
     report.skipped, report.problems, report.ignored = problems.skipped, problems.problems, source.ignored
     report.seconds = time.monotonic() - started
     if report.added + report.duplicates == 0:
@@ -89,6 +105,18 @@ def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFA
     emit(on_event, Progress(STAGE, source.bytes_total or 1, source.bytes_total or 1,
                             f"{report.added:,} passages added", started))
     return report
+
+
+def build_fts(store: PassageStore, *, on_event: EventCallback | None = None,
+              cancel: CancelToken | None = None) -> int:
+    """Build the part of the keyword index a deferred ingest left (nothing when complete),
+    with progress in passage ids; a cancel keeps what was built."""
+    started = time.monotonic()
+
+    def progress(done: int, total: int) -> None:
+        emit(on_event, Progress(FTS_STAGE, done, total or None,
+                                f"keyword index: {done:,} of {total:,} passages", started))
+    return store.finish_fts(progress=progress, check=lambda: check(cancel))
 
 
 def _store_all(store: PassageStore, source, stream: Iterator[Passage], report: IngestReport, *,

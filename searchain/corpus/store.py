@@ -5,8 +5,9 @@ Schema (``<data>/corpora/<name>/passages.db``, WAL mode)::
     passages(id INTEGER PRIMARY KEY AUTOINCREMENT, pid TEXT UNIQUE, title, text,
              source, doc_id, start, end, url, section, page)
     passages_fts  FTS5(title, text), external content = passages, content_rowid = id,
-                  tokenize 'porter unicode61 remove_diacritics 2'; ``add`` indexes each
-                  batch it inserts, triggers follow deletes and updates
+                  tokenize 'porter unicode61 remove_diacritics 2'; ``add`` indexes each batch
+                  it inserts (a large ingest: all at its end, ``fts_build``); triggers follow
+                  deletes and updates
     meta(key TEXT PRIMARY KEY, value TEXT)   JSON values: corpus facts (state, sources, ...)
     documents(doc_id TEXT PRIMARY KEY, source, format, size, mtime_ns, sha256, passages, problem)
                   one row per file a folder ingest met (``documents.DocumentRecord``)
@@ -37,6 +38,7 @@ from typing import Any, Iterable, Iterator
 
 from ..errors import TRANSIENT_IO_HINT, CorpusError, is_disk_full, is_transient_io
 from ..types import Passage
+from . import fts_build
 from .documents import DocumentRecord
 from .store_schema import (FTS_TOKENIZER, SCHEMA, SCHEMA_VERSION, migrate, passage_columns,
                            user_version)
@@ -181,14 +183,13 @@ class PassageStore:
                     return 0, total
                 # rowcount sums sqlite3_changes(), which leaves out rows skipped by OR IGNORE:
                 # exactly the passages inserted. Then the new rows join the FTS index in one
-                # statement (measured 3x cheaper than an insert trigger firing per row).
+                # statement (``fts_build.index_new``), unless a large ingest deferred it.
                 if ids_from is None:
                     top = conn.execute("SELECT coalesce(max(id), 0) FROM passages").fetchone()[0]
                     cur = conn.executemany(
                         f"INSERT OR IGNORE INTO passages ({_COLUMNS}) VALUES ({_MARKS})", rows)
                     # AUTOINCREMENT: every id handed out now is above the largest before
-                    conn.execute("INSERT INTO passages_fts(rowid, title, text) "
-                                 "SELECT id, title, text FROM passages WHERE id > ?", (top,))
+                    fts_build.index_new(conn, above=top)
                 else:
                     old = ids_from.ids_of_unchanged(batch)
                     pids = [r[0] for r in rows]
@@ -196,12 +197,8 @@ class PassageStore:
                     cur = conn.executemany(
                         f"INSERT OR IGNORE INTO passages (id, {_COLUMNS}) VALUES (?,{_MARKS})",
                         [(old.get(r[0]),) + r for r in rows])
-                    new = [i for pid, i in self.ids_of(pids).items() if pid not in known]
-                    for k in range(0, len(new), 500):  # SQLite's bound-variable limit
-                        chunk = new[k:k + 500]
-                        conn.execute("INSERT INTO passages_fts(rowid, title, text) SELECT id, "
-                                     f"title, text FROM passages WHERE id IN ({','.join('?' * len(chunk))})",
-                                     chunk)
+                    fts_build.index_new(conn, ids=[i for pid, i in self.ids_of(pids).items()
+                                                   if pid not in known])
                 inserted = cur.rowcount
                 if count_as is not None and inserted:
                     counts = self.meta_get(ADDED_BY_SOURCE, {})
@@ -225,6 +222,7 @@ class PassageStore:
     def delete(self, pids: Iterable[str]) -> int:
         """Delete passages by pid (FTS follows through the trigger); returns how many."""
         pids = list(pids)
+        self.finish_fts()  # the trigger may only delete what the index holds
         try:
             with self.conn:
                 cur = self.conn.executemany("DELETE FROM passages WHERE pid=?", [(p,) for p in pids])
@@ -386,13 +384,28 @@ class PassageStore:
         except sqlite3.DatabaseError as exc:
             raise self._write_error(exc) from exc
 
-    def fts_integrity_ok(self) -> bool:
-        """True when the FTS index matches the passages table (FTS5 'integrity-check')."""
+    # -- the keyword index (``fts_build``: deferred by a large ingest, built at its end) --------
+
+    def defer_fts(self) -> None:
+        self._fts(fts_build.defer, self.conn)
+
+    def finish_fts(self, *, progress=None, check=None) -> int:
+        """Index what a deferred ingest left (nothing when complete); see ``fts_build.build``."""
+        if fts_build.indexed_to(self.conn) is None:
+            return 0
+        self._require_current()
+        return self._fts(fts_build.build, self.conn, progress=progress, check=check)
+
+    def _fts(self, fn, *args, **kwargs):
         try:
-            self.conn.execute("INSERT INTO passages_fts(passages_fts, rank) VALUES ('integrity-check', 1)")
-            return True
-        except sqlite3.DatabaseError:
-            return False
+            return fn(*args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            raise self._write_error(exc) from exc
+
+    def fts_integrity_ok(self) -> bool:
+        """True when the FTS index matches the passages table (FTS5 'integrity-check'); False
+        while it is deferred (it lacks the passages not built yet)."""
+        return fts_build.integrity_ok(self.conn)
 
     def checkpoint_and_detach_wal(self) -> None:
         """Fold the WAL into the main file and leave rollback-journal mode (one file on disk)."""

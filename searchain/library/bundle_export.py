@@ -216,6 +216,8 @@ def export_corpus(paths: AppPaths, settings: Settings, name: str, out: str | Pat
         raise CorpusError(f"Folder {out.parent} does not exist.", hint="Create it, or pick another place.")
     index_state = _index_state(paths, settings, name)
     with CorpusLock(folder).acquire(name):
+        with manager.open_store(name) as store:  # a keyword index a stopped ingest left unbuilt
+            store.finish_fts(check=lambda: check(cancel))  # is built first (corpus.fts_build)
         passages = _settle_passage_store(folder / "passages.db", name)
         files = corpus_members(folder)
         total = sum(f.stat().st_size for f in files)

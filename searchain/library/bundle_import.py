@@ -188,6 +188,7 @@ def import_corpus(paths: AppPaths, settings: Settings, file: str | Path, *, as_n
             if count != manifest.passages:
                 raise damaged_error(file, f"its passage store holds {count:,} passages, the manifest "
                                      f"says {manifest.passages:,}")
+            store.finish_fts(check=lambda: check(cancel))  # a bundle of a deferred index
             store.meta_set("name", name)
             store.meta_set("imported", {"file": str(file), "as": name, "exported_as": manifest.corpus,
                                         "exported_at": manifest.created, "at": timestamp()})

@@ -67,6 +67,9 @@ class DocumentUpdater:
                               "could not be updated (is it read-only?).",
                               hint="Make the file writable and open it again; it is then updated "
                                    "in place.")
+        # its deletes go through the FTS trigger, which may only delete what the index holds:
+        # an index a large ingest left unbuilt (killed) is built first (``fts_build``)
+        store.finish_fts(check=lambda: check(cancel))
         self.store = store
         self.batch_size = batch_size
         self.cancel = cancel

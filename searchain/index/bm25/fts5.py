@@ -16,7 +16,10 @@ neutral to slightly positive on HotpotQA.
 Large corpora (from ``tantivy_index.TANTIVY_FROM_PASSAGES``) get a tantivy index beside the
 store, built by ``searchain corpus index``; while it holds exactly the store's passages (and the
 weights are ones it can express: an integer title weight, text weight 1) it answers instead of
-FTS5, with the same formula in one top-k query (``tantivy_index.py``). Otherwise FTS5 answers.
+FTS5, with the same formula in one top-k query (``tantivy_index.py``). Otherwise FTS5 answers,
+once it holds the whole corpus: an index a large ingest deferred and did not finish (killed,
+cancelled; ``corpus.fts_build``) is built first, or, while that ingest still runs, the search
+says so; it never answers from part of the corpus.
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ from __future__ import annotations
 import math
 import sqlite3
 
+from ...corpus import fts_build
 from ...corpus.store import FTS_TOKENIZER
-from ...errors import IndexError_
+from ...errors import CorpusError, IndexError_
 from ...types import Hit
 from ..passages import PassageSource
 from . import tantivy_index as bm25_tantivy
@@ -92,6 +96,7 @@ class BM25Retriever:
         tantivy = self._tantivy_index(store)
         if tantivy is not None:
             return tantivy.scores(terms, k, idf_power=self.idf_power, restrict_to=restrict_to)
+        _require_whole_fts(store)
         return self._scores(store.conn, terms, k, restrict_to)
 
     def _tantivy_index(self, store) -> "bm25_tantivy.TantivySearcher | None":
@@ -188,3 +193,23 @@ class BM25Retriever:
         df = self._df(conn, term)
         n = self._total
         return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
+
+
+def _require_whole_fts(store) -> None:
+    """Build what a deferred ingest left of the keyword index (``corpus.fts_build``), or say why
+    not; nothing to do (one meta read) when it is complete."""
+    if fts_build.indexed_to(store.conn) is None:
+        return
+    from ...corpus.lock import is_locked
+
+    name = store.corpus
+    if is_locked(store.path.parent):
+        raise IndexError_(f"The keyword index of corpus '{name}' is being built by its ingest.",
+                          hint="Search it once the ingest has finished.")
+    try:
+        store.finish_fts()
+    except CorpusError as exc:
+        raise IndexError_(f"The keyword index of corpus '{name}' was left unfinished by a stopped "
+                          f"ingest, and finishing it failed: {exc.message}",
+                          hint=f"Run `searchain corpus add {name} SOURCE` again with the same "
+                          "source: it continues and builds the index.") from exc

@@ -1,0 +1,136 @@
+"""The store's FTS5 keyword index: indexed batch by batch, or built once after a large ingest.
+
+A small ingest (and every update) indexes each batch of passages in the batch's own
+transaction. A large one (parsed by worker processes, ``ingest.ingest_source``) would spend
+~70 % of its one writer's CPU on that, and the writer, not the parsers, would bound it; so it
+stores the passages alone and builds the index at its end, in id ranges of ``CHUNK`` passages,
+one transaction each (measured in BENCHMARKS.md, "The writer without per-batch FTS": the
+writer stores ~6x more passages per CPU second, and the whole ingest costs less CPU, since
+FTS5 merges far less when it indexes 50,000 passages a transaction than 500).
+
+The state is in ``meta['fts']`` (absent means complete, as in every store made before)::
+
+    {"state": "complete"}                       passages_fts holds every passage
+    {"state": "deferred", "indexed_to": X}      it holds exactly the passages with id <= X
+
+Each build step indexes ``(X, X + CHUNK]`` and moves X in the same transaction, so a kill at
+any point leaves a true state, and the next ``build`` goes on from X. New passages of a
+deferred store get ids above X (AUTOINCREMENT; a rebuild's fresh store starts deferred when
+empty, at X = 0), and ``PassageStore`` indexes at once any it stores at or below X. A deletion
+or an update needs the index complete first (FTS5's external-content 'delete' of a row it
+never indexed would damage it): ``PassageStore.delete`` and the updater finish it before they
+write, and the keyword retriever finishes it (or says why it cannot) before it answers.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Callable
+
+META_KEY = "fts"
+COMPLETE, DEFERRED = "complete", "deferred"
+CHUNK = 50_000  # passages a build transaction: its WAL stays tens of MB
+# FTS5 settings a build leaves in the index's config (they persist; measured equal query times):
+AUTOMERGE = 16  # segments of a level before they merge (FTS5's default 4 merges far more)
+HASH_BYTES = 32 << 20  # pending terms kept in memory before a segment is written (default 1 MiB)
+
+
+def indexed_to(conn: sqlite3.Connection) -> int | None:
+    """X when the index is deferred (it holds exactly the passages with id <= X), else None."""
+    row = conn.execute("SELECT value FROM meta WHERE key=?", (META_KEY,)).fetchone()
+    if row is None:
+        return None
+    state = json.loads(row[0])
+    return int(state["indexed_to"]) if state.get("state") == DEFERRED else None
+
+
+def pending(conn: sqlite3.Connection) -> int:
+    """Passages stored but not yet in the keyword index (0 when it is complete)."""
+    x = indexed_to(conn)
+    if x is None:
+        return 0
+    return conn.execute("SELECT count(*) FROM passages WHERE id > ?", (x,)).fetchone()[0]
+
+
+def index_new(conn: sqlite3.Connection, *, above: int | None = None,
+              ids: list[int] | None = None) -> None:
+    """Index the passages just stored (``above`` an id, or these ``ids``), in the caller's
+    transaction: all of them (one statement, measured 3x cheaper than an insert trigger per
+    row), or while deferred only those at or below X (none, unless ids were handed down)."""
+    x = indexed_to(conn)
+    if above is not None:
+        if x is None:
+            conn.execute("INSERT INTO passages_fts(rowid, title, text) "
+                         "SELECT id, title, text FROM passages WHERE id > ?", (above,))
+        return
+    ids = [i for i in ids or [] if x is None or i <= x]
+    for k in range(0, len(ids), 500):  # SQLite's bound-variable limit
+        chunk = ids[k:k + 500]
+        conn.execute("INSERT INTO passages_fts(rowid, title, text) SELECT id, title, text "
+                     f"FROM passages WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+
+
+def defer(conn: sqlite3.Connection) -> None:
+    """From now on, passages are stored without indexing them until ``build`` (idempotent: a
+    store deferred already keeps its X). Call it with the index complete."""
+    if indexed_to(conn) is not None:
+        return
+    with conn:
+        if conn.execute("SELECT 1 FROM passages LIMIT 1").fetchone() is None:
+            x = 0  # empty: nothing is indexed, and every id to come is above 0
+        else:
+            seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name='passages'").fetchone()
+            top = conn.execute("SELECT max(id) FROM passages").fetchone()[0] or 0
+            x = max(top, seq[0] if seq else 0)
+        _set(conn, {"state": DEFERRED, "indexed_to": x})
+
+
+def build(conn: sqlite3.Connection, *, progress: Callable[[int, int], None] | None = None,
+          check: Callable[[], None] | None = None) -> int:
+    """Index every passage above X, a range of ``CHUNK`` ids a transaction; returns how many
+    ids it went over. ``check()`` runs before each range (it raises to cancel: what was indexed
+    stays, the state says so). ``progress(done, total)`` counts ids."""
+    x = indexed_to(conn)
+    if x is None:
+        return 0
+    start = x
+    top = conn.execute("SELECT coalesce(max(id), 0) FROM passages").fetchone()[0]
+    for option, value in (("automerge", AUTOMERGE), ("hashsize", HASH_BYTES)):
+        try:
+            with conn:
+                conn.execute("INSERT INTO passages_fts(passages_fts, rank) VALUES (?, ?)", (option, value))
+        except sqlite3.OperationalError:  # an SQLite without the option: its default stays
+            pass
+    while True:
+        if check is not None:
+            check()
+        with conn:
+            hi = x + CHUNK
+            conn.execute("INSERT INTO passages_fts(rowid, title, text) SELECT id, title, text "
+                         "FROM passages WHERE id > ? AND id <= ?", (x, hi))
+            # read under this transaction's write lock: no passage can arrive in between
+            now_top = conn.execute("SELECT coalesce(max(id), 0) FROM passages").fetchone()[0]
+            done = now_top <= hi
+            _set(conn, {"state": COMPLETE} if done else {"state": DEFERRED, "indexed_to": hi})
+        x = hi
+        if progress is not None:
+            top = max(top, now_top)
+            progress(min(x, top) - start, top - start)
+        if done:
+            return min(x, top) - start
+
+
+def integrity_ok(conn: sqlite3.Connection) -> bool:
+    """FTS5's 'integrity-check' against the passages; False while deferred (it lacks some)."""
+    if indexed_to(conn) is not None:
+        return False
+    try:
+        conn.execute("INSERT INTO passages_fts(passages_fts, rank) VALUES ('integrity-check', 1)")
+        return True
+    except sqlite3.DatabaseError:
+        return False
+
+
+def _set(conn: sqlite3.Connection, state: dict) -> None:
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (META_KEY, json.dumps(state)))

@@ -1,0 +1,214 @@
+"""The keyword index a large ingest builds at its end (``corpus.fts_build``, #33): it answers as
+the per-batch index does; a kill -9 mid-ingest, before the build, or during it resumes to an index
+holding exactly the store's passages; updates and searches never use a half-built one."""
+
+import random
+
+import pytest
+
+from searchain.bench.ingest.measure import make_dump
+from searchain.config import Settings
+from searchain.corpus import fts_build
+from searchain.corpus.ingest import FTS_STAGE
+from searchain.corpus.manager import CorpusManager
+from searchain.corpus.store import PassageStore
+from searchain.errors import IndexError_
+from searchain.events import CancelToken, Progress
+from searchain.index.bm25.fts5 import BM25Retriever
+from searchain.index.passages import PassageSource
+from searchain.types import Passage
+from tests.corpus.test_parallel_ingest import kill_ingest_after_first_commit
+
+QUERIES = ["Page 7", "Page 123", "Page 299 page"]
+
+
+def hits(manager, name, queries=QUERIES, k=10):
+    store = manager.open_store(name)
+    retriever = BM25Retriever(PassageSource(store), use_tantivy=False)
+    try:
+        return {q: [(store.passages_by_id([i])[i].pid, round(s, 9)) for i, s in retriever.scores(q, k)]
+                for q in queries}
+    finally:
+        store.close()
+
+
+def fts_state(manager, name):
+    with manager.open_store(name) as store:
+        return store.meta_get(fts_build.META_KEY), fts_build.pending(store.conn), store.fts_integrity_ok()
+
+
+def test_an_ingest_with_workers_builds_the_index_at_its_end_and_answers_as_per_batch(home, tmp_path):
+    dump = make_dump(tmp_path / "wiki.xml.bz2", 300, random.Random(0))  # 1,500 passages
+    manager = CorpusManager(home, Settings())
+    events = []
+    manager.add("deferred", dump, workers=3, on_event=events.append)
+    manager.add("per-batch", dump, workers=1)
+    assert fts_state(manager, "deferred") == ({"state": "complete"}, 0, True)
+    assert fts_state(manager, "per-batch") == (None, 0, True)  # small ingests index each batch
+    built = [e for e in events if isinstance(e, Progress) and e.stage == FTS_STAGE]
+    assert built and built[-1].done == built[-1].total == 1500
+    with manager.open_store("per-batch") as store:  # and two words of the text
+        words = store.passages_by_id([700])[700].text.split()[-3:-1]
+    queries = QUERIES + words + [" ".join(words)]
+    found = hits(manager, "deferred", queries)
+    assert found == hits(manager, "per-batch", queries) and all(found.values())
+    assert found["Page 299 page"][0][0] == "300#0"  # its title (page id 300), weighted
+
+
+def passages(n, start=0):
+    return [Passage("c", f"p{i}", f"Title {i}", f"text number{i} shared words") for i in range(start, start + n)]
+
+
+def test_a_build_stopped_between_ranges_goes_on_from_the_range_it_reached(tmp_path, monkeypatch):
+    monkeypatch.setattr(fts_build, "CHUNK", 40)
+    with PassageStore.open(tmp_path / "a" / "passages.db", create=True) as store:
+        store.add(passages(30))  # indexed per batch
+        store.defer_fts()
+        store.add(passages(100, start=30), batch_size=25)
+        assert store.meta_get("fts") == {"state": "deferred", "indexed_to": 30}
+        assert fts_build.pending(store.conn) == 100 and not store.fts_integrity_ok()
+        ranges = []
+
+        def stop_after_two():
+            ranges.append(1)
+            if len(ranges) == 3:
+                raise KeyboardInterrupt  # as a kill between two transactions
+        with pytest.raises(KeyboardInterrupt):
+            store.finish_fts(check=stop_after_two)
+        assert store.meta_get("fts") == {"state": "deferred", "indexed_to": 110} and fts_build.pending(store.conn) == 20
+        store.add(passages(5, start=130))  # still deferred: above X, left for the build
+        assert fts_build.pending(store.conn) == 25
+        assert store.finish_fts() == 25 and store.fts_integrity_ok()
+        assert store.conn.execute("SELECT count(*) FROM passages_fts WHERE passages_fts MATCH 'shared'"
+                                  ).fetchone()[0] == 135
+        store.add(passages(2, start=135))  # complete again: per batch
+        assert fts_build.pending(store.conn) == 0 and store.fts_integrity_ok()
+
+
+def test_deleting_from_a_deferred_store_builds_the_index_first(tmp_path):
+    with PassageStore.open(tmp_path / "a" / "passages.db", create=True) as store:
+        store.defer_fts()
+        store.add(passages(10))
+        assert store.delete(["p3", "p8"]) == 2  # the trigger's FTS 'delete' needs the rows indexed
+        assert store.fts_integrity_ok() and fts_build.pending(store.conn) == 0
+
+
+KILL_BEFORE_BUILD = """
+    import sys, time
+    from searchain.config import AppPaths, Settings
+    from searchain.corpus import fts_build
+    from searchain.corpus.manager import CorpusManager
+    build = fts_build.build
+    def stop(conn, **kwargs):
+        print("COMMITTED", flush=True)  # every passage stored, none of them indexed
+        time.sleep(600)
+    fts_build.build = stop
+    CorpusManager(AppPaths.resolve(sys.argv[1]), Settings()).add("wiki", sys.argv[2], workers=3)
+"""
+
+KILL_DURING_BUILD = """
+    import sys, time
+    from searchain.config import AppPaths, Settings
+    from searchain.corpus import fts_build
+    from searchain.corpus.ingest import FTS_STAGE
+    from searchain.corpus.manager import CorpusManager
+    from searchain.events import Progress
+    fts_build.CHUNK = 400
+    def on_event(e):
+        if isinstance(e, Progress) and e.stage == FTS_STAGE and e.done:
+            print("COMMITTED", flush=True)  # one range of the index built and committed
+            time.sleep(600)
+    CorpusManager(AppPaths.resolve(sys.argv[1]), Settings()).add("wiki", sys.argv[2], workers=3,
+                                                                  on_event=on_event)
+"""
+
+
+@pytest.mark.parametrize("script, indexed", [(KILL_BEFORE_BUILD, 0), (KILL_DURING_BUILD, 400)],
+                         ids=["before the build", "during the build"])
+def test_a_kill_around_the_build_resumes_to_the_whole_index(home, tmp_path, script, indexed):
+    dump = make_dump(tmp_path / "wiki.xml.bz2", 300, random.Random(0))
+    kill_ingest_after_first_commit(script, home, dump)
+    manager = CorpusManager(home, Settings())
+    assert manager.info("wiki").state == "incomplete" and manager.info("wiki").passages == 1500
+    state, pending, ok = fts_state(manager, "wiki")
+    assert state == {"state": "deferred", "indexed_to": indexed} and pending == 1500 - indexed and not ok
+    assert manager.add("wiki", dump, workers=3).added == 0  # the same add finishes it
+    assert fts_state(manager, "wiki") == ({"state": "complete"}, 0, True)
+    assert manager.info("wiki").state == "ready"
+    manager.add("whole", dump, workers=1)
+    assert hits(manager, "wiki") == hits(manager, "whole")
+
+
+def test_a_kill_mid_ingest_resumes_and_a_search_before_that_builds_what_was_stored(home, tmp_path):
+    from tests.corpus.test_parallel_ingest import KILL_CHILD
+
+    dump = make_dump(tmp_path / "wiki.xml.bz2", 300, random.Random(0))
+    kill_ingest_after_first_commit(KILL_CHILD, home, dump)
+    manager = CorpusManager(home, Settings())
+    stored = manager.info("wiki").passages
+    assert 0 < stored < 1500 and fts_state(manager, "wiki")[1] == stored
+    # a search now (nobody holds the corpus) builds the index for what is stored, then answers
+    first = hits(manager, "wiki", ["Page 0"])["Page 0"]
+    assert first and first[0][0] == "1#0"
+    assert fts_state(manager, "wiki") == ({"state": "complete"}, 0, True)
+    manager.add("wiki", dump, workers=3)  # the rest, deferred again and built at the end
+    assert fts_state(manager, "wiki") == ({"state": "complete"}, 0, True)
+    manager.add("whole", dump, workers=1)
+    assert hits(manager, "wiki") == hits(manager, "whole")
+
+
+def test_a_search_while_the_ingest_holds_the_corpus_says_the_index_is_being_built(home, tmp_path):
+    from searchain.corpus.lock import CorpusLock
+
+    manager = CorpusManager(home, Settings())
+    manager.add("w", make_dump(tmp_path / "w.xml.bz2", 10, random.Random(1)), workers=1)
+    with manager.open_store("w") as store:
+        store.defer_fts()
+        store.add(passages(3))
+    with CorpusLock(manager.corpus_dir("w")).acquire("w"):  # as an ingest running elsewhere
+        with pytest.raises(IndexError_) as err:
+            hits(manager, "w", ["number1"])
+    assert "being built by its ingest" in err.value.message
+    assert hits(manager, "w", ["number1"])["number1"][0][0] == "p1"  # released: built, answered
+
+
+def test_a_cancelled_ingest_leaves_the_index_to_the_next_add(home, tmp_path):
+    from searchain.events import Cancelled
+
+    dump = make_dump(tmp_path / "wiki.xml.bz2", 300, random.Random(0))
+    cancel = CancelToken()
+
+    def on_event(e):
+        if isinstance(e, Progress) and "passages added" in e.message and not e.message.startswith("0 "):
+            cancel.cancel()
+    manager = CorpusManager(home, Settings())
+    with pytest.raises(Cancelled):
+        manager.add("w", dump, workers=3, on_event=on_event, cancel=cancel)
+    assert fts_state(manager, "w")[1] > 0  # stored, not indexed: a cancel stays prompt
+    manager.add("w", dump, workers=1)  # per batch this time, and the rest built at its end
+    assert fts_state(manager, "w") == ({"state": "complete"}, 0, True)
+
+
+def test_an_update_of_a_corpus_ingested_with_workers_keeps_the_index_right(home, tmp_path):
+    pytest.importorskip("pyarrow")
+    from searchain.corpus.update import update_corpus
+    from tests.corpus.test_update_parallel import long_articles
+    from tests.fixtures.parquet import write_parquet
+
+    old = write_parquet(tmp_path / "s1" / "a.parquet", long_articles(24), row_group_size=4)
+    new_rows = long_articles(24, changed={2, 9})
+    gone = new_rows.pop(5)
+    new = write_parquet(tmp_path / "s2" / "a.parquet", new_rows, row_group_size=4)
+    manager = CorpusManager(home, Settings())
+    manager.add("w", old, workers=3)
+    assert fts_state(manager, "w") == ({"state": "complete"}, 0, True)
+    with manager.open_store("w") as store:  # as if killed before its build: the update builds it
+        fts_build._set(store.conn, {"state": "deferred", "indexed_to": 0})
+        store.conn.execute("INSERT INTO passages_fts(passages_fts) VALUES ('delete-all')")
+        store.conn.commit()
+    report = update_corpus(manager, "w", new, workers=2).to_dict()
+    assert (report["changed"], report["removed"]) == (2, 1)
+    assert fts_state(manager, "w") == ({"state": "complete"}, 0, True)
+    found = hits(manager, "w", ["fast", gone["title"]])
+    assert {pid.split("#")[0] for pid, _ in found["fast"]} == {"1002", "1009"}  # the changed two
+    assert found[gone["title"]] and not any(pid.startswith(f"{gone['id']}#") for pid, _ in found[gone["title"]])
