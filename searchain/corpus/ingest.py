@@ -10,6 +10,7 @@ from typing import Iterator
 from ..events import CancelToken, EventCallback, Progress, check, emit
 from ..errors import Cancelled, CorpusError
 from ..types import Passage
+from . import fts_build
 from .parallel import parallel_passages, worker_plan
 from .problems import Problem, ProblemLog
 from .sources import SourceOptions, open_source
@@ -111,7 +112,10 @@ def build_fts(store: PassageStore, *, on_event: EventCallback | None = None,
               cancel: CancelToken | None = None) -> int:
     """Build the part of the keyword index a deferred ingest left (nothing when complete),
     with progress in passage ids; a cancel keeps what was built."""
+    if not fts_build.pending(store.conn):
+        return store.finish_fts()  # complete (or nothing stored above X): marks it complete
     started = time.monotonic()
+    emit(on_event, Progress(FTS_STAGE, 0, None, "building the keyword index", started))
 
     def progress(done: int, total: int) -> None:
         emit(on_event, Progress(FTS_STAGE, done, total or None,

@@ -14,7 +14,9 @@ CPU seconds are reported beside wall time (``parent_cpu_s``: the writer, and in 
 worker the parser too; ``workers_cpu_s``: the worker processes; wikiextractor's ``cpu_s``: all
 its processes), since on a shared machine wall time says more about the neighbours than about
 the code. ``free_cores_pages_per_s`` is what the CPU seconds allow with a free core per process:
-pages / max(writer CPU, workers' CPU / N).
+pages / max(writer CPU while the workers parse, workers' CPU / N) plus the keyword index's
+build after them. With workers the FTS5 index is built at the end (``corpus.fts_build``):
+``fts_build_cpu_s`` is that build's share of ``parent_cpu_s``, ``writer_store_cpu_s`` the rest.
 """
 
 from __future__ import annotations
@@ -72,28 +74,40 @@ def _ours(source: Path, fmt: str, workers: int, repeats: int, tmp: Path) -> dict
     from ...corpus.ingest import ingest_source
     from ...corpus.store import PassageStore
 
-    times, cpus, report, articles = [], [], None, 0
+    from ...corpus.ingest import FTS_STAGE
+    from ...events import Progress
+
+    times, cpus, report, articles, builds = [], [], None, 0, []
     for r in range(repeats):
         folder = tmp / f"ours-{workers}-{r}"
         with PassageStore.open(folder / "passages.db", create=True, corpus="bench") as store:
+            at_build: list[float] = []
+
+            def on_event(e) -> None:
+                if isinstance(e, Progress) and e.stage == FTS_STAGE and not at_build:
+                    at_build.append(_cpu()[0])
             before = _cpu()
             started = time.perf_counter()
-            report = ingest_source(store, source, fmt, workers=workers)
+            report = ingest_source(store, source, fmt, workers=workers, on_event=on_event)
             times.append(time.perf_counter() - started)
             cpus.append(tuple(b - a for a, b in zip(before, _cpu())))
+            builds.append(before[0] + cpus[-1][0] - at_build[0] if at_build else 0.0)
             articles = store.conn.execute("SELECT count(DISTINCT doc_id) FROM passages").fetchone()[0]
         shutil.rmtree(folder)
     seconds = statistics.median(times)
     pages = articles + report.ignored + report.skipped
     parent = statistics.median(c[0] for c in cpus)
     children = statistics.median(c[1] for c in cpus)
+    build = statistics.median(builds)
     # On a machine with a free core per worker and one for the writer, the wall time would be
-    # the larger of the writer's CPU time and the workers' CPU time shared among them.
-    bound = max(parent, children / workers) if workers > 1 else parent
+    # the larger of the writer's CPU time and the workers' CPU time shared among them, then the
+    # keyword index's build (which starts once they are done).
+    bound = max(parent - build, children / workers) + build if workers > 1 else parent
     return {"workers": workers, "seconds": round(seconds, 3), "pages_per_s": round(pages / seconds, 1),
             "passages_per_s": round(report.added / seconds, 1), "articles": articles,
             "passages": report.added, "times": [round(t, 3) for t in times],
             "parent_cpu_s": round(parent, 3), "workers_cpu_s": round(children, 3),
+            "writer_store_cpu_s": round(parent - build, 3), "fts_build_cpu_s": round(build, 3),
             "free_cores_pages_per_s": round(pages / bound, 1), "_pages": pages}
 
 
