@@ -4,10 +4,10 @@ Known exactly: the download's size (the file list). Estimated: the passages, fro
 size (``BYTES_PER_PASSAGE``: ~30M passages of ~100 words in English's 11.6 GB of parquet, or its
 22 GB ``.xml.bz2``); from them, with the index build plan's own figures (``index.build.plan``):
 - download: at ``DOWNLOAD_BYTES_PER_S`` (an assumption: the plan says so);
-- ingest: ``ingest_rate``, from measured CPU rates (parsing per core, the one writer; below),
-  with the worker processes ``corpus.ingest_workers`` gives (auto: every core); store + FTS5
-  1.3 KB per passage, tantivy 0.17 KB from 200,000 passages up; 135 MB peak (+ one parquet row
-  group);
+- ingest: ``ingest_rate``, from measured CPU rates (parsing per core, the one writer, the
+  keyword index built at the end; below), with the worker processes ``corpus.ingest_workers``
+  gives (auto: every core); store + FTS5 1.3 KB per passage, tantivy 0.17 KB from 200,000
+  passages up; 135 MB peak (+ one parquet row group, + FTS5's 32 MB of pending terms);
 - embed: this machine's measured speed for the embedding model when a build or plan measured it
   (``plan.SpeedCache``), else the H100 figure on a usable CUDA GPU, else ~50 passages/s per
   CPU core (MiniLM, bfloat16, BENCHMARKS.md); 4·dim + 8 bytes of shards per passage;
@@ -36,12 +36,21 @@ DOWNLOAD_BYTES_PER_S = 25e6
 SERIAL_PASSAGES_PER_S = {"hub": 17_000, "dump": 2_750}  # parse and store in one process...
 SERIAL_MEASURED_AT = {"hub": 80_000, "dump": 38_700}  # ...over an ingest of this many passages
 PARSE_PASSAGES_PER_CORE_S = {"hub": 32_000, "dump": 3_380}  # in a worker, per core
-# The one writer (SQLite + FTS5, the same for every source): 20,500 passages/s over a 400k-passage
-# ingest, 23,500 over 80k (FTS5 merges grow with the index); the two sizes fit N^-0.083, which
-# ``writer_rate`` carries on to larger corpora (an extrapolation: ~14,800/s at 21 M passages).
+# The one writer in one process (no workers: SQLite + FTS5 batch by batch, the same for every
+# source): 20,500 passages/s over a 400k-passage ingest, 23,500 over 80k (FTS5 merges grow with
+# the index); the two sizes fit N^-0.083, which ``writer_rate`` carries on to larger corpora (an
+# extrapolation: ~14,800/s at 21 M passages).
 WRITER_PASSAGES_PER_S = 20_500
 WRITER_MEASURED_AT = 400_000
 WRITER_SLOWDOWN_EXP = 0.083
+# With workers the writer stores passages without FTS5 and builds that index at the end
+# (``corpus.fts_build``; BENCHMARKS.md, "The writer without per-batch FTS", at 16e7091):
+# storing (receiving the workers' passages included) 80,300 passages per CPU second over 400k,
+# 80,900 over 80k (flat: no slowdown carried on); the build 66,800 over 400k, 68,500 over 80k,
+# carried on to larger corpora with the per-batch writer's steeper N^-0.083 (an assumption,
+# on the safe side: ~48,000/s at 21 M; the two measured sizes alone fit N^-0.016).
+STORE_PASSAGES_PER_S = 80_000
+FTS_BUILD_PASSAGES_PER_S = 66_800
 STORE_BYTES_PER_PASSAGE = 1300
 TANTIVY_BYTES_PER_PASSAGE = 170
 TANTIVY_FROM = 200_000
@@ -179,6 +188,11 @@ def writer_rate(passages: int) -> float:
     return WRITER_PASSAGES_PER_S * min(1.25, (WRITER_MEASURED_AT / max(passages, 1)) ** WRITER_SLOWDOWN_EXP)
 
 
+def fts_build_rate(passages: int) -> float:
+    """Passages/s of building the keyword index of ``passages`` at the end of an ingest."""
+    return FTS_BUILD_PASSAGES_PER_S * min(1.25, (WRITER_MEASURED_AT / max(passages, 1)) ** WRITER_SLOWDOWN_EXP)
+
+
 def serial_rate(source: str, passages: int) -> float:
     """Passages/s of one process parsing and storing: its parsing time per passage (the measured
     serial time less the writer's share at that size) plus the writer's at ``passages``."""
@@ -189,8 +203,9 @@ def serial_rate(source: str, passages: int) -> float:
 def ingest_rate(release: Release, cores: int, workers_setting: int = 0,
                 passages: int = WRITER_MEASURED_AT) -> tuple[float, str]:
     """(passages/s, how) of ingesting ``release`` (``passages`` of it) with ``cores`` cores: one
-    process reads and stores; with workers, they parse on the cores the writer leaves and the one
-    writer bounds the rate. A single-stream dump (no multistream index) parses in one process."""
+    process reads and stores; with workers, they parse on the cores the writer leaves while the
+    one writer stores (the slower of the two bounds that phase), then the writer builds the
+    keyword index. A single-stream dump (no multistream index) parses in one process."""
     source = release.source
     workers = workers_setting if workers_setting > 0 else min(cores, 16)
     splittable = source != "dump" or any(f.name.endswith("-index.txt.bz2") for f in release.files)
@@ -198,10 +213,13 @@ def ingest_rate(release: Release, cores: int, workers_setting: int = 0,
     serial = serial_rate(source, passages)
     if workers <= 1 or cores <= 1:
         return serial, f"{serial:,.0f} passages/s in one process"
-    writer = writer_rate(passages)
-    rate = max(serial, min(writer, PARSE_PASSAGES_PER_CORE_S[source] * parse_cores))
-    bound = "the writer" if rate == writer else f"{parse_cores} parsing core(s)"
-    return float(rate), f"{rate:,.0f} passages/s, {workers} worker processes, bound by {bound}"
+    parse = PARSE_PASSAGES_PER_CORE_S[source] * parse_cores
+    store = min(STORE_PASSAGES_PER_S, parse)
+    fts = fts_build_rate(passages)
+    rate = max(serial, 1 / (1 / store + 1 / fts))
+    bound = "the writer" if store == STORE_PASSAGES_PER_S else f"{parse_cores} parsing core(s)"
+    return float(rate), (f"{rate:,.0f} passages/s: {workers} worker processes, bound by {bound} "
+                         f"({store:,.0f}/s), then the keyword index ({fts:,.0f}/s)")
 
 
 def _second_model(settings, models_dir: Path, passages: int) -> str:
