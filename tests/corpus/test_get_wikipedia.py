@@ -387,12 +387,12 @@ def test_the_ingest_estimate_uses_the_measured_rates_and_the_cores():
     assert estimate.ingest_rate(hub, 1, passages=80_000)[0] == pytest.approx(
         estimate.SERIAL_PASSAGES_PER_S["hub"])  # as measured, at the size measured
     assert estimate.ingest_rate(hub, 1, passages=21_000_000)[0] < estimate.writer_rate(21_000_000)
-    fts = estimate.FTS_BUILD_PASSAGES_PER_S  # the keyword index, built after the parallel phase
+    fts = estimate.fts_build_rate(400_000)  # the keyword index, built after the parallel phase
 
     def then_fts(rate):
         return pytest.approx(1 / (1 / rate + 1 / fts))
     rate, how = estimate.ingest_rate(hub, 16)  # 15 parsing cores outrun the one writer
-    assert rate == then_fts(estimate.STORE_PASSAGES_PER_S) and "bound by the writer" in how
+    assert rate == then_fts(estimate.store_rate(400_000)) and "bound by the writer" in how
     assert "then the keyword index" in how
     dump_cores = estimate.PARSE_PASSAGES_PER_CORE_S["dump"]
     rate, how = estimate.ingest_rate(multistream, 16)  # markup: 15 cores parse slower than it stores

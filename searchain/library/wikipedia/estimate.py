@@ -7,7 +7,7 @@ size (``BYTES_PER_PASSAGE``: ~30M passages of ~100 words in English's 11.6 GB of
 - ingest: ``ingest_rate``, from measured CPU rates (parsing per core, the one writer, the
   keyword index built at the end; below), with the worker processes ``corpus.ingest_workers``
   gives (auto: every core); store + FTS5 1.3 KB per passage, tantivy 0.17 KB from 200,000
-  passages up; 135 MB peak (+ one parquet row group, + FTS5's 32 MB of pending terms);
+  passages up; 135 MB peak (+ one parquet row group; the keyword index build at the end: 130 MB);
 - embed: this machine's measured speed for the embedding model when a build or plan measured it
   (``plan.SpeedCache``), else the H100 figure on a usable CUDA GPU, else ~50 passages/s per
   CPU core (MiniLM, bfloat16, BENCHMARKS.md); 4·dim + 8 bytes of shards per passage;
@@ -44,13 +44,15 @@ WRITER_PASSAGES_PER_S = 20_500
 WRITER_MEASURED_AT = 400_000
 WRITER_SLOWDOWN_EXP = 0.083
 # With workers the writer stores passages without FTS5 and builds that index at the end
-# (``corpus.fts_build``; BENCHMARKS.md, "The writer without per-batch FTS", at 16e7091):
-# storing (receiving the workers' passages included) 80,300 passages per CPU second over 400k,
-# 80,900 over 80k (flat: no slowdown carried on); the build 66,800 over 400k, 68,500 over 80k,
-# carried on to larger corpora with the per-batch writer's steeper N^-0.083 (an assumption,
-# on the safe side: ~48,000/s at 21 M; the two measured sizes alone fit N^-0.016).
-STORE_PASSAGES_PER_S = 80_000
-FTS_BUILD_PASSAGES_PER_S = 66_800
+# (``corpus.fts_build``; BENCHMARKS.md, "The writer without per-batch FTS", at ce68b3f), per
+# CPU second: storing (receiving the workers' passages included) 80,400 over a 2 M-passage
+# ingest, 84,000 over 400k, 86,900 over 80k (N^-0.027); the build 59,200 over 2 M, 64,700
+# over 400k, 69,300 over 80k (N^-0.055), carried on with the per-batch writer's steeper
+# N^-0.083 (an assumption, on the safe side: ~48,700/s at 21 M, against ~52,000 by its own fit).
+STORE_PASSAGES_PER_S = 80_400
+FTS_BUILD_PASSAGES_PER_S = 59_200
+STORE_FTS_MEASURED_AT = 2_000_000
+STORE_SLOWDOWN_EXP = 0.027
 STORE_BYTES_PER_PASSAGE = 1300
 TANTIVY_BYTES_PER_PASSAGE = 170
 TANTIVY_FROM = 200_000
@@ -188,9 +190,14 @@ def writer_rate(passages: int) -> float:
     return WRITER_PASSAGES_PER_S * min(1.25, (WRITER_MEASURED_AT / max(passages, 1)) ** WRITER_SLOWDOWN_EXP)
 
 
+def store_rate(passages: int) -> float:
+    """The writer's passages/s storing an ingest of ``passages`` without its keyword index."""
+    return STORE_PASSAGES_PER_S * min(1.25, (STORE_FTS_MEASURED_AT / max(passages, 1)) ** STORE_SLOWDOWN_EXP)
+
+
 def fts_build_rate(passages: int) -> float:
     """Passages/s of building the keyword index of ``passages`` at the end of an ingest."""
-    return FTS_BUILD_PASSAGES_PER_S * min(1.25, (WRITER_MEASURED_AT / max(passages, 1)) ** WRITER_SLOWDOWN_EXP)
+    return FTS_BUILD_PASSAGES_PER_S * min(1.25, (STORE_FTS_MEASURED_AT / max(passages, 1)) ** WRITER_SLOWDOWN_EXP)
 
 
 def serial_rate(source: str, passages: int) -> float:
@@ -214,10 +221,11 @@ def ingest_rate(release: Release, cores: int, workers_setting: int = 0,
     if workers <= 1 or cores <= 1:
         return serial, f"{serial:,.0f} passages/s in one process"
     parse = PARSE_PASSAGES_PER_CORE_S[source] * parse_cores
-    store = min(STORE_PASSAGES_PER_S, parse)
+    writer = store_rate(passages)
+    store = min(writer, parse)
     fts = fts_build_rate(passages)
     rate = max(serial, 1 / (1 / store + 1 / fts))
-    bound = "the writer" if store == STORE_PASSAGES_PER_S else f"{parse_cores} parsing core(s)"
+    bound = "the writer" if store == writer else f"{parse_cores} parsing core(s)"
     return float(rate), (f"{rate:,.0f} passages/s: {workers} worker processes, bound by {bound} "
                          f"({store:,.0f}/s), then the keyword index ({fts:,.0f}/s)")
 
