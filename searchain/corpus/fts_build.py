@@ -1,12 +1,13 @@
 """The store's FTS5 keyword index: indexed batch by batch, or built once after a large ingest.
 
 A small ingest (and every update) indexes each batch of passages in the batch's own
-transaction. A large one (parsed by worker processes, ``ingest.ingest_source``) would spend
-~70 % of its one writer's CPU on that, and the writer, not the parsers, would bound it; so it
-stores the passages alone and builds the index at its end, in id ranges of ``CHUNK`` passages,
-one transaction each (measured in BENCHMARKS.md, "The writer without per-batch FTS": the
-writer stores ~4x more passages per CPU second, and the whole ingest costs less CPU, since
-FTS5 merges far less when it indexes 200,000 passages a transaction than 500).
+transaction. An ingest whose workers parse faster than such a writer can keep up with
+(``worth_deferring``) would spend ~75 % of its one writer's CPU on that, and the writer, not
+the parsers, would bound it; so it stores the passages alone and builds the index at its end,
+in id ranges of ``CHUNK`` passages, one transaction each (measured in BENCHMARKS.md, "The
+writer without per-batch FTS": the writer stores ~4x more passages per CPU second, and the
+whole ingest costs less CPU, since FTS5 merges far less when it indexes 200,000 passages a
+transaction than 500).
 
 The state is in ``meta['fts']`` (absent means complete, as in every store made before)::
 
@@ -33,12 +34,27 @@ COMPLETE, DEFERRED = "complete", "deferred"
 # Passages a build transaction. Each transaction's terms become one new segment when its pending
 # terms fit HASH_BYTES, so fewer, larger transactions merge less: at 2 M passages 200,000 with
 # 128 MiB built in 20 % less CPU than 50,000 with 32 MiB (500,000 with 256 MiB: no better),
-# for ~65 MB more peak memory (130 MB in all; constant, whatever the corpus) and a WAL of a
-# transaction's index pages (~100 MB).
+# for ~70 MB more peak memory (an ingest's peak 191 MB at 400k passages, 194 MB at 2 M: it does
+# not grow with the corpus) and a WAL of one transaction's index pages (~100 MB).
 CHUNK = 200_000
 # FTS5 settings a build leaves in the index's config (they persist; measured equal query times):
 AUTOMERGE = 16  # segments of a level before they merge (FTS5's default 4 merges far more)
 HASH_BYTES = 128 << 20  # pending terms kept in memory before a segment is written (default 1 MiB)
+
+
+# Defer when the workers together parse at least this many passages/s (``parse_passages_per_core_s``
+# of the source, measured, times the workers): with a free core each, a writer indexing per batch
+# stores ~20,000/s, one that defers 80,000/s and then builds 59,000/s, so deferring is faster
+# once 1/20,000 > 1/P + 1/59,000, i.e. P > ~30,000 (parquet from 1 worker, a multistream dump from
+# 9). Slower parsing leaves the per-batch writer idle part of the time, the indexing fits in it,
+# and deferring would only add the build after the parse (~10 % slower for a dump on 4-8 cores).
+DEFER_FROM_PASSAGES_PER_S = 30_000
+
+
+def worth_deferring(source, workers: int) -> bool:
+    """Whether an ingest of ``source`` with ``workers`` processes should build its index at the end."""
+    rate = getattr(source, "parse_passages_per_core_s", 0)
+    return workers > 1 and workers * rate >= DEFER_FROM_PASSAGES_PER_S
 
 
 def indexed_to(conn: sqlite3.Connection) -> int | None:

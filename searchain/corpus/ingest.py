@@ -60,8 +60,8 @@ def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFA
     A source that yields nothing at all (empty, or every record malformed) is a CorpusError.
     ``workers``: processes that parse a source that can be split (``parallel``; 0 = auto, by
     the cores and the file's size); the passages, their order and ids do not depend on it.
-    With workers, the FTS5 keyword index is built once at the end (``fts_build``: the one
-    writer would otherwise bound the ingest), and after a failure, for what was stored; a
+    With workers that parse faster than a per-batch writer stores (``fts_build.worth_deferring``),
+    the FTS5 keyword index is built once at the end, and after a failure for what was stored; a
     cancel leaves it to the next add (or the first search). An index a killed ingest left
     unbuilt is built at the end of any ingest.
     """
@@ -74,8 +74,8 @@ def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFA
     processes, head_start = worker_plan(source, workers) if workers != 1 else (1, False)
     stream: Iterator[Passage] = (parallel_passages(source, processes, head_start) if processes > 1
                                  else iter(source.passages()))
-    if processes > 1 and (ids_from is None or store.count() == 0):  # else the ids may fall below X
-        store.defer_fts()
+    if fts_build.worth_deferring(source, processes) and (ids_from is None or store.count() == 0):
+        store.defer_fts()  # (with ids_from, only into an empty store: else ids may fall below X)
     emit(on_event, Progress(STAGE, 0, None, f"reading {path}" + (
         f" (continuing after page {source.resume_after})" if getattr(source, "resume_after", None)
         else "") + (f" with {processes} worker processes" if processes > 1 else ""), started))

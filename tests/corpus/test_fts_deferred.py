@@ -1,6 +1,9 @@
 """The keyword index a large ingest builds at its end (``corpus.fts_build``, #33): it answers as
 the per-batch index does; a kill -9 mid-ingest, before the build, or during it resumes to an index
-holding exactly the store's passages; updates and searches never use a half-built one."""
+holding exactly the store's passages; updates and searches never use a half-built one.
+
+The dumps here parse too slowly for deferring to pay (``worth_deferring``), so most tests lower
+its threshold (``defer_always``; the child scripts too); the parquet tests use the real one."""
 
 import random
 
@@ -20,6 +23,12 @@ from searchain.types import Passage
 from tests.corpus.test_parallel_ingest import kill_ingest_after_first_commit
 
 QUERIES = ["Page 7", "Page 123", "Page 299 page"]
+ALWAYS = "fts_build.DEFER_FROM_PASSAGES_PER_S = 0\n"
+
+
+@pytest.fixture
+def defer_always(monkeypatch):
+    monkeypatch.setattr(fts_build, "DEFER_FROM_PASSAGES_PER_S", 0)
 
 
 def hits(manager, name, queries=QUERIES, k=10):
@@ -37,7 +46,26 @@ def fts_state(manager, name):
         return store.meta_get(fts_build.META_KEY), fts_build.pending(store.conn), store.fts_integrity_ok()
 
 
-def test_an_ingest_with_workers_builds_the_index_at_its_end_and_answers_as_per_batch(home, tmp_path):
+def test_deferring_pays_when_the_workers_parse_faster_than_a_per_batch_writer(tmp_path):
+    pytest.importorskip("pyarrow")
+    from searchain.bench.ingest.multistream import to_multistream
+    from searchain.corpus.problems import ProblemLog
+    from searchain.corpus.sources import open_source
+    from tests.fixtures.parquet import filler, write_parquet
+
+    def source(path, fmt):
+        return open_source(path, fmt, "c", ProblemLog(), None)
+    hub = source(write_parquet(tmp_path / "a.parquet", filler(3)), "parquet")
+    single = source(make_dump(tmp_path / "w.xml.bz2", 5, random.Random(1)), "mediawiki")
+    multi = source(to_multistream(tmp_path / "w.xml.bz2", tmp_path / "m-multistream.xml.bz2")[0],
+                   "mediawiki")
+    assert fts_build.worth_deferring(hub, 2) and not fts_build.worth_deferring(hub, 1)
+    assert not fts_build.worth_deferring(single, 16)  # the parent decompresses: ~2 workers' worth
+    assert not fts_build.worth_deferring(multi, 8) and fts_build.worth_deferring(multi, 9)
+
+
+def test_an_ingest_with_workers_builds_the_index_at_its_end_and_answers_as_per_batch(home, tmp_path,
+                                                                                    defer_always):
     dump = make_dump(tmp_path / "wiki.xml.bz2", 300, random.Random(0))  # 1,500 passages
     manager = CorpusManager(home, Settings())
     events = []
@@ -103,6 +131,7 @@ KILL_BEFORE_BUILD = """
         print("COMMITTED", flush=True)  # every passage stored, none of them indexed
         time.sleep(600)
     fts_build.build = stop
+    fts_build.DEFER_FROM_PASSAGES_PER_S = 0
     CorpusManager(AppPaths.resolve(sys.argv[1]), Settings()).add("wiki", sys.argv[2], workers=3)
 """
 
@@ -114,6 +143,7 @@ KILL_DURING_BUILD = """
     from searchain.corpus.manager import CorpusManager
     from searchain.events import Progress
     fts_build.CHUNK = 400
+    fts_build.DEFER_FROM_PASSAGES_PER_S = 0
     def on_event(e):
         if isinstance(e, Progress) and e.stage == FTS_STAGE and e.done:
             print("COMMITTED", flush=True)  # one range of the index built and committed
@@ -125,7 +155,8 @@ KILL_DURING_BUILD = """
 
 @pytest.mark.parametrize("script, indexed", [(KILL_BEFORE_BUILD, 0), (KILL_DURING_BUILD, 400)],
                          ids=["before the build", "during the build"])
-def test_a_kill_around_the_build_resumes_to_the_whole_index(home, tmp_path, script, indexed):
+def test_a_kill_around_the_build_resumes_to_the_whole_index(home, tmp_path, script, indexed,
+                                                            defer_always):
     dump = make_dump(tmp_path / "wiki.xml.bz2", 300, random.Random(0))
     kill_ingest_after_first_commit(script, home, dump)
     manager = CorpusManager(home, Settings())
@@ -139,11 +170,16 @@ def test_a_kill_around_the_build_resumes_to_the_whole_index(home, tmp_path, scri
     assert hits(manager, "wiki") == hits(manager, "whole")
 
 
-def test_a_kill_mid_ingest_resumes_and_a_search_before_that_builds_what_was_stored(home, tmp_path):
+def test_a_kill_mid_ingest_resumes_and_a_search_before_that_builds_what_was_stored(home, tmp_path,
+                                                                                   defer_always):
     from tests.corpus.test_parallel_ingest import KILL_CHILD
 
     dump = make_dump(tmp_path / "wiki.xml.bz2", 300, random.Random(0))
-    kill_ingest_after_first_commit(KILL_CHILD, home, dump)
+    script = KILL_CHILD.replace("from searchain.events import Progress\n",
+                                "from searchain.events import Progress\n"
+                                "    from searchain.corpus import fts_build\n    " + ALWAYS)
+    assert ALWAYS in script
+    kill_ingest_after_first_commit(script, home, dump)
     manager = CorpusManager(home, Settings())
     stored = manager.info("wiki").passages
     assert 0 < stored < 1500 and fts_state(manager, "wiki")[1] == stored
@@ -172,7 +208,7 @@ def test_a_search_while_the_ingest_holds_the_corpus_says_the_index_is_being_buil
     assert hits(manager, "w", ["number1"])["number1"][0][0] == "p1"  # released: built, answered
 
 
-def test_a_cancelled_ingest_leaves_the_index_to_the_next_add(home, tmp_path):
+def test_a_cancelled_ingest_leaves_the_index_to_the_next_add(home, tmp_path, defer_always):
     from searchain.events import Cancelled
 
     dump = make_dump(tmp_path / "wiki.xml.bz2", 300, random.Random(0))

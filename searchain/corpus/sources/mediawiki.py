@@ -92,6 +92,14 @@ class MediaWikiSource(Source):
 
     # -- parallel ingest (``corpus.parallel``): work items read here, parsed in workers --------
 
+    @property
+    def parse_passages_per_core_s(self) -> int:
+        """Passages a worker parses per CPU second, measured on real English pages (BENCHMARKS.md,
+        #33), for ``fts_build``; a single-stream dump is read by the parent: ~2 workers' worth."""
+        from .multistream import find_index
+
+        return 3_380 if find_index(self.path) is not None else 0
+
     def work_items(self) -> Iterator[tuple[object, int]]:
         """``(item, bytes_done)`` in file order: streams of a multistream dump when its index lies
         beside it (each worker decompresses its own), else batches of raw pages read here."""

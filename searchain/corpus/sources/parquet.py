@@ -55,6 +55,8 @@ def parquet_files(path: Path) -> list[Path]:
 
 class ParquetSource(Source):
     format = "parquet"
+    # measured (BENCHMARKS.md, #33): passages a worker parses per CPU second (``fts_build``)
+    parse_passages_per_core_s = 32_000
     resume_after: str | None = None  # article id of the last article stored by a stopped ingest
     skipped_articles = 0  # passed over, unparsed, while resuming
 

@@ -21,6 +21,7 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ...corpus.fts_build import DEFER_FROM_PASSAGES_PER_S
 from ...files import free_bytes
 from ...units import duration, size
 from .remote import Release
@@ -211,8 +212,10 @@ def ingest_rate(release: Release, cores: int, workers_setting: int = 0,
                 passages: int = WRITER_MEASURED_AT) -> tuple[float, str]:
     """(passages/s, how) of ingesting ``release`` (``passages`` of it) with ``cores`` cores: one
     process reads and stores; with workers, they parse on the cores the writer leaves while the
-    one writer stores (the slower of the two bounds that phase), then the writer builds the
-    keyword index. A single-stream dump (no multistream index) parses in one process."""
+    one writer stores (the slower of the two bounds that phase), indexing each batch, or, where
+    the workers parse fast enough for that to pay (as ``corpus.fts_build.worth_deferring``
+    decides), storing alone and then building the keyword index. A single-stream dump (no
+    multistream index) parses in one process."""
     source = release.source
     workers = workers_setting if workers_setting > 0 else min(cores, 16)
     splittable = source != "dump" or any(f.name.endswith("-index.txt.bz2") for f in release.files)
@@ -221,6 +224,11 @@ def ingest_rate(release: Release, cores: int, workers_setting: int = 0,
     if workers <= 1 or cores <= 1:
         return serial, f"{serial:,.0f} passages/s in one process"
     parse = PARSE_PASSAGES_PER_CORE_S[source] * parse_cores
+    if not splittable or workers * PARSE_PASSAGES_PER_CORE_S[source] < DEFER_FROM_PASSAGES_PER_S:
+        writer = writer_rate(passages)  # the writer indexes per batch (``fts_build.worth_deferring``)
+        rate = max(serial, min(writer, parse))
+        bound = "the writer" if rate == writer else f"{parse_cores} parsing core(s)"
+        return float(rate), f"{rate:,.0f} passages/s, {workers} worker processes, bound by {bound}"
     writer = store_rate(passages)
     store = min(writer, parse)
     fts = fts_build_rate(passages)
