@@ -45,9 +45,9 @@ HASH_BYTES = 128 << 20  # pending terms kept in memory before a segment is writt
 # Defer when the workers together parse at least this many passages/s (``parse_passages_per_core_s``
 # of the source, measured, times the workers): with a free core each, a writer indexing per batch
 # stores ~20,000/s, one that defers 80,000/s and then builds 59,000/s, so deferring is faster
-# once 1/20,000 > 1/P + 1/59,000, i.e. P > ~30,000 (parquet from 1 worker, a multistream dump from
-# 9). Slower parsing leaves the per-batch writer idle part of the time, the indexing fits in it,
-# and deferring would only add the build after the parse (~10 % slower for a dump on 4-8 cores).
+# once 1/20,000 > 1/P + 1/59,000, i.e. P > ~30,000 (parquet from 2 workers, a multistream dump
+# from 9). Slower parsing leaves the per-batch writer idle part of the time, the indexing fits in
+# it, and deferring would only add the build after the parse (a third slower at P = 20,000).
 DEFER_FROM_PASSAGES_PER_S = 30_000
 
 

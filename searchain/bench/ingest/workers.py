@@ -15,8 +15,9 @@ worker the parser too; ``workers_cpu_s``: the worker processes; wikiextractor's 
 its processes), since on a shared machine wall time says more about the neighbours than about
 the code. ``free_cores_pages_per_s`` is what the CPU seconds allow with a free core per process:
 pages / max(writer CPU while the workers parse, workers' CPU / N) plus the keyword index's
-build after them. With workers the FTS5 index is built at the end (``corpus.fts_build``):
-``fts_build_cpu_s`` is that build's share of ``parent_cpu_s``, ``writer_store_cpu_s`` the rest.
+build after them. Where the workers parse fast enough, the FTS5 index is built at the end
+(``corpus.fts_build``): ``fts_build_cpu_s`` is that build's share of ``parent_cpu_s`` (0 where
+each batch is indexed as it is stored), ``writer_store_cpu_s`` the rest.
 """
 
 from __future__ import annotations
