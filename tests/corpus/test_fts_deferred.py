@@ -248,3 +248,20 @@ def test_an_update_of_a_corpus_ingested_with_workers_keeps_the_index_right(home,
     found = hits(manager, "w", ["fast", gone["title"]])
     assert {pid.split("#")[0] for pid, _ in found["fast"]} == {"1002", "1009"}  # the changed two
     assert found[gone["title"]] and not any(pid.startswith(f"{gone['id']}#") for pid, _ in found[gone["title"]])
+
+
+def test_an_export_of_a_corpus_left_deferred_builds_its_index_first(home, tmp_path):
+    from searchain.library.bundle_export import export_corpus
+    from searchain.library.bundle_import import import_corpus
+
+    manager = CorpusManager(home, Settings())
+    manager.add("w", make_dump(tmp_path / "w.xml.bz2", 10, random.Random(1)), workers=1)
+    with manager.open_store("w") as store:  # as a killed ingest with workers leaves it
+        store.defer_fts()
+        store.add(passages(3))
+    file = tmp_path / "w.searchain-corpus"
+    export_corpus(home, Settings(), "w", file)
+    assert fts_state(manager, "w") == ({"state": "complete"}, 0, True)
+    import_corpus(home, Settings(), file, as_name="copy")
+    assert fts_state(manager, "copy") == ({"state": "complete"}, 0, True)
+    assert hits(manager, "copy", ["number2"])["number2"][0][0] == "p2"
