@@ -265,3 +265,24 @@ def test_an_export_of_a_corpus_left_deferred_builds_its_index_first(home, tmp_pa
     import_corpus(home, Settings(), file, as_name="copy")
     assert fts_state(manager, "copy") == ({"state": "complete"}, 0, True)
     assert hits(manager, "copy", ["number2"])["number2"][0][0] == "p2"
+
+
+def test_a_rebuild_with_workers_defers_into_its_fresh_store_and_keeps_the_ids(home, tmp_path):
+    pytest.importorskip("pyarrow")
+    from tests.corpus.test_update_parallel import long_articles
+    from tests.fixtures.parquet import write_parquet
+
+    settings = Settings()
+    settings.corpus.ingest_workers = 2  # parquet on 2 workers: deferred (the real threshold)
+    manager = CorpusManager(home, settings)
+    source = write_parquet(tmp_path / "a.parquet", long_articles(12), row_group_size=3)
+    manager.add("w", source)
+    with manager.open_store("w") as store:
+        before = store.conn.execute("SELECT id, pid FROM passages ORDER BY id").fetchall()
+    events = []
+    manager.rebuild("w", on_event=events.append)
+    assert any(isinstance(e, Progress) and e.stage == FTS_STAGE for e in events)
+    with manager.open_store("w") as store:
+        assert store.conn.execute("SELECT id, pid FROM passages ORDER BY id").fetchall() == before
+    assert fts_state(manager, "w") == ({"state": "complete"}, 0, True)
+    assert hits(manager, "w", ["slowly"])["slowly"]
