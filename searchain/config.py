@@ -192,7 +192,8 @@ class ReasoningSettings:
     # question's passages (shown as a draft at RAG's speed), then check it. The final answer
     # reads those passages plus the path's; when the path adds none, its prompt is the draft's,
     # so the draft is the final answer; otherwise it continues from the draft prompt's saved KV.
-    draft_answer: bool = False
+    # Measured: first answer at 1.00x RAG's time, the whole answer's cost unchanged (BENCHMARKS.md, Lever 7).
+    draft_answer: bool = True
 
 
 @dataclass

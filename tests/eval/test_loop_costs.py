@@ -4,12 +4,10 @@ tokens and seconds per question, the mode ratio, and variants paired question by
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 
 import pytest
 
 from searchain.bench.loop import Variant, parse_variant, summarize_loop
-from searchain.config import ReasoningSettings
 from searchain.errors import ConfigError
 from searchain.eval.costs import phase_costs, ratio
 from searchain.eval.datasets import EvalDataset, EvalQuestion
@@ -18,7 +16,7 @@ from searchain.llm.base import Completion, Usage
 from searchain.llm.fakes.scripted import ScriptedLLM
 from searchain.reader.llm_reader import LLMReader
 from searchain.reasoning.engine import SearChainEngine
-from tests.fixtures.reasoning import Q1, Q2, QUESTION, chain
+from tests.fixtures.reasoning import Q1, Q2, QUESTION, chain, loop_settings
 
 TRACE = "[Final Content]: Kevin Drew [1] was born in Toronto [2]. So the final answer is Toronto."
 
@@ -42,7 +40,7 @@ class HalfCachedLLM:
 def test_every_phase_reports_evaluated_tokens_and_seconds(retriever):
     model = HalfCachedLLM(ScriptedLLM([chain((Q1, "Kevin Drew"), (Q2, "Toronto")), "Kevin Drew", "Toronto", TRACE]))
     engine = SearChainEngine(model, retriever, LLMReader(model),
-                             settings=replace(ReasoningSettings(), duplicate_threshold=2.0))
+                             settings=loop_settings(duplicate_threshold=2.0))
     dataset = EvalDataset(path="mem", kind="hotpotqa", fingerprint="0",
                           questions=(EvalQuestion(id="q1", question=QUESTION, answers=("Toronto",)),))
     report = run_eval(engine, dataset, mode="searchain")

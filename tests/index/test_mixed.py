@@ -142,6 +142,7 @@ def _workspace(home):
     settings.retrieval.retriever = "bm25"
     settings.active_corpus = "wiki"
     settings.reasoning.duplicate_threshold = 2.0  # off: no embedding model to load here
+    settings.reasoning.draft_answer = False  # the scripted model answers the loop's calls only
     return Workspace(home, settings)
 
 

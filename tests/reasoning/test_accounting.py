@@ -1,12 +1,10 @@
 """Issue #23.8: every model call is counted, per phase, the LLM reader's included; and the
 final content composed when the model's own is unusable reads as clean sentences."""
 
-from dataclasses import replace
 
 import pytest
 
 from searchain.cli.ask import result_to_json
-from searchain.config import ReasoningSettings
 from searchain.eval.datasets import EvalDataset, EvalQuestion
 from searchain.eval.runner import run_eval
 from searchain.llm.base import GenerationParams
@@ -15,7 +13,7 @@ from searchain.reader.llm_reader import LLMReader
 from searchain.reasoning.engine import SearChainEngine
 from searchain.reasoning.result import DECISION_COMPLETED, SOURCE_IR_COMPLETED, Node
 from searchain.reasoning.tracing import compose_from_path, finalize
-from tests.fixtures.reasoning import PASSAGES, Q1, Q2, QUESTION, chain
+from tests.fixtures.reasoning import PASSAGES, Q1, Q2, QUESTION, chain, loop_settings
 
 TRACE = "[Final Content]: Kevin Drew [1] was born in Toronto [2]. So the final answer is Toronto."
 
@@ -38,7 +36,7 @@ class CountingLLM:
 
 
 def _engine(llm, retriever, reader, **kw):
-    return SearChainEngine(llm, retriever, reader, settings=replace(ReasoningSettings(), duplicate_threshold=2.0), **kw)
+    return SearChainEngine(llm, retriever, reader, settings=loop_settings(duplicate_threshold=2.0), **kw)
 
 
 def test_the_readers_calls_are_counted_in_their_own_phase(retriever):

@@ -3,15 +3,13 @@ chain streams, ``ChainDrafted`` carries the steps finished so far, before ``Chai
 
 from __future__ import annotations
 
-from dataclasses import replace
 
-from searchain.config import ReasoningSettings
 from searchain.llm.fakes.scripted import ScriptedLLM
 from searchain.reader.llm_reader import LLMReader
 from searchain.reasoning.engine import SearChainEngine
 from searchain.reasoning.events import ChainDrafted, ChainGenerated, TokenGenerated
 from searchain.reasoning.loop import StepDrafts
-from tests.fixtures.reasoning import Q1, Q2, QUESTION, chain
+from tests.fixtures.reasoning import Q1, Q2, QUESTION, chain, loop_settings
 
 TRACE = "[Final Content]: Kevin Drew [1] was born in Toronto [2]. So the final answer is Toronto."
 
@@ -19,7 +17,7 @@ TRACE = "[Final Content]: Kevin Drew [1] was born in Toronto [2]. So the final a
 def test_steps_are_shown_one_by_one_before_the_chain_ends(retriever):
     model = ScriptedLLM([chain((Q1, "Kevin Drew"), (Q2, "Toronto")), "Kevin Drew", "Toronto", TRACE])
     engine = SearChainEngine(model, retriever, LLMReader(model),
-                             settings=replace(ReasoningSettings(), duplicate_threshold=2.0))
+                             settings=loop_settings(duplicate_threshold=2.0))
     events: list = []
     engine.answer(QUESTION, on_event=events.append)
     drafted = [i for i, e in enumerate(events) if isinstance(e, ChainDrafted)]

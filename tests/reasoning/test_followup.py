@@ -4,7 +4,6 @@ from dataclasses import replace
 
 import pytest
 
-from searchain.config import ReasoningSettings
 from searchain.llm.fakes.scripted import ScriptedLLM
 from searchain.reasoning.chain.parser import parse_chain
 from searchain.reasoning.engine import SearChainEngine
@@ -12,7 +11,7 @@ from searchain.reasoning.events import PHASE_REWRITE, QuestionRewritten, TokenGe
 from searchain.reasoning.followup import (
     STANDALONE_CHARS, PriorTurn, format_turns, parse_standalone, standalone_grammar,
 )
-from tests.fixtures.reasoning import HashingEmbedder, chain
+from tests.fixtures.reasoning import HashingEmbedder, chain, loop_settings
 
 HISTORY = [
     PriorTurn("Who released the album Spirit If...?",
@@ -34,7 +33,7 @@ class RecordingRetriever:
 
 
 def engine(llm, retriever, reader, **settings):
-    return SearChainEngine(llm, retriever, reader, settings=replace(ReasoningSettings(), **settings),
+    return SearChainEngine(llm, retriever, reader, settings=loop_settings(**settings),
                            embedder=HashingEmbedder())
 
 
@@ -111,7 +110,7 @@ def test_long_answers_are_cut_in_the_rewrite_prompt():
 def test_rewrite_through_real_llama_cpp_is_one_bounded_line(tiny_llm, retriever, reader):
     # Random weights write gibberish, but the grammar makes it one [Question] line; the engine
     # answers whatever it parsed and records it (or the typed question if nothing usable came).
-    eng = SearChainEngine(tiny_llm, retriever, reader, settings=ReasoningSettings(),
+    eng = SearChainEngine(tiny_llm, retriever, reader, settings=loop_settings(),
                           embedder=HashingEmbedder())
     eng.generation = replace(eng.generation, max_tokens=200, temperature=1.0, seed=5)
     events = []

@@ -1,11 +1,9 @@
 """Algorithm 1 branch by branch, with a scripted LLM, the BM25 retriever and the lexical reader."""
 
 import re
-from dataclasses import replace
 
 import pytest
 
-from searchain.config import ReasoningSettings
 from searchain.errors import Cancelled, ConfigError, SearchainError
 from searchain.events import CancelToken
 from searchain.llm.fakes.scripted import ScriptedLLM
@@ -17,14 +15,14 @@ from searchain.reasoning.result import (
     DECISION_COMPLETED, DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_NOT_CONFIRMED, DECISION_PASS,
     DECISION_UNCHECKED, SOURCE_IR_COMPLETED, SOURCE_IR_CORRECTED, SOURCE_LLM_VERIFIED,
 )
-from tests.fixtures.reasoning import PASSAGES, Q1, Q2, Q3, QUESTION, HashingEmbedder, chain
+from tests.fixtures.reasoning import PASSAGES, Q1, Q2, Q3, QUESTION, HashingEmbedder, chain, loop_settings
 
 TRACE = ("[Final Content]: Spirit If... is by Kevin Drew [1]. He was born in Toronto [2]. "
          "Greyhound buses leave from the Toronto Coach Terminal [3]. So the final answer is Toronto Coach Terminal.")
 
 
 def engine(llm, retriever, reader, **settings):
-    return SearChainEngine(llm, retriever, reader, settings=replace(ReasoningSettings(), **settings),
+    return SearChainEngine(llm, retriever, reader, settings=loop_settings(**settings),
                            embedder=HashingEmbedder())
 
 
@@ -114,14 +112,14 @@ def test_duplicate_queries_are_skipped_by_embedding_similarity(retriever, reader
         TRACE,
     ])
     embedder = HashingEmbedder()
-    eng = SearChainEngine(llm, retriever, reader, settings=replace(ReasoningSettings(), duplicate_threshold=0.6),
+    eng = SearChainEngine(llm, retriever, reader, settings=loop_settings(duplicate_threshold=0.6),
                           embedder=embedder)
     result = eng.answer(QUESTION)
     assert result.branches[1].nodes[0].decision == DECISION_DUPLICATE
     assert embedder.calls >= 1
     # Without duplicate detection the paraphrase is checked (and corrected) again.
     llm = ScriptedLLM(llm.outputs[:2] + [chain((Q3, "Toronto Coach Terminal"))] + [TRACE])
-    eng = SearChainEngine(llm, retriever, reader, settings=replace(ReasoningSettings(), duplicate_threshold=2.0))
+    eng = SearChainEngine(llm, retriever, reader, settings=loop_settings(duplicate_threshold=2.0))
     result = eng.answer(QUESTION)
     assert result.branches[1].nodes[0].decision == DECISION_CORRECTED
 
@@ -145,7 +143,7 @@ def test_identical_chain_after_identical_feedback_stops_early(retriever, reader)
 
 def test_coq_mode_uses_no_ir_and_keeps_no_marks(reader):
     llm = ScriptedLLM([chain((Q1, "Kevin Drew"), (Q2, "Toronto"))])
-    result = SearChainEngine(llm, None, None, settings=ReasoningSettings()).answer(QUESTION, mode="coq")
+    result = SearChainEngine(llm, None, None, settings=loop_settings()).answer(QUESTION, mode="coq")
     assert result.stop_reason == "no_ir" and result.references == []
     assert "[" not in result.final_content and result.answer == "Toronto Coach Terminal"
     assert [n.decision for n in result.path] == [DECISION_UNCHECKED] * 2
@@ -153,12 +151,12 @@ def test_coq_mode_uses_no_ir_and_keeps_no_marks(reader):
 
 def test_direct_and_rag_baselines(retriever):
     llm = ScriptedLLM(["It is the Toronto Coach Terminal. So the final answer is Toronto Coach Terminal."])
-    result = SearChainEngine(llm, None, None, settings=ReasoningSettings()).answer(QUESTION, mode="direct")
+    result = SearChainEngine(llm, None, None, settings=loop_settings()).answer(QUESTION, mode="direct")
     assert result.answer == "Toronto Coach Terminal" and result.references == []
     pids = [h.passage.pid for h in retriever.search(QUESTION, k=3)]
     n = pids.index("p3") + 1
     llm = ScriptedLLM([f"Buses leave from the Toronto Coach Terminal [{n}][9]. So the final answer is Toronto Coach Terminal."])
-    result = SearChainEngine(llm, retriever, None, settings=ReasoningSettings()).answer(QUESTION, mode="rag")
+    result = SearChainEngine(llm, retriever, None, settings=loop_settings()).answer(QUESTION, mode="rag")
     assert "[9]" not in result.final_content and [r.mark for r in result.references] == [n]
     assert result.references[0].span_text == "Toronto Coach Terminal"
     assert f"[{n}] Toronto Coach Terminal:" in llm.calls[0][0]["content"]
@@ -174,7 +172,7 @@ def test_grammar_is_sent_only_when_enabled_and_supported(retriever, reader):
     engine(llm, retriever, reader).answer(QUESTION)
     assert "[Final Content]: " in llm.params[0].grammar and llm.params[-1].grammar is None
     llm = ScriptedLLM(outputs)
-    SearChainEngine(llm, retriever, reader, settings=ReasoningSettings(), use_grammar=False).answer(QUESTION)
+    SearChainEngine(llm, retriever, reader, settings=loop_settings(), use_grammar=False).answer(QUESTION)
     assert all(p.grammar is None for p in llm.params) and "\n[Question]" in llm.params[0].stop
     llm = ScriptedLLM(outputs, grammar=False)
     engine(llm, retriever, reader).answer(QUESTION)
@@ -235,9 +233,9 @@ def test_bad_inputs_raise_clear_errors(retriever, reader):
     with pytest.raises(ConfigError, match="Unknown answering mode 'fast'"):
         eng.answer(QUESTION, mode="fast")
     with pytest.raises(ConfigError, match="needs a corpus"):
-        SearChainEngine(ScriptedLLM([]), None, reader, settings=ReasoningSettings()).answer(QUESTION)
+        SearChainEngine(ScriptedLLM([]), None, reader, settings=loop_settings()).answer(QUESTION)
     with pytest.raises(ConfigError, match="needs a reader"):
-        SearChainEngine(ScriptedLLM([]), retriever, None, settings=ReasoningSettings()).answer(QUESTION)
+        SearChainEngine(ScriptedLLM([]), retriever, None, settings=loop_settings()).answer(QUESTION)
     events = []
     with pytest.raises(SearchainError, match="ran out of outputs"):
         eng.answer(QUESTION, on_event=events.append)

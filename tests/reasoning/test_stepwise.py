@@ -4,17 +4,15 @@ is decoded that IR would discard, and the verified path is the one the whole cha
 ``ScriptedReplyLLM`` writes the same scripted reply whether it is asked for whole or continued
 step by step, like a deterministic model: the two ways can be compared on one script."""
 
-from dataclasses import replace
 
 import pytest
 
-from searchain.config import ReasoningSettings
 from searchain.llm.fakes.scripted import ScriptedLLM, ScriptedReplyLLM
 from searchain.reasoning.engine import SearChainEngine
 from searchain.reasoning.events import ChainDrafted, ChainGenerated, NodeChecked
 from searchain.reasoning.result import DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_PASS, DECISION_UNCHECKED
 from searchain.reasoning.stepwise import FINAL_LINE
-from tests.fixtures.reasoning import Q1, Q2, Q3, QUESTION, HashingEmbedder, chain
+from tests.fixtures.reasoning import Q1, Q2, Q3, QUESTION, HashingEmbedder, chain, loop_settings
 
 FINAL = "Greyhound buses leave from the Toronto Coach Terminal [1]. So the final answer is Toronto Coach Terminal."
 
@@ -35,7 +33,7 @@ DIALOGUES = {
 
 def _answer(llm, steps: str, **settings):
     engine = SearChainEngine(llm, _retriever(), _reader(),
-                             settings=replace(ReasoningSettings(), chain_steps=steps, **settings),
+                             settings=loop_settings(chain_steps=steps, **settings),
                              embedder=HashingEmbedder())
     events = []
     return engine.answer(QUESTION, on_event=events.append), events
@@ -93,7 +91,7 @@ def test_a_round_ends_at_the_node_that_takes_feedback():
 
 def test_each_step_shows_before_it_is_checked_and_the_round_keeps_its_decisions():
     engine = SearChainEngine(ScriptedReplyLLM(DIALOGUES["passes"]), _retriever(), _reader(),
-                             settings=ReasoningSettings(), embedder=HashingEmbedder())
+                             settings=loop_settings(), embedder=HashingEmbedder())
     seen, events = [], []
 
     def record(e):  # the branch grows as steps come: note its size when each event is sent
@@ -141,7 +139,7 @@ def test_nothing_verified_answers_from_the_questions_passages():
 
             return ReaderResult(answer="", confidence=0.0, start=0, end=0, threshold=0.5)
 
-    engine = SearChainEngine(llm, _retriever(), Blind(), settings=replace(ReasoningSettings(), r_max=1),
+    engine = SearChainEngine(llm, _retriever(), Blind(), settings=loop_settings(r_max=1),
                              embedder=HashingEmbedder())
     result = engine.answer(QUESTION)
     assert result.path == [] and "Toronto Coach Terminal" in result.final_content
@@ -167,7 +165,7 @@ def test_nothing_verified_under_the_tracing_style_also_answers_from_the_question
             return ReaderResult(answer="", confidence=0.0, start=0, end=0, threshold=0.5)
 
     engine = SearChainEngine(llm, _retriever(), Blind(), embedder=HashingEmbedder(),
-                             settings=replace(ReasoningSettings(), r_max=1, final_answer="tracing"))
+                             settings=loop_settings(r_max=1, final_answer="tracing"))
     result = engine.answer(QUESTION)
     assert result.path == [] and "Toronto Coach Terminal" in result.final_content
     assert "main intercity bus station" in llm.calls[-1][0]["content"]
@@ -209,7 +207,7 @@ def test_a_settled_answer_over_several_lines_is_prefilled_on_one_line():
     script = [chain((Q1, None)), chain((Q1, "Kevin Drew"), (Q2, "Toronto")), FINAL]
     llm = ScriptedReplyLLM(script)
     engine = SearChainEngine(llm, _retriever(), Spanning(), embedder=HashingEmbedder(),
-                             settings=replace(ReasoningSettings(), prefill_settled=True))
+                             settings=loop_settings(prefill_settled=True))
     result = engine.answer(QUESTION)
     assert [call[-1]["content"] for call in llm.calls if len(call) == 4][0] == f"[Query 1]: {Q1}\n[Answer 1]: Kevin Drew\n"
     assert [n.query for n in result.branches[1].nodes] == [Q1, Q2] and llm.remaining == 0

@@ -2,24 +2,22 @@
 small model) is asked for once more with the format, and if it stays unreadable the run says
 "unparseable", never "finish" with 0 nodes as if everything had been verified."""
 
-from dataclasses import replace
 
 import pytest
 
-from searchain.config import ReasoningSettings
 from searchain.llm.base import GenerationParams
 from searchain.llm.fakes.scripted import ScriptedLLM
 from searchain.reasoning.engine import SearChainEngine
 from searchain.reasoning.events import ChainUnreadable
 from searchain.reasoning.result import DECISION_PASS
-from tests.fixtures.reasoning import Q1, QUESTION, chain
+from tests.fixtures.reasoning import Q1, QUESTION, chain, loop_settings
 
 # The traced shape: prose, no markers at all.
 PROSE = "Kevin Drew was born in Toronto, so Greyhound buses leave from the Toronto Coach Terminal."
 
 
 def _engine(llm, retriever, reader, **kw):
-    return SearChainEngine(llm, retriever, reader, settings=replace(ReasoningSettings(), **kw), use_grammar=False)
+    return SearChainEngine(llm, retriever, reader, settings=loop_settings(**kw), use_grammar=False)
 
 
 def test_unreadable_twice_stops_as_unparseable_with_the_models_text(retriever, reader):
@@ -58,7 +56,7 @@ def test_no_retry_left_with_one_round(retriever, reader):
 
 def test_coq_mode_reports_unparseable_and_keeps_the_text():
     llm = ScriptedLLM([PROSE, PROSE])
-    result = SearChainEngine(llm, None, None, settings=ReasoningSettings(), use_grammar=False).answer(
+    result = SearChainEngine(llm, None, None, settings=loop_settings(), use_grammar=False).answer(
         QUESTION, mode="coq")
     assert result.stop_reason == "unparseable" and result.final_content == PROSE
 
@@ -66,7 +64,7 @@ def test_coq_mode_reports_unparseable_and_keeps_the_text():
 @pytest.mark.slow
 def test_no_grammar_with_the_real_tiny_model_never_finishes_with_zero_nodes(tiny_llm, retriever, reader):
     # Random weights without a grammar write gibberish with no markers.
-    eng = SearChainEngine(tiny_llm, retriever, reader, settings=replace(ReasoningSettings(), r_max=2),
+    eng = SearChainEngine(tiny_llm, retriever, reader, settings=loop_settings(r_max=2),
                           use_grammar=False, generation=GenerationParams(max_tokens=24))
     result = eng.answer(QUESTION)
     assert all(not b.nodes for b in result.branches)  # nothing readable came out
