@@ -155,3 +155,29 @@ def integrity_ok(conn: sqlite3.Connection) -> bool:
 
 def _set(conn: sqlite3.Connection, state: dict) -> None:
     conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (META_KEY, json.dumps(state)))
+
+
+class KeywordIndexMixin:
+    """``PassageStore``'s keyword-index methods; rely on its ``conn``, ``_write_error`` and
+    ``_require_current``."""
+
+    def defer_fts(self) -> None:
+        self._fts(defer, self.conn)
+
+    def finish_fts(self, *, progress=None, check=None) -> int:
+        """Index what a deferred ingest left (nothing when complete); see ``build``."""
+        if indexed_to(self.conn) is None:
+            return 0
+        self._require_current()
+        return self._fts(build, self.conn, progress=progress, check=check)
+
+    def _fts(self, fn, *args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            raise self._write_error(exc) from exc
+
+    def fts_integrity_ok(self) -> bool:
+        """True when the FTS index matches the passages table (FTS5 'integrity-check'); False
+        while it is deferred (it lacks the passages not built yet)."""
+        return integrity_ok(self.conn)

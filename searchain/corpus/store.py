@@ -59,7 +59,7 @@ class AddResult:
     duplicates: int  # passages whose pid was already stored (or repeated in the input)
 
 
-class PassageStore:
+class PassageStore(fts_build.KeywordIndexMixin):
     """Passages of one corpus. Not thread-safe: use it from one thread at a time."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path, corpus: str):
@@ -383,29 +383,6 @@ class PassageStore:
                                   (key, json.dumps(value)))
         except sqlite3.DatabaseError as exc:
             raise self._write_error(exc) from exc
-
-    # -- the keyword index (``fts_build``: deferred by a large ingest, built at its end) --------
-
-    def defer_fts(self) -> None:
-        self._fts(fts_build.defer, self.conn)
-
-    def finish_fts(self, *, progress=None, check=None) -> int:
-        """Index what a deferred ingest left (nothing when complete); see ``fts_build.build``."""
-        if fts_build.indexed_to(self.conn) is None:
-            return 0
-        self._require_current()
-        return self._fts(fts_build.build, self.conn, progress=progress, check=check)
-
-    def _fts(self, fn, *args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except sqlite3.DatabaseError as exc:
-            raise self._write_error(exc) from exc
-
-    def fts_integrity_ok(self) -> bool:
-        """True when the FTS index matches the passages table (FTS5 'integrity-check'); False
-        while it is deferred (it lacks the passages not built yet)."""
-        return fts_build.integrity_ok(self.conn)
 
     def checkpoint_and_detach_wal(self) -> None:
         """Fold the WAL into the main file and leave rollback-journal mode (one file on disk)."""
