@@ -19,7 +19,7 @@ from searchain.index import OPEN_STAGE
 from searchain.llm import LLMWarning
 from searchain.store import answer_while_saving
 from searchain.reasoning import (
-    PHASE_REWRITE, ChainDrafted, ChainGenerated, ChainUnreadable, Done, FeedbackGiven, NodeChecked, QuestionRewritten, RoundStarted,
+    PHASE_DRAFT, PHASE_REWRITE, ChainDrafted, ChainGenerated, ChainUnreadable, Done, FeedbackGiven, NodeChecked, QuestionRewritten, RoundStarted,
     TokenGenerated, describe_strategy_event,
 )
 
@@ -129,6 +129,8 @@ class AnswerFlow(QObject):
             if event.phase == PHASE_REWRITE:  # the rewrite is shown once parsed, not raw
                 self.chat.set_phase("Reading the question with the conversation…")
             else:
+                if event.phase == PHASE_DRAFT and self.chat.streamed_text == "":
+                    self.chat.set_phase("Drafting an answer from the question's passages…")
                 self.chat.append_token(event.text, event.phase)
         elif (line := describe_strategy_event(event)) is not None:  # a GenGround / GEEK step
             self.reasoning.note_strategy(line)

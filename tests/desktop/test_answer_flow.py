@@ -28,6 +28,7 @@ def test_answer_streams_draws_tree_and_is_saved(qtbot, window):
     assert window.reasoning.node_item(1, 0) is not None
     entry = window.chat.entries[-1]
     assert entry.status == "done" and entry.result is not None
+    assert "draft" in entry.result.tokens_by_phase  # RAG's answer streamed first, as a draft
     store = window.ctx.workspace().conversations()
     conversation = store.get_conversation(window.conversations.current_id)
     answer = conversation.messages[-1]
