@@ -17,6 +17,13 @@ from .records import ROLE_ASSISTANT, STATE_CANCELLED, STATE_COMPLETE, STATE_FAIL
 from .result_rows import save_result
 
 
+def insert_message(c: sqlite3.Connection, conversation_id: int, role: str, content: str, state: str,
+                   now: str) -> int:
+    """A new message row (a question, or an answer about to stream); its id."""
+    return c.execute("INSERT INTO messages (conversation_id, role, content, state, created_at, updated_at) "
+                     "VALUES (?, ?, ?, ?, ?, ?)", (conversation_id, role, content, state, now, now)).lastrowid
+
+
 class AnswerLifecycleMixin:
     """``begin_answer``, ``checkpoint_answer``, ``finish_answer``, ``fail_answer``, ``cancel_answer``."""
 
@@ -26,10 +33,7 @@ class AnswerLifecycleMixin:
 
         def write(c: sqlite3.Connection) -> int:
             self._require_conversation(c, conversation_id)
-            mid = c.execute(
-                "INSERT INTO messages (conversation_id, role, content, state, created_at, "
-                "updated_at) VALUES (?, ?, '', ?, ?, ?)",
-                (conversation_id, ROLE_ASSISTANT, STATE_STREAMING, now, now)).lastrowid
+            mid = insert_message(c, conversation_id, ROLE_ASSISTANT, "", STATE_STREAMING, now)
             c.execute("INSERT INTO runs (message_id, model, corpus, reader, mode, theta, alpha, "
                       "r_max, top_k, retriever) VALUES (?,?,?,?,?,?,?,?,?,?)",
                       (mid, *_run_values(run)))

@@ -28,7 +28,7 @@ from ..errors import StoreError
 from ..reasoning.followup import PriorTurn
 from ..units import timestamp
 from . import connection as _conn
-from .answers import AnswerLifecycleMixin
+from .answers import AnswerLifecycleMixin, insert_message
 from .checkpoints import CheckpointThrottle
 from .corpora import CorporaMixin
 from .exchange import ExchangeMixin
@@ -292,10 +292,7 @@ class ConversationStore(AnswerLifecycleMixin, ExchangeMixin, CorporaMixin):
 
         def run(c: sqlite3.Connection) -> int:
             self._require_conversation(c, conversation_id)
-            mid = c.execute(
-                "INSERT INTO messages (conversation_id, role, content, state, created_at, "
-                "updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (conversation_id, ROLE_USER, text, STATE_COMPLETE, now, now)).lastrowid
+            mid = insert_message(c, conversation_id, ROLE_USER, text, STATE_COMPLETE, now)
             self._touch(c, conversation_id, now)
             return mid
         return self._write(run)

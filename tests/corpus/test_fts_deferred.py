@@ -20,7 +20,7 @@ from searchain.events import CancelToken, Progress
 from searchain.index.bm25.fts5 import BM25Retriever
 from searchain.index.passages import PassageSource
 from searchain.types import Passage
-from tests.corpus.test_parallel_ingest import kill_ingest_after_first_commit
+from tests.corpus.test_parallel_ingest import cancel_once_passages_are_added, kill_ingest_after_first_commit
 
 QUERIES = ["Page 7", "Page 123", "Page 299 page"]
 ALWAYS = "fts_build.DEFER_FROM_PASSAGES_PER_S = 0\n"
@@ -213,13 +213,9 @@ def test_a_cancelled_ingest_leaves_the_index_to_the_next_add(home, tmp_path, def
 
     dump = make_dump(tmp_path / "wiki.xml.bz2", 300, random.Random(0))
     cancel = CancelToken()
-
-    def on_event(e):
-        if isinstance(e, Progress) and "passages added" in e.message and not e.message.startswith("0 "):
-            cancel.cancel()
     manager = CorpusManager(home, Settings())
     with pytest.raises(Cancelled):
-        manager.add("w", dump, workers=3, on_event=on_event, cancel=cancel)
+        manager.add("w", dump, workers=3, on_event=cancel_once_passages_are_added(cancel), cancel=cancel)
     assert fts_state(manager, "w")[1] > 0  # stored, not indexed: a cancel stays prompt
     manager.add("w", dump, workers=1)  # per batch this time, and the rest built at its end
     assert fts_state(manager, "w") == ({"state": "complete"}, 0, True)

@@ -151,6 +151,14 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads worker processes from ps and /proc")
+def cancel_once_passages_are_added(cancel):
+    """An ingest's event handler that cancels it at its first progress with passages stored."""
+    def on_event(e):
+        if isinstance(e, Progress) and "passages added" in e.message and not e.message.startswith("0 "):
+            cancel.cancel()
+    return on_event
+
+
 def kill_ingest_after_first_commit(script: str, home, source) -> None:
     """Run ``script`` (an ingest of ``source`` into ``home``, as ``KILL_CHILD``) in a child process,
     kill -9 it once it has committed a batch, and check its worker processes go with it."""
@@ -210,13 +218,9 @@ def test_a_cancel_stops_the_workers_and_keeps_a_prefix(home, tmp_path):
 
     dump = make_dump(tmp_path / "wiki.xml.bz2", 150, random.Random(9))
     cancel = CancelToken()
-
-    def on_event(e):
-        if isinstance(e, Progress) and "passages added" in e.message and not e.message.startswith("0 "):
-            cancel.cancel()
     manager = CorpusManager(home, Settings())
     with pytest.raises(Cancelled):
-        manager.add("w", dump, workers=2, on_event=on_event, cancel=cancel)
+        manager.add("w", dump, workers=2, on_event=cancel_once_passages_are_added(cancel), cancel=cancel)
     import multiprocessing
 
     assert not multiprocessing.active_children()  # the pool was shut down with the ingest
