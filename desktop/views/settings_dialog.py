@@ -8,6 +8,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -95,6 +96,9 @@ class SettingsDialog(QDialog):
         self.chain_steps.setToolTip("How SearChain's model writes each round's chain of queries. Step by step "
                                     "writes nothing that a correction would throw away (models run here only; "
                                     "a server gets whole chains).")
+        self.draft_answer = QCheckBox("Show plain RAG's answer as a draft while SearChain checks it", self)
+        self.draft_answer.setObjectName("draftAnswer")
+        self.draft_answer.setChecked(reasoning.draft_answer)
         self.question_passages = self._spin(0, 10, reasoning.question_passages, "questionPassages",
                                             special="none: the chain's passages only")
         self.question_passages.setToolTip("Passages retrieved for the whole question that the final answer "
@@ -113,6 +117,7 @@ class SettingsDialog(QDialog):
         form.addRow("Passages per query (top-k):", self.top_k)
         form.addRow("Chains written:", self.chain_steps)
         form.addRow("Final answer:", self.final_answer)
+        form.addRow("First answer:", self.draft_answer)
         form.addRow("Passages for the whole question:", self.question_passages)
         form.addRow("Follow-ups read with (earlier turns):", self.followup_turns)
 
@@ -339,6 +344,7 @@ class SettingsDialog(QDialog):
         reasoning.final_answer = self.final_answer.currentData()
         reasoning.chain_steps = self.chain_steps.currentData()
         reasoning.question_passages = self.question_passages.value()
+        reasoning.draft_answer = self.draft_answer.isChecked()
         reasoning.followup_turns = self.followup_turns.value()
         retrieval = self.ctx.settings.retrieval
         retrieval.retriever = self.retriever.currentData()
@@ -366,6 +372,7 @@ class SettingsDialog(QDialog):
                            (self.question_passages, reasoning.question_passages),
                            (self.rerank_depth, retrieval.rerank_depth)):
             box.setValue(value)
+        self.draft_answer.setChecked(reasoning.draft_answer)
         for combo, value in ((self.mode, reasoning.mode), (self.reader, reasoning.reader),
                              (self.final_answer, reasoning.final_answer),
                              (self.chain_steps, reasoning.chain_steps),

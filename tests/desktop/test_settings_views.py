@@ -32,6 +32,8 @@ def test_settings_dialog_saves_reasoning_and_model_values(qtbot, home):
     dialog.final_answer.setCurrentIndex(dialog.final_answer.findData("tracing"))
     assert dialog.chain_steps.currentData() == "stepwise"
     dialog.chain_steps.setCurrentIndex(dialog.chain_steps.findData("whole"))
+    assert dialog.draft_answer.isChecked()
+    dialog.draft_answer.setChecked(False)
     dialog.question_passages.setValue(0)
     assert dialog.question_passages.text().startswith("none")
     dialog.n_ctx.setValue(8192)
@@ -40,7 +42,8 @@ def test_settings_dialog_saves_reasoning_and_model_values(qtbot, home):
     saved = json.loads(home.settings_file.read_text())
     assert saved["reasoning"] == {**saved["reasoning"], "theta": 2.25, "alpha": 0.5, "r_max": 3, "top_k": 2,
                                   "mode": "coq", "reader": "llm", "followup_turns": 0,
-                                  "final_answer": "tracing", "question_passages": 0, "chain_steps": "whole"}
+                                  "final_answer": "tracing", "question_passages": 0, "chain_steps": "whole",
+                                  "draft_answer": False}
     assert saved["llm"]["n_ctx"] == 8192 and saved["llm"]["n_gpu_layers"] == 0
     assert Settings.load(home).reasoning.theta == 2.25
 
@@ -280,7 +283,7 @@ def test_restore_defaults_resets_the_fields_but_keeps_the_model_and_saves_only_o
     settings.llm.n_ctx, settings.reasoning.top_k, settings.reasoning.mode = 8192, 4, "rag"
     settings.retrieval.retriever = "bm25"
     settings.reasoning.final_answer, settings.reasoning.question_passages = "tracing", 0
-    settings.reasoning.chain_steps = "whole"
+    settings.reasoning.chain_steps, settings.reasoning.draft_answer = "whole", False
     settings.save(home)
     dialog = _settings_dialog(qtbot, home)
     assert (dialog.final_answer.currentData(), dialog.question_passages.value()) == ("tracing", 0)
@@ -290,7 +293,7 @@ def test_restore_defaults_resets_the_fields_but_keeps_the_model_and_saves_only_o
     assert (dialog.n_ctx.value(), dialog.top_k.value(), dialog.mode.currentData(), dialog.retriever.currentData()) \
         == (defaults.llm.n_ctx, defaults.reasoning.top_k, defaults.reasoning.mode, defaults.retrieval.retriever)
     assert (dialog.final_answer.currentData(), dialog.question_passages.value()) == ("passages", 3)
-    assert dialog.chain_steps.currentData() == "stepwise"
+    assert dialog.chain_steps.currentData() == "stepwise" and dialog.draft_answer.isChecked()
     assert dialog.model_path.text() == "/models/mine.gguf"
     assert Settings.load(home).reasoning.top_k == 4  # nothing saved yet
     dialog.accept()
