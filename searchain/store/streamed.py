@@ -23,10 +23,12 @@ class PartialText:
         self.phase: str | None = None
         self.text = ""
 
-    def add(self, event: TokenGenerated) -> str:
+    def add(self, event: TokenGenerated) -> str | None:
+        """The text so far with ``event``'s token; None when the token is not answer text (a
+        draft stays until the final answer starts), so there is nothing new to save."""
         action = streamed_text_action(self.phase, event.phase)
-        if action == "keep":  # a draft stays until the final answer starts
-            return self.text
+        if action == "keep":
+            return None
         if action == "replace":
             self.phase, self.text = event.phase, ""
         self.text += event.text
@@ -51,7 +53,9 @@ def answer_while_saving(store, message_id: int, answer: Callable[[Callable], Ans
 
     def relay(event) -> None:
         if isinstance(event, TokenGenerated) and event.phase != PHASE_REWRITE:
-            store.checkpoint_answer(message_id, partial.add(event))
+            text = partial.add(event)
+            if text is not None:  # the chain's tokens behind a draft leave the saved text as it is
+                store.checkpoint_answer(message_id, text)
         if on_event is not None:
             on_event(event)
 

@@ -5,6 +5,8 @@ is the answer (no second call); otherwise its prompt begins as the draft's did."
 
 from dataclasses import replace
 
+import pytest
+
 from searchain.config import ReasoningSettings
 from searchain.llm.fakes.scripted import ScriptedLLM
 from searchain.reasoning.engine import SearChainEngine
@@ -68,7 +70,33 @@ def test_the_draft_stays_on_screen_and_in_the_saved_text_until_the_final_answer_
     seen = [partial.add(TokenGenerated(text, phase)) for text, phase in (
         ("Toronto ", PHASE_DRAFT), ("Coach", PHASE_DRAFT), ("[Query 1]", "chain"), ("Kevin", "reader"),
         ("Toronto Coach Terminal", PHASE_FINAL))]
-    assert seen == ["Toronto ", "Toronto Coach", "Toronto Coach", "Toronto Coach", "Toronto Coach Terminal"]
+    assert seen == ["Toronto ", "Toronto Coach", None, None, "Toronto Coach Terminal"]  # None: nothing new to save
+    assert partial.text == "Toronto Coach Terminal"
     assert streamed_text_action("chain", "reader") == "replace"  # without a draft, as before
     assert streamed_text_action(PHASE_DRAFT, "chain") == "keep"
     assert streamed_text_action(PHASE_FINAL, PHASE_FINAL) == "append"
+
+
+def test_the_chain_behind_a_draft_writes_nothing_and_a_cancel_keeps_the_draft():
+    from searchain.errors import Cancelled
+    from searchain.store.streamed import answer_while_saving
+
+    class Store:  # records what the answer saving writes
+        def __init__(self):
+            self.saved = []
+
+        def checkpoint_answer(self, message_id, text):
+            self.saved.append(text)
+
+        def cancel_answer(self, message_id, text):
+            self.saved.append(("cancelled", text))
+
+    def answer(relay):
+        for text, phase in (("Toronto", PHASE_DRAFT), ("[Query 1]", "chain"), ("Kevin", "reader"), ("[Answer", "chain")):
+            relay(TokenGenerated(text, phase))
+        raise Cancelled()
+
+    store = Store()
+    with pytest.raises(Cancelled):
+        answer_while_saving(store, 1, answer)
+    assert store.saved == ["Toronto", ("cancelled", "Toronto")]
