@@ -56,7 +56,7 @@ class SearChainEngine:
         self.embedder = embedder
         self.use_grammar = use_grammar
         self.generation = generation or GenerationParams()
-        self.prompts = prompts or PromptBook()
+        self.prompts = prompts or PromptBook(settings.prompts_folder or None)
         self.max_nodes = max_nodes
         # A user-supplied GBNF for the CoQ (e.g. tuned for one small model); None = coq_grammar().
         self.chain_grammar = chain_grammar

@@ -53,21 +53,32 @@ def fill(template: str, **values: str) -> str:
 
 
 class PromptBook:
-    """The prompt templates, read once from a folder (default ``resources/prompts``)."""
+    """The prompt templates, read once: ``NAME.txt`` from ``folder`` where it has one, else the
+    built-in ``resources/prompts/NAME.txt`` (so a user's folder may replace a single template)."""
 
-    def __init__(self, folder: Path | None = None):
-        folder = Path(folder) if folder else resources_dir() / "prompts"
-        self.folder = folder
+    def __init__(self, folder: Path | str | None = None):
+        builtin = resources_dir() / "prompts"
+        self.folder = Path(folder).expanduser() if folder else builtin
+        if not self.folder.is_dir():
+            raise ConfigError(
+                f"The prompt folder {self.folder} does not exist.",
+                hint="Set reasoning.prompts_folder to a folder of NAME.txt templates, or leave it empty for the built-in ones.",
+            )
         self.templates: dict[str, str] = {}
         for name in _TEMPLATES:
-            path = folder / f"{name}.txt"
+            own = self.folder / f"{name}.txt"
+            path = own if own.exists() else builtin / f"{name}.txt"
             try:
-                self.templates[name] = path.read_text(encoding="utf-8").strip()
-            except OSError as exc:
+                text = path.read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError) as exc:
                 raise ConfigError(
                     f"Prompt template {path} cannot be read: {exc}",
-                    hint="Reinstall SearChain, or restore the file from resources/prompts/.",
+                    hint="Fix or remove the file; the built-in ones are in resources/prompts/.",
                 ) from exc
+            if not text:
+                raise ConfigError(f"Prompt template {path} is empty.",
+                                  hint="Write the template, or remove the file to use the built-in one.")
+            self.templates[name] = text
 
     def coq(self, question: str, task: str) -> str:
         """The first-round CoQ prompt for ``task`` (multihop | yesno | longform)."""
