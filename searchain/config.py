@@ -194,6 +194,10 @@ class ReasoningSettings:
     # so the draft is the final answer; otherwise it continues from the draft prompt's saved KV.
     # Measured: first answer at 1.00x RAG's time, the whole answer's cost unchanged (BENCHMARKS.md, Lever 7).
     draft_answer: bool = True
+    # A stated answer that is a sentence ("So the final answer is Kate Millett attended Oxford
+    # University.") cut to the words that answer ("Oxford") by the LLM reader's span prompt over
+    # that sentence; the final content keeps the sentence (reasoning/concise.py, BENCHMARKS.md).
+    concise_answer: bool = True
     # A folder of prompt templates (NAME.txt, as in resources/prompts) that replace the built-in
     # ones of the same name; empty: the built-in ones.
     prompts_folder: str = ""

@@ -57,7 +57,7 @@ LAYERS: dict[str, list[list[str]]] = {
         ["events", "duplicates"],
         ["parts"],
         ["stepwise"],
-        ["loop", "tracing", "followup"],
+        ["loop", "tracing", "followup", "concise"],
         ["baselines", "strategies"],
         ["engine"],
     ],

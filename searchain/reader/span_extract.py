@@ -29,7 +29,7 @@ OPENING_COPY_FACTOR = 0.5  # the reply reproduces the passage's first words
 OPENING_COPY_MIN_WORDS = 6
 
 _WORD = re.compile(r"[\w’'\-.]+|,")
-_FUNCTION_WORDS = frozenset(
+FUNCTION_WORDS = frozenset(
     "a an the of in on at by for from to with as and or but is are was were be been being has "
     "have had do does did it its this that these those he she they his her their him them who "
     "whom whose which what when where why how than then so not no yes also there here".split())
@@ -46,13 +46,13 @@ def _question_words(question: str) -> set[str]:
 def _is_new(word: str, asked: set[str]) -> bool:
     """A word that says something the question does not."""
     key = _norm(word)
-    return bool(key) and key not in asked and key not in _FUNCTION_WORDS
+    return bool(key) and key not in asked and key not in FUNCTION_WORDS
 
 
 def _is_entity_word(word: str, first: bool) -> bool:
     if word[0].isdigit():
         return True
-    return word[0].isupper() and not (first and _norm(word) in _FUNCTION_WORDS)
+    return word[0].isupper() and not (first and _norm(word) in FUNCTION_WORDS)
 
 
 def _ends_sentence(word: str) -> bool:
@@ -72,7 +72,7 @@ def _entity_runs(words: list[str]) -> list[list[str]]:
             if current and "," not in current and nxt and nxt != "," and _is_entity_word(nxt, False):
                 current.append(word)
                 continue
-        elif _is_entity_word(word, i == 0) and _norm(word) not in _FUNCTION_WORDS:
+        elif _is_entity_word(word, i == 0) and _norm(word) not in FUNCTION_WORDS:
             current.append(word)
             if not _ends_sentence(word):
                 continue
@@ -86,9 +86,9 @@ def _entity_runs(words: list[str]) -> list[list[str]]:
 
 def _trim_function_words(run: list[str]) -> list[str]:
     run = list(run)
-    while run and (run[0] == "," or _norm(run[0]) in _FUNCTION_WORDS):
+    while run and (run[0] == "," or _norm(run[0]) in FUNCTION_WORDS):
         run.pop(0)
-    while run and (run[-1] == "," or _norm(run[-1]) in _FUNCTION_WORDS):
+    while run and (run[-1] == "," or _norm(run[-1]) in FUNCTION_WORDS):
         run.pop()
     return run
 
@@ -122,7 +122,7 @@ def answer_candidates(reply: str, question: str) -> list[str]:
     if not new_words:
         return []  # the reply only repeats the question ("Kasper Schmeichel"): no answer
     plain = [w for w in words if w != ","]
-    restated = sum(_norm(w) in asked and _norm(w) not in _FUNCTION_WORDS for w in plain)
+    restated = sum(_norm(w) in asked and _norm(w) not in FUNCTION_WORDS for w in plain)
     if len(plain) <= SHORT_SPAN_WORDS and restated <= len(new_words):
         # A short reply that is more answer than restated question ("mountrail county" for
         # "Which county...?", not "Stanley was founded in 1902"): the span as it stands.

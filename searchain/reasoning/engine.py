@@ -21,13 +21,14 @@ from typing import Any, Iterator, Sequence
 
 from ..config import ReasoningSettings
 from ..errors import Cancelled, ConfigError, SearchainError
-from ..events import CancelToken, EventCallback, emit
+from ..events import CancelToken, EventCallback, check, emit
 from ..llm.base import GenerationParams
 from .accounting import metered_reader
 from .baselines import answer_direct, answer_rag
 from .chain.grammar import DEFAULT_MAX_NODES, coq_grammar, final_content_grammar
 from .chain.parser import short_answer, strip_marks
 from .chain.prompts import TASKS, PromptBook, detect_task, evidence_excerpt
+from .concise import concise_answer, respan, stated_sentence
 from .duplicates import DuplicateDetector
 from .events import PHASE_DRAFT, PHASE_REWRITE, Done, Failed, QuestionRewritten
 from .followup import PriorTurn, rewrite_followup
@@ -145,11 +146,26 @@ class SearChainEngine:
         else:
             self._chain(question, task, mode, gen, result, started)
         result.answer = result.answer or short_answer(result.final_content)
+        self._concise(question, result, gen)
         result.prompt_tokens, result.completion_tokens = gen.prompt_tokens, gen.completion_tokens
         result.tokens_by_phase = {phase: list(counts) for phase, counts in gen.tokens_by_phase.items()}
         result.costs_by_phase = {phase: dict(cost) for phase, cost in gen.costs_by_phase.items()}
         result.seconds = time.perf_counter() - started
         return result
+
+    def _concise(self, question: str, result: AnswerResult, gen: Generator) -> None:
+        """A stated answer that is a sentence, cut to the words that answer (``concise.py``,
+        ``reasoning.concise_answer``); the final content is left as written."""
+        if not getattr(self.settings, "concise_answer", False) or self.llm is None:
+            return
+        stated = stated_sentence(result.final_content)
+        if stated is None or stated != result.answer:
+            return
+        check(gen.cancel)
+        concise = concise_answer(question, stated, self.llm, gen)
+        if concise:
+            result.references = respan(result.references, stated, concise)
+            result.answer = concise
 
     def _standalone(self, asked: str, history: tuple[PriorTurn, ...], gen: Generator, on_event) -> str:
         turns = self.settings.followup_turns
