@@ -1,5 +1,5 @@
 """Model and reasoning settings: GGUF, GPU layers (with detected offload support), context,
-threads; reader; θ, α, r_max, top-k, follow-up turns and the answering mode; the optional
+threads; the Reasoning group (`reasoning_settings.ReasoningBox`); retrieval, with the optional
 cross-encoder re-ranker (choose, download). Saved on Apply/OK."""
 
 from __future__ import annotations
@@ -8,11 +8,9 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
-    QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
     QGroupBox,
@@ -20,7 +18,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
@@ -29,21 +26,8 @@ from searchain.index import DEFAULT_RERANKER
 
 from ..context import AppContext
 from ..workers import JobRunner
+from .reasoning_settings import ReasoningBox, combo_box, spin_box
 
-MODE_LABELS = {
-    "searchain": "SearChain (CoQ + IR verification and completion)",
-    "coq": "Chain-of-Query without IR",
-    "direct": "Baseline: direct answer",
-    "rag": "Baseline: retrieve then read",
-    "genground": "GenGround (generate, then ground in passages)",
-    "geek": "GEEK (actions, extraction, branch vote; yes/no questions)",
-}
-READER_LABELS = {"auto": "Automatic", "dpr": "DPR reader", "llm": "The LLM as reader"}
-FINAL_ANSWER_LABELS = {"passages": "Read like RAG: the question's passages, then the chain's (best measured)",
-                       "tracing": "The paper's tracing: the chain's query-answer pairs"}
-CHAIN_STEPS_LABELS = {"stepwise": "Step by step, each checked before the next (fastest)",
-                      "whole": "Whole chains, then checked (the paper's)",
-                      "whole_no_final": "Whole chains without their closing line"}
 RETRIEVER_LABELS = {"hybrid": "Hybrid: embeddings + keywords (best measured)",
                     "dense": "Embeddings only (dense)", "bm25": "Keywords only (BM25)"}
 PRECISION_LABELS = {"auto": "Automatic",
@@ -66,11 +50,11 @@ class SettingsDialog(QDialog):
         path_row = QHBoxLayout()
         path_row.addWidget(self.model_path, 1)
         path_row.addWidget(browse)
-        self.gpu_layers = self._spin(-1, 999, llm.n_gpu_layers, "gpuLayers", special="auto")
+        self.gpu_layers = spin_box(self, -1, 999, llm.n_gpu_layers, "gpuLayers", special="auto")
         self.gpu_support = QLabel("checking GPU offload support…", self)
         self.gpu_support.setObjectName("gpuSupport")
-        self.n_ctx = self._spin(256, 131072, llm.n_ctx, "nCtx", step=256)
-        self.n_threads = self._spin(0, 256, llm.n_threads, "nThreads", special="automatic")
+        self.n_ctx = spin_box(self, 256, 131072, llm.n_ctx, "nCtx", step=256)
+        self.n_threads = spin_box(self, 0, 256, llm.n_threads, "nThreads", special="automatic")
         model_box = QGroupBox("Model", self)
         form = QFormLayout(model_box)
         self.server_note = QLabel(self._server_note(), self)
@@ -85,41 +69,7 @@ class SettingsDialog(QDialog):
         form.addRow("Context size:", self.n_ctx)
         form.addRow("Threads:", self.n_threads)
 
-        self.mode = self._combo(MODE_LABELS, reasoning.mode, "mode")
-        self.reader = self._combo(READER_LABELS, reasoning.reader, "reader")
-        self.theta = self._double(0.0, 100.0, reasoning.theta, "theta")
-        self.alpha = self._double(0.0, 1.0, reasoning.alpha, "alpha")
-        self.r_max = self._spin(1, 20, reasoning.r_max, "rMax")
-        self.top_k = self._spin(1, 20, reasoning.top_k, "topK")
-        self.final_answer = self._combo(FINAL_ANSWER_LABELS, reasoning.final_answer, "finalAnswer")
-        self.chain_steps = self._combo(CHAIN_STEPS_LABELS, reasoning.chain_steps, "chainSteps")
-        self.chain_steps.setToolTip("How SearChain's model writes each round's chain of queries. Step by step "
-                                    "writes nothing that a correction would throw away (models run here only; "
-                                    "a server gets whole chains).")
-        self.draft_answer = QCheckBox("Show plain RAG's answer as a draft while SearChain checks it", self)
-        self.draft_answer.setObjectName("draftAnswer")
-        self.draft_answer.setChecked(reasoning.draft_answer)
-        self.question_passages = self._spin(0, 10, reasoning.question_passages, "questionPassages",
-                                            special="none: the chain's passages only")
-        self.question_passages.setToolTip("Passages retrieved for the whole question that the final answer "
-                                          "also reads and may cite, besides those the chain verified.")
-        self.followup_turns = self._spin(0, 10, reasoning.followup_turns, "followupTurns",
-                                         special="off: take every question as typed")
-        self.followup_turns.setToolTip("A question asked after earlier ones is first rewritten to stand "
-                                       "alone (\"when was he born?\" names who), using this many earlier turns.")
-        reasoning_box = QGroupBox("Reasoning", self)
-        form = QFormLayout(reasoning_box)
-        form.addRow("Mode:", self.mode)
-        form.addRow("Reader:", self.reader)
-        form.addRow("θ (reader confidence to correct):", self.theta)
-        form.addRow("α (ROUGE-L consistency):", self.alpha)
-        form.addRow("r_max (rounds):", self.r_max)
-        form.addRow("Passages per query (top-k):", self.top_k)
-        form.addRow("Chains written:", self.chain_steps)
-        form.addRow("Final answer:", self.final_answer)
-        form.addRow("First answer:", self.draft_answer)
-        form.addRow("Passages for the whole question:", self.question_passages)
-        form.addRow("Follow-ups read with (earlier turns):", self.followup_turns)
+        self.reasoning_box = ReasoningBox(reasoning, self)
 
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Apply
                                    | QDialogButtonBox.StandardButton.Cancel
@@ -133,7 +83,7 @@ class SettingsDialog(QDialog):
         buttons.button(QDialogButtonBox.StandardButton.Apply).clicked.connect(self.apply)
         layout = QVBoxLayout(self)
         layout.addWidget(model_box)
-        layout.addWidget(reasoning_box)
+        layout.addWidget(self.reasoning_box)
         layout.addWidget(self._retrieval_box(runner))
         layout.addWidget(buttons)
         runner.start("gpu-check", _gpu_supported, on_done=self.show_gpu_support,
@@ -147,7 +97,7 @@ class SettingsDialog(QDialog):
         self.reranker.setToolTip("A cross-encoder reads the query with each of the best candidates "
                                  "and re-orders them: usually a better top passage, a little slower.")
         self._fill_rerankers(retrieval.reranker)
-        self.rerank_depth = self._spin(1, 200, retrieval.rerank_depth, "rerankDepth")
+        self.rerank_depth = spin_box(self, 1, 200, retrieval.rerank_depth, "rerankDepth")
         self.download_reranker = QPushButton(f"Download {DEFAULT_RERANKER.split('/')[-1]}", self)
         self.download_reranker.setObjectName("downloadReranker")
         self.download_reranker.clicked.connect(self._download_reranker)
@@ -158,7 +108,7 @@ class SettingsDialog(QDialog):
         self.reranker_status.setVisible(False)
         self.reranker.currentIndexChanged.connect(self._reranker_changed)
         self._reranker_changed()
-        self.retriever = self._combo(RETRIEVER_LABELS, retrieval.retriever, "retriever")
+        self.retriever = combo_box(self, RETRIEVER_LABELS, retrieval.retriever, "retriever")
         self.retriever.setToolTip("How passages are found. Hybrid fuses the embedding and keyword "
                                   "rankings and measured best on MuSiQue and HotpotQA (BENCHMARKS.md).")
         self.second_embedder = QComboBox(self)
@@ -176,7 +126,7 @@ class SettingsDialog(QDialog):
 
         here = "bfloat16" if cpu_has_native_bf16() else "float32"  # /proc/cpuinfo: no torch import
         labels = {**PRECISION_LABELS, "auto": f"Automatic ({here} here)"}
-        self.embed_precision = self._combo(labels, retrieval.embed_precision, "embedPrecision")
+        self.embed_precision = combo_box(self, labels, retrieval.embed_precision, "embedPrecision")
         self.embed_precision.setToolTip(
             "bfloat16 arithmetic embeds passages 2.1-2.8 times faster on CPUs with native bfloat16 "
             "(AVX512-BF16 or AMX), and its vectors match float32 to a cosine of 0.9999, so indexes "
@@ -186,7 +136,7 @@ class SettingsDialog(QDialog):
 
         # Which torch is installed is read from its files: importing torch here would stall the UI.
         here = "a GPU when torch sees one" if cuda_build() else "CPU here: torch is a CPU-only build"
-        self.embed_device = self._combo({**DEVICE_LABELS, "auto": f"Automatic ({here})"},
+        self.embed_device = combo_box(self, {**DEVICE_LABELS, "auto": f"Automatic ({here})"},
                                         retrieval.embed_device, "embedDevice")
         self.embed_device.setToolTip(
             "Where passages are embedded when an index is built. An NVIDIA GPU with a CUDA build of "
@@ -278,33 +228,6 @@ class SettingsDialog(QDialog):
         self._download_job = self.runner.start("reranker-download", work, on_event=progress,
                                                on_done=done, on_error=failed)
 
-    def _spin(self, low: int, high: int, value: int, name: str, step: int = 1, special: str = "") -> QSpinBox:
-        box = QSpinBox(self)
-        box.setObjectName(name)
-        box.setRange(low, high)
-        box.setSingleStep(step)
-        if special:
-            box.setSpecialValueText(special)
-        box.setValue(int(value))
-        return box
-
-    def _double(self, low: float, high: float, value: float, name: str) -> QDoubleSpinBox:
-        box = QDoubleSpinBox(self)
-        box.setObjectName(name)
-        box.setRange(low, high)
-        box.setDecimals(2)
-        box.setSingleStep(0.05)
-        box.setValue(float(value))
-        return box
-
-    def _combo(self, labels: dict[str, str], value: str, name: str) -> QComboBox:
-        box = QComboBox(self)
-        box.setObjectName(name)
-        for key, label in labels.items():
-            box.addItem(label, key)
-        box.setCurrentIndex(max(0, box.findData(value)))
-        return box
-
     def show_gpu_support(self, supported: bool | None) -> None:
         self.gpu_support.setText({True: "GPU offload available in this build",
                                   False: "No GPU offload in this build: layers run on the CPU"}.get(
@@ -335,17 +258,7 @@ class SettingsDialog(QDialog):
         llm.n_gpu_layers = self.gpu_layers.value()
         llm.n_ctx = self.n_ctx.value()
         llm.n_threads = self.n_threads.value()
-        reasoning.mode = self.mode.currentData()
-        reasoning.reader = self.reader.currentData()
-        reasoning.theta = self.theta.value()
-        reasoning.alpha = self.alpha.value()
-        reasoning.r_max = self.r_max.value()
-        reasoning.top_k = self.top_k.value()
-        reasoning.final_answer = self.final_answer.currentData()
-        reasoning.chain_steps = self.chain_steps.currentData()
-        reasoning.question_passages = self.question_passages.value()
-        reasoning.draft_answer = self.draft_answer.isChecked()
-        reasoning.followup_turns = self.followup_turns.value()
+        self.reasoning_box.apply_to(reasoning)
         retrieval = self.ctx.settings.retrieval
         retrieval.retriever = self.retriever.currentData()
         retrieval.second_embedder = self.second_embedder.currentData() or ""
@@ -366,17 +279,10 @@ class SettingsDialog(QDialog):
         defaults = Settings()
         llm, reasoning, retrieval = defaults.llm, defaults.reasoning, defaults.retrieval
         for box, value in ((self.gpu_layers, llm.n_gpu_layers), (self.n_ctx, llm.n_ctx),
-                           (self.n_threads, llm.n_threads), (self.theta, reasoning.theta),
-                           (self.alpha, reasoning.alpha), (self.r_max, reasoning.r_max),
-                           (self.top_k, reasoning.top_k), (self.followup_turns, reasoning.followup_turns),
-                           (self.question_passages, reasoning.question_passages),
-                           (self.rerank_depth, retrieval.rerank_depth)):
+                           (self.n_threads, llm.n_threads), (self.rerank_depth, retrieval.rerank_depth)):
             box.setValue(value)
-        self.draft_answer.setChecked(reasoning.draft_answer)
-        for combo, value in ((self.mode, reasoning.mode), (self.reader, reasoning.reader),
-                             (self.final_answer, reasoning.final_answer),
-                             (self.chain_steps, reasoning.chain_steps),
-                             (self.retriever, retrieval.retriever), (self.reranker, retrieval.reranker),
+        self.reasoning_box.load(reasoning)
+        for combo, value in ((self.retriever, retrieval.retriever), (self.reranker, retrieval.reranker),
                              (self.second_embedder, retrieval.second_embedder),
                              (self.embed_precision, retrieval.embed_precision),
                              (self.embed_device, retrieval.embed_device)):

@@ -20,22 +20,25 @@ def test_settings_dialog_saves_reasoning_and_model_values(qtbot, home):
     dialog: SettingsDialog = window.settings_dialog
     qtbot.waitUntil(lambda: "checking" not in dialog.gpu_support.text(), timeout=60_000)
     assert "GPU" in dialog.gpu_support.text()
-    dialog.theta.setValue(2.25)
-    dialog.alpha.setValue(0.5)
-    dialog.r_max.setValue(3)
-    dialog.top_k.setValue(2)
-    dialog.followup_turns.setValue(0)
-    assert dialog.followup_turns.text().startswith("off")
-    dialog.mode.setCurrentIndex(dialog.mode.findData("coq"))
-    dialog.reader.setCurrentIndex(dialog.reader.findData("llm"))
-    assert dialog.final_answer.currentData() == "passages" and dialog.question_passages.value() == 3
-    dialog.final_answer.setCurrentIndex(dialog.final_answer.findData("tracing"))
-    assert dialog.chain_steps.currentData() == "stepwise"
-    dialog.chain_steps.setCurrentIndex(dialog.chain_steps.findData("whole"))
-    assert dialog.draft_answer.isChecked()
-    dialog.draft_answer.setChecked(False)
-    dialog.question_passages.setValue(0)
-    assert dialog.question_passages.text().startswith("none")
+    box = dialog.reasoning_box
+    box.theta.setValue(2.25)
+    box.alpha.setValue(0.5)
+    box.r_max.setValue(3)
+    box.top_k.setValue(2)
+    box.followup_turns.setValue(0)
+    assert box.followup_turns.text().startswith("off")
+    box.mode.setCurrentIndex(box.mode.findData("coq"))
+    box.reader.setCurrentIndex(box.reader.findData("llm"))
+    assert box.final_answer.currentData() == "passages" and box.question_passages.value() == 3
+    box.final_answer.setCurrentIndex(box.final_answer.findData("tracing"))
+    assert box.chain_steps.currentData() == "stepwise"
+    box.chain_steps.setCurrentIndex(box.chain_steps.findData("whole"))
+    assert box.draft_answer.isChecked()
+    box.draft_answer.setChecked(False)
+    assert box.concise_answer.isChecked()
+    box.concise_answer.setChecked(False)
+    box.question_passages.setValue(0)
+    assert box.question_passages.text().startswith("none")
     dialog.n_ctx.setValue(8192)
     dialog.gpu_layers.setValue(0)
     dialog.accept()
@@ -43,7 +46,7 @@ def test_settings_dialog_saves_reasoning_and_model_values(qtbot, home):
     assert saved["reasoning"] == {**saved["reasoning"], "theta": 2.25, "alpha": 0.5, "r_max": 3, "top_k": 2,
                                   "mode": "coq", "reader": "llm", "followup_turns": 0,
                                   "final_answer": "tracing", "question_passages": 0, "chain_steps": "whole",
-                                  "draft_answer": False}
+                                  "draft_answer": False, "concise_answer": False}
     assert saved["llm"]["n_ctx"] == 8192 and saved["llm"]["n_gpu_layers"] == 0
     assert Settings.load(home).reasoning.theta == 2.25
 
@@ -284,16 +287,20 @@ def test_restore_defaults_resets_the_fields_but_keeps_the_model_and_saves_only_o
     settings.retrieval.retriever = "bm25"
     settings.reasoning.final_answer, settings.reasoning.question_passages = "tracing", 0
     settings.reasoning.chain_steps, settings.reasoning.draft_answer = "whole", False
+    settings.reasoning.concise_answer = False
     settings.save(home)
     dialog = _settings_dialog(qtbot, home)
-    assert (dialog.final_answer.currentData(), dialog.question_passages.value()) == ("tracing", 0)
-    assert (dialog.n_ctx.value(), dialog.top_k.value(), dialog.mode.currentData()) == (8192, 4, "rag")
+    box = dialog.reasoning_box
+    assert not box.concise_answer.isChecked() and not box.draft_answer.isChecked()
+    assert (box.final_answer.currentData(), box.question_passages.value()) == ("tracing", 0)
+    assert (dialog.n_ctx.value(), box.top_k.value(), box.mode.currentData()) == (8192, 4, "rag")
     qtbot.mouseClick(dialog.restore_button, Qt.MouseButton.LeftButton)
     defaults = Settings()
-    assert (dialog.n_ctx.value(), dialog.top_k.value(), dialog.mode.currentData(), dialog.retriever.currentData()) \
+    assert (dialog.n_ctx.value(), box.top_k.value(), box.mode.currentData(), dialog.retriever.currentData()) \
         == (defaults.llm.n_ctx, defaults.reasoning.top_k, defaults.reasoning.mode, defaults.retrieval.retriever)
-    assert (dialog.final_answer.currentData(), dialog.question_passages.value()) == ("passages", 3)
-    assert dialog.chain_steps.currentData() == "stepwise" and dialog.draft_answer.isChecked()
+    assert (box.final_answer.currentData(), box.question_passages.value()) == ("passages", 3)
+    assert box.chain_steps.currentData() == "stepwise" and box.draft_answer.isChecked()
+    assert box.concise_answer.isChecked()
     assert dialog.model_path.text() == "/models/mine.gguf"
     assert Settings.load(home).reasoning.top_k == 4  # nothing saved yet
     dialog.accept()

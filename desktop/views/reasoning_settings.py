@@ -1,0 +1,133 @@
+"""The settings dialog's Reasoning group: the answering mode, the reader and SearChain's knobs
+(θ, α, r_max, top-k, how chains are written, the final answer, the draft, the short answer,
+passages for the whole question, follow-ups). It reads and writes one ``ReasoningSettings``."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QSpinBox, QWidget
+
+from searchain.config import ReasoningSettings
+
+MODE_LABELS = {
+    "searchain": "SearChain (CoQ + IR verification and completion)",
+    "coq": "Chain-of-Query without IR",
+    "direct": "Baseline: direct answer",
+    "rag": "Baseline: retrieve then read",
+    "genground": "GenGround (generate, then ground in passages)",
+    "geek": "GEEK (actions, extraction, branch vote; yes/no questions)",
+}
+READER_LABELS = {"auto": "Automatic", "dpr": "DPR reader", "llm": "The LLM as reader"}
+FINAL_ANSWER_LABELS = {"passages": "Read like RAG: the question's passages, then the chain's (best measured)",
+                       "tracing": "The paper's tracing: the chain's query-answer pairs"}
+CHAIN_STEPS_LABELS = {"stepwise": "Step by step, each checked before the next (fastest)",
+                      "whole": "Whole chains, then checked (the paper's)",
+                      "whole_no_final": "Whole chains without their closing line"}
+
+
+def spin_box(parent: QWidget, low: int, high: int, value: int, name: str, step: int = 1,
+             special: str = "") -> QSpinBox:
+    box = QSpinBox(parent)
+    box.setObjectName(name)
+    box.setRange(low, high)
+    box.setSingleStep(step)
+    if special:
+        box.setSpecialValueText(special)
+    box.setValue(int(value))
+    return box
+
+
+def double_box(parent: QWidget, low: float, high: float, value: float, name: str) -> QDoubleSpinBox:
+    box = QDoubleSpinBox(parent)
+    box.setObjectName(name)
+    box.setRange(low, high)
+    box.setDecimals(2)
+    box.setSingleStep(0.05)
+    box.setValue(float(value))
+    return box
+
+
+def combo_box(parent: QWidget, labels: dict[str, str], value: str, name: str) -> QComboBox:
+    box = QComboBox(parent)
+    box.setObjectName(name)
+    for key, label in labels.items():
+        box.addItem(label, key)
+    select(box, value)
+    return box
+
+
+def select(box: QComboBox, value: str) -> None:
+    box.setCurrentIndex(max(0, box.findData(value)))
+
+
+class ReasoningBox(QGroupBox):
+    """The Reasoning group; ``load`` fills it from settings, ``apply_to`` writes them back."""
+
+    def __init__(self, reasoning: ReasoningSettings, parent: QWidget | None = None):
+        super().__init__("Reasoning", parent)
+        self.mode = combo_box(self, MODE_LABELS, reasoning.mode, "mode")
+        self.reader = combo_box(self, READER_LABELS, reasoning.reader, "reader")
+        self.theta = double_box(self, 0.0, 100.0, reasoning.theta, "theta")
+        self.alpha = double_box(self, 0.0, 1.0, reasoning.alpha, "alpha")
+        self.r_max = spin_box(self, 1, 20, reasoning.r_max, "rMax")
+        self.top_k = spin_box(self, 1, 20, reasoning.top_k, "topK")
+        self.final_answer = combo_box(self, FINAL_ANSWER_LABELS, reasoning.final_answer, "finalAnswer")
+        self.chain_steps = combo_box(self, CHAIN_STEPS_LABELS, reasoning.chain_steps, "chainSteps")
+        self.chain_steps.setToolTip("How SearChain's model writes each round's chain of queries. Step by step "
+                                    "writes nothing that a correction would throw away (models run here only; "
+                                    "a server gets whole chains).")
+        self.draft_answer = QCheckBox("Show plain RAG's answer as a draft while SearChain checks it", self)
+        self.draft_answer.setObjectName("draftAnswer")
+        self.concise_answer = QCheckBox("Cut an answer stated as a sentence to the words that answer", self)
+        self.concise_answer.setObjectName("conciseAnswer")
+        self.concise_answer.setToolTip("\"So the final answer is Kate Millett attended Oxford University\" gives "
+                                       "the short answer \"Oxford\", highlighted in the cited passages; the answer "
+                                       "text stays as written. One short model call when it applies.")
+        self.question_passages = spin_box(self, 0, 10, reasoning.question_passages, "questionPassages",
+                                          special="none: the chain's passages only")
+        self.question_passages.setToolTip("Passages retrieved for the whole question that the final answer "
+                                          "also reads and may cite, besides those the chain verified.")
+        self.followup_turns = spin_box(self, 0, 10, reasoning.followup_turns, "followupTurns",
+                                       special="off: take every question as typed")
+        self.followup_turns.setToolTip("A question asked after earlier ones is first rewritten to stand "
+                                       "alone (\"when was he born?\" names who), using this many earlier turns.")
+        self.load(reasoning)
+        form = QFormLayout(self)
+        form.addRow("Mode:", self.mode)
+        form.addRow("Reader:", self.reader)
+        form.addRow("θ (reader confidence to correct):", self.theta)
+        form.addRow("α (ROUGE-L consistency):", self.alpha)
+        form.addRow("r_max (rounds):", self.r_max)
+        form.addRow("Passages per query (top-k):", self.top_k)
+        form.addRow("Chains written:", self.chain_steps)
+        form.addRow("Final answer:", self.final_answer)
+        form.addRow("First answer:", self.draft_answer)
+        form.addRow("Short answer:", self.concise_answer)
+        form.addRow("Passages for the whole question:", self.question_passages)
+        form.addRow("Follow-ups read with (earlier turns):", self.followup_turns)
+
+    def load(self, reasoning: ReasoningSettings) -> None:
+        """Every field from ``reasoning`` (the saved settings, or the defaults)."""
+        for box, value in ((self.theta, reasoning.theta), (self.alpha, reasoning.alpha),
+                           (self.r_max, reasoning.r_max), (self.top_k, reasoning.top_k),
+                           (self.question_passages, reasoning.question_passages),
+                           (self.followup_turns, reasoning.followup_turns)):
+            box.setValue(value)
+        for combo, value in ((self.mode, reasoning.mode), (self.reader, reasoning.reader),
+                             (self.final_answer, reasoning.final_answer), (self.chain_steps, reasoning.chain_steps)):
+            select(combo, value)
+        self.draft_answer.setChecked(reasoning.draft_answer)
+        self.concise_answer.setChecked(reasoning.concise_answer)
+
+    def apply_to(self, reasoning: ReasoningSettings) -> None:
+        reasoning.mode = self.mode.currentData()
+        reasoning.reader = self.reader.currentData()
+        reasoning.theta = self.theta.value()
+        reasoning.alpha = self.alpha.value()
+        reasoning.r_max = self.r_max.value()
+        reasoning.top_k = self.top_k.value()
+        reasoning.final_answer = self.final_answer.currentData()
+        reasoning.chain_steps = self.chain_steps.currentData()
+        reasoning.question_passages = self.question_passages.value()
+        reasoning.draft_answer = self.draft_answer.isChecked()
+        reasoning.concise_answer = self.concise_answer.isChecked()
+        reasoning.followup_turns = self.followup_turns.value()
