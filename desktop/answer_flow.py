@@ -14,6 +14,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from searchain.errors import ModelError
+from searchain.corpus import FINISH_STAGE
 from searchain.events import Progress
 from searchain.index import OPEN_STAGE
 from searchain.llm import LLMWarning
@@ -24,7 +25,7 @@ from searchain.reasoning import (
 )
 
 from .context import AppContext
-from .render import describe_error
+from .render import describe_error, progress_line
 from .views.chat import ChatView
 from .views.message_bar import MessageBar
 from .views.reasoning import ReasoningPanel
@@ -123,8 +124,8 @@ class AnswerFlow(QObject):
         if isinstance(event, AnswerSaved):
             self.message_id = event.message_id
             self.conversations.adopt(event.conversation_id)
-        elif isinstance(event, Progress) and event.stage == OPEN_STAGE:  # a large index: seconds
-            self.chat.set_phase(event.message[:1].upper() + event.message[1:] + "…")
+        elif isinstance(event, Progress) and event.stage in (OPEN_STAGE, FINISH_STAGE):  # slow first steps
+            self.chat.set_phase(progress_line(event))
         elif isinstance(event, TokenGenerated):
             if event.phase == PHASE_REWRITE:  # the rewrite is shown once parsed, not raw
                 self.chat.set_phase("Reading the question with the conversation…")
@@ -193,3 +194,4 @@ class AnswerFlow(QObject):
         from searchain.store import RunInfo
 
         return RunInfo.from_settings(self.ctx.settings, mode=mode, corpus=",".join(corpora or []) or None)
+

@@ -74,8 +74,9 @@ class Workspace:
                                        index=not lexical_only,
                                        embedder=None if lexical_only else self.embedder(),
                                        second_embedder=None if lexical_only else self.second_embedder())
-                from .index.retrievers import open_retriever
+                from .index.retrievers import finish_keyword_indexes, open_retriever
 
+                finish_keyword_indexes(self.paths, self.settings, names, on_event=on_event, cancel=cancel)
                 embedder = None if lexical_only else self.embedder()
                 second = None if lexical_only else self.second_embedder()
                 if not lexical_only:
@@ -264,11 +265,12 @@ class Workspace:
     # -- answering ---------------------------------------------------------------------------
 
     def engine(self, *, mode: str | None = None, corpus: str | Sequence[str] | None = None,
-               on_event: EventCallback | None = None):
+               on_event: EventCallback | None = None, cancel: CancelToken | None = None):
         """A ``SearChainEngine`` wired to this workspace's parts.
 
         Modes without IR ("direct", "coq") do not open a retriever or load a reader. ``on_event``
-        hears of slow first steps (opening a large index).
+        hears of slow first steps (opening a large index, finishing a keyword index a stopped
+        ingest left), which ``cancel`` stops.
         """
         from .llm.base import GenerationParams
         from .reasoning.engine import SearChainEngine
@@ -279,7 +281,7 @@ class Workspace:
         with_ir = needs_ir(mode)
         return SearChainEngine(
             self.llm(),
-            self.retriever(corpus, on_event=on_event) if with_ir else None,
+            self.retriever(corpus, on_event=on_event, cancel=cancel) if with_ir else None,
             self.reader() if mode == "searchain" else None,
             settings=reasoning,
             embedder=_LazyEmbedder(self.embedder) if with_ir else None,
@@ -303,7 +305,7 @@ class Workspace:
         ``history``: earlier ``PriorTurn``s of the conversation, oldest first (follow-ups).
         ``corpus``: one name, ``"a,b"`` or a list (a chat's ``chat_corpora``); None = active.
         """
-        engine = self.engine(mode=mode, corpus=corpus, on_event=on_event)
+        engine = self.engine(mode=mode, corpus=corpus, on_event=on_event, cancel=cancel)
         self._report_model_warnings(on_event)
         return engine.answer(question, mode=mode, task=task, history=history, on_event=on_event,
                              cancel=cancel)

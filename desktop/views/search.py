@@ -19,8 +19,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from searchain.events import Progress
+
 from ..context import AppContext
-from ..render import describe_error, plain_tooltip
+from ..render import describe_error, plain_tooltip, progress_line
 from ..workers import Job, JobRunner
 
 HIT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -90,11 +92,17 @@ class SearchDialog(QDialog):
         self.status.setText(f"Searching '{corpus}'… (the first search opens the index)")
         self.button.setEnabled(False)
 
-        def work(_on_event, _cancel):
-            return ctx.workspace().retriever(corpus).search(text, k=k)
+        def work(on_event, cancel):
+            return ctx.workspace().retriever(corpus, on_event=on_event, cancel=cancel).search(text, k=k)
 
-        self.job = self.runner.start("search", work, on_done=self._show, on_error=self._failed)
+        self.job = self.runner.start("search", work, on_event=self._progress, on_done=self._show,
+                                     on_error=self._failed)
         return self.job
+
+    def _progress(self, event) -> None:
+        """A slow first step (a keyword index a stopped ingest left) says what it does."""
+        if isinstance(event, Progress) and event.message:
+            self.status.setText(progress_line(event))
 
     def _show(self, hits) -> None:
         self.job = None

@@ -145,6 +145,7 @@ def _read_grammar(path: str) -> str:
 
 
 def _progress(event: Any) -> None:
+    from ..corpus.fts_build import FINISH_STAGE
     from ..events import Progress
     from ..index.layout import OPEN_STAGE
     from ..reasoning.events import ChainUnreadable, FeedbackGiven, NodeChecked, QuestionRewritten, RoundStarted
@@ -153,6 +154,9 @@ def _progress(event: Any) -> None:
     line = describe_event(event)  # GenGround / GEEK steps
     if isinstance(event, Progress) and event.stage == OPEN_STAGE:
         print(f"{event.message}...", file=sys.stderr)
+    elif isinstance(event, Progress) and event.stage == FINISH_STAGE:
+        done = f" {event.done:,} of {event.total:,}" if event.done and event.total else ""
+        print(f"{event.message}...{done}", file=sys.stderr)
     elif line is not None:
         print(f"  {line}", file=sys.stderr)
     elif isinstance(event, QuestionRewritten):

@@ -29,7 +29,7 @@ def register(sub) -> None:
 def run(ctx, args) -> int:
     from ..errors import SearchainError
     from ..index.mixed import parse_corpora
-    from ..index.retrievers import open_retriever
+    from ..index.retrievers import finish_keyword_indexes, open_retriever
 
     if args.k < 1:
         raise SearchainError(f"-k must be at least 1, got {args.k}.")
@@ -47,6 +47,10 @@ def run(ctx, args) -> int:
                                          models_dir=ctx.paths.models_dir)  # loads on first use
     if "demo" in names:  # as in the app: the shipped demo corpus is built on first use
         _ensure_demo(ctx, embedder)
+    # A keyword index a stopped ingest left is finished first, with progress; Ctrl+C stops it
+    # between ranges and keeps what was indexed.
+    with ProgressPrinter() as printer, cancel_on_interrupt() as cancel:
+        finish_keyword_indexes(ctx.paths, ctx.settings, names, on_event=printer, cancel=cancel)
     retriever = open_retriever(ctx.paths, ctx.settings, names, args.retriever, embedder=embedder)
     hits = retriever.search(args.query, args.k)
     if args.json:
@@ -91,3 +95,4 @@ def _ensure_demo(ctx, embedder) -> None:
     with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
         ensure_demo_corpus(ctx.paths, ctx.settings, on_event=show, cancel=cancel,
                            index=embedder is not None, embedder=embedder)
+

@@ -17,6 +17,7 @@ from ..faces import face
 __all__, __getattr__, __dir__ = face(__name__, {
     "manager": ("CorpusManager",),
     "store": ("PassageStore",),
+    "fts_build": ("FINISH_STAGE",),
     "sources": ("FORMATS", "open_source"),
     "open_at": ("OpenTarget", "open_target", "default_pdf_app"),
     "processes": ("warm_up_workers",),

@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Callable
+from typing import Any, Callable
+
+from ..events import CancelToken, EventCallback, Progress, check, emit
 
 META_KEY = "fts"
 COMPLETE, DEFERRED = "complete", "deferred"
@@ -49,6 +51,11 @@ HASH_BYTES = 128 << 20  # pending terms kept in memory before a segment is writt
 # from 9). Slower parsing leaves the per-batch writer idle part of the time, the indexing fits in
 # it, and deferring would only add the build after the parse (a third slower at P = 20,000).
 DEFER_FROM_PASSAGES_PER_S = 30_000
+# The build, per CPU second (BENCHMARKS.md, "The writer without per-batch FTS", at ce68b3f):
+# 59,200 over 2 M passages, 64,700 over 400k; the rate a plan or a progress line quotes.
+BUILD_PASSAGES_PER_S = 59_200
+# The Progress stage of finishing, before a search, what a stopped ingest left unbuilt.
+FINISH_STAGE = "finish keyword index"
 
 
 def worth_deferring(source, workers: int) -> bool:
@@ -181,3 +188,39 @@ class KeywordIndexMixin:
         """True when the FTS index matches the passages table (FTS5 'integrity-check'); False
         while it is deferred (it lacks the passages not built yet)."""
         return integrity_ok(self.conn)
+
+
+def finish_left_build(store: Any, *, on_event: EventCallback | None = None,
+                      cancel: CancelToken | None = None) -> bool:
+    """Build what a stopped large ingest left of ``store``'s keyword index, holding the corpus's
+    write lock meanwhile; False (nothing done) while an ingest of the corpus holds that lock (it
+    builds the index itself at its end). A ``Progress`` of ``FINISH_STAGE`` says first how many
+    passages are left and about how long they take, then how far the build is; ``cancel`` stops
+    it between ranges of ``CHUNK`` passages, and what was indexed stays (the next call goes on)."""
+    if indexed_to(store.conn) is None:
+        return True
+    from ..units import duration
+    from .lock import CorpusLock
+
+    lock = CorpusLock(store.path.parent)
+    try:
+        free = lock.try_acquire()
+    except OSError:  # no lock file can be made there (a read-only folder): the build fails too
+        free = True
+    if not free:
+        return False
+    try:
+        left = pending(store.conn)
+        if left:
+            name = getattr(store, "corpus", store.path.parent.name)
+            note = (f"finishing the keyword index a stopped ingest of '{name}' left: {left:,} passages, "
+                    f"about {duration(left / BUILD_PASSAGES_PER_S)}")
+            first = Progress(FINISH_STAGE, 0, left, note)
+            emit(on_event, first)
+            store.finish_fts(check=lambda: check(cancel), progress=lambda done, total: emit(
+                on_event, Progress(FINISH_STAGE, done, total, note, started_at=first.started_at)))
+        else:
+            store.finish_fts()  # nothing above X: marks it complete
+    finally:
+        lock.release()
+    return True

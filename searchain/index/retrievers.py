@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
 
 from ..config import AppPaths, Settings
 from ..errors import ConfigError
+from ..events import CancelToken, EventCallback
 from ..types import Hit
 from .bm25.fts5 import BM25Retriever
 from .dense import DenseRetriever, open_vectors
@@ -109,6 +110,24 @@ def _mixed_first_stage(paths: AppPaths, settings: Settings, names: list[str], ki
             part.source.close()
         raise
     return MixedRetriever(parts, depth=r.hybrid_depth)
+
+
+def finish_keyword_indexes(paths: AppPaths, settings: Settings, names: Sequence[str], *,
+                           on_event: EventCallback | None = None, cancel: CancelToken | None = None) -> None:
+    """Build, with progress and a way to cancel, what a stopped large ingest left of each named
+    corpus's keyword index (``corpus.fts_build.finish_left_build``), so that it is not built
+    inside the first search, silently (minutes at Wikipedia size). Missing corpora are skipped:
+    ``open_retriever`` names them."""
+    from ..corpus.fts_build import finish_left_build, indexed_to
+    from ..corpus.manager import CorpusManager
+
+    manager = CorpusManager(paths, settings)
+    for name in names:
+        if not manager.exists(name):
+            continue
+        with manager.open_store(name) as store:
+            if indexed_to(store.conn) is not None:
+                finish_left_build(store, on_event=on_event, cancel=cancel)
 
 
 def _first_stage(paths: AppPaths, settings: Settings, corpus_name: str, kind: str | None,

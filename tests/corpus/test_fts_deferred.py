@@ -282,3 +282,62 @@ def test_a_rebuild_with_workers_defers_into_its_fresh_store_and_keeps_the_ids(ho
         assert store.conn.execute("SELECT id, pid FROM passages ORDER BY id").fetchall() == before
     assert fts_state(manager, "w") == ({"state": "complete"}, 0, True)
     assert hits(manager, "w", ["slowly"])["slowly"]
+
+
+def _left_unbuilt(home, tmp_path, n=7):
+    """Corpus 'w' as a stopped large ingest leaves it: n passages stored above the index."""
+    manager = CorpusManager(home, Settings())
+    manager.add("w", make_dump(tmp_path / "w.xml.bz2", 10, random.Random(1)), workers=1)
+    with manager.open_store("w") as store:
+        store.defer_fts()
+        store.add(passages(n))
+    return manager
+
+
+def _bm25_workspace(home):
+    from searchain.workspace import Workspace
+
+    settings = Settings()
+    settings.retrieval.retriever = "bm25"
+    return Workspace(home, settings)
+
+
+def test_opening_the_retriever_finishes_a_left_index_with_an_estimate_and_progress(home, tmp_path):
+    manager = _left_unbuilt(home, tmp_path)
+    events = []
+    retriever = _bm25_workspace(home).retriever("w", on_event=events.append)
+    finishing = [e for e in events if isinstance(e, Progress) and e.stage == fts_build.FINISH_STAGE]
+    # said before it starts: what is left and about how long; then how far it is
+    assert finishing[0].done == 0 and finishing[0].total == 7
+    assert "7 passages, about" in finishing[0].message and "'w'" in finishing[0].message
+    assert finishing[-1].done == finishing[-1].total == 7
+    assert fts_state(manager, "w") == ({"state": "complete"}, 0, True)
+    assert retriever.search("number3", k=1)[0].passage.pid == "p3"
+
+
+def test_a_cancelled_finish_keeps_what_it_indexed_and_the_next_open_goes_on(home, tmp_path, monkeypatch):
+    from searchain.events import Cancelled
+
+    monkeypatch.setattr(fts_build, "CHUNK", 2)
+    manager = _left_unbuilt(home, tmp_path)
+    cancel = CancelToken()
+
+    def cancel_after_the_first_range(event):
+        if isinstance(event, Progress) and event.stage == fts_build.FINISH_STAGE and event.done:
+            cancel.cancel()
+    with pytest.raises(Cancelled):
+        _bm25_workspace(home).retriever("w", on_event=cancel_after_the_first_range, cancel=cancel)
+    state, left, _ = fts_state(manager, "w")
+    assert state["state"] == "deferred" and 0 < left < 7  # one range indexed, and kept
+    _bm25_workspace(home).retriever("w")
+    assert fts_state(manager, "w") == ({"state": "complete"}, 0, True)
+
+
+def test_the_search_command_finishes_a_left_index_and_says_so(home, tmp_path, capsys):
+    from searchain.cli.main import main
+
+    manager = _left_unbuilt(home, tmp_path)
+    assert main(["--home", str(home.config_dir.parent), "search", "w", "number3", "--retriever", "bm25", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert "finishing the keyword index a stopped ingest of 'w' left: 7 passages" in err
+    assert '"p3"' in out and fts_state(manager, "w") == ({"state": "complete"}, 0, True)

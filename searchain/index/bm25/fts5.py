@@ -196,27 +196,19 @@ class BM25Retriever:
 
 
 def _require_whole_fts(store) -> None:
-    """Build what a deferred ingest left of the keyword index (``corpus.fts_build``), holding the
-    corpus's write lock meanwhile, or say why not; one meta read when it is complete."""
+    """Build what a deferred ingest left of the keyword index (``corpus.fts_build``), or say why
+    not; one meta read when it is complete. The workspace finishes it, with progress, when it
+    opens the retriever; this covers a store opened otherwise."""
     if fts_build.indexed_to(store.conn) is None:
         return
-    from ...corpus.lock import CorpusLock
-
     name = store.corpus
-    lock = CorpusLock(store.path.parent)
     try:
-        free = lock.try_acquire()
-    except OSError:  # no lock file can be made there (a read-only folder): the build fails too
-        free = True
-    if not free:
-        raise IndexError_(f"The keyword index of corpus '{name}' is being built by its ingest.",
-                          hint="Search it once the ingest has finished.")
-    try:
-        store.finish_fts()
+        finished = fts_build.finish_left_build(store)
     except CorpusError as exc:
         raise IndexError_(f"The keyword index of corpus '{name}' was left unfinished by a stopped "
                           f"ingest, and finishing it failed: {exc.message}",
                           hint=f"Run `searchain corpus add {name} SOURCE` again with the same "
                           "source: it continues and builds the index.") from exc
-    finally:
-        lock.release()
+    if not finished:
+        raise IndexError_(f"The keyword index of corpus '{name}' is being built by its ingest.",
+                          hint="Search it once the ingest has finished.")

@@ -21,7 +21,7 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ...corpus.fts_build import DEFER_FROM_PASSAGES_PER_S
+from ...corpus.fts_build import BUILD_PASSAGES_PER_S, DEFER_FROM_PASSAGES_PER_S
 from ...files import free_bytes
 from ...units import duration, size
 from .remote import Release
@@ -51,7 +51,7 @@ WRITER_SLOWDOWN_EXP = 0.083
 # over 400k, 69,300 over 80k (N^-0.055), carried on with the per-batch writer's steeper
 # N^-0.083 (an assumption, on the safe side: ~48,700/s at 21 M, against ~52,000 by its own fit).
 STORE_PASSAGES_PER_S = 80_400
-FTS_BUILD_PASSAGES_PER_S = 59_200
+FTS_BUILD_PASSAGES_PER_S = BUILD_PASSAGES_PER_S
 STORE_FTS_MEASURED_AT = 2_000_000
 STORE_SLOWDOWN_EXP = 0.027
 STORE_BYTES_PER_PASSAGE = 1300
