@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Sequence
 
-from ..reader.llm_reader import LLMReader
+from ..reader.llm_reader import LLMReader, clean_reply, locate_span
 from ..reader.span_extract import FUNCTION_WORDS
 from .accounting import MeteredLLM
 from .chain.parser import answer_tail, short_answer
@@ -47,9 +47,20 @@ def stated_sentence(final_content: str) -> str | None:
 
 def concise_answer(question: str, stated: str, llm: Any, sink: Any) -> str | None:
     """The words of ``stated`` (see ``stated_sentence``) that answer ``question``, a span of it;
-    None when the model finds none. ``sink`` (the run's ``Generator``) counts the call."""
+    None when the model finds none or keeps the whole. ``sink`` (the run's ``Generator``) counts
+    the call.
+
+    The reply is taken as the span it copies, not through the reader's rule that an answer must
+    say something the question does not: that rule guards a passage's reading against echoes of
+    the question, but a comparison's answer is one of the question's own options ("Who is older,
+    Annie Morton or Terry Richardson?": "Terry Richardson")."""
     reader = LLMReader(MeteredLLM(llm, sink, PHASE_CONCISE))
-    span = reader.read(question, "Answer", stated).answer.strip()
+    completion = reader.llm.chat(reader.messages(question, "Answer", stated), reader.params(stated))
+    reply = clean_reply(completion.text)
+    where = locate_span(reply, stated) if reply else None
+    if where is None:
+        return None
+    span = stated[where[0]:where[1]].strip(" ,;:.")
     return span if span and span != stated else None
 
 

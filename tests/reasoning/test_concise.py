@@ -75,3 +75,18 @@ def test_what_counts_as_a_stated_sentence():
     assert stated_sentence("So the final answer is Toronto Coach Terminal.") is None
     assert stated_sentence("So the final answer is The City of Newcastle.") is None  # a name
     assert stated_sentence("Kate Millett attended Oxford University, as passage 2 says.") is None
+
+
+def test_a_comparison_keeps_the_option_the_sentence_names_first(retriever):
+    # The answer is one of the question's own options: the reader's "says something the
+    # question does not" rule must not throw it away here.
+    question = "Who is older, Annie Morton or Terry Richardson?"
+    text = "Terry Richardson was born in 1965 [1]. So the final answer is Terry Richardson is older than Annie Morton."
+    llm = ScriptedLLM([text, "Terry Richardson"])
+    result = _engine(llm, retriever).answer(question, mode="rag")
+    assert result.answer == "Terry Richardson"
+
+
+def test_a_reply_that_keeps_the_whole_sentence_changes_nothing(retriever):
+    llm = ScriptedLLM([RAG_TEXT, SENTENCE])
+    assert _engine(llm, retriever).answer(QUESTION, mode="rag").answer == SENTENCE
