@@ -28,7 +28,7 @@ from .baselines import answer_direct, answer_rag
 from .chain.grammar import DEFAULT_MAX_NODES, coq_grammar, final_content_grammar
 from .chain.parser import short_answer, strip_marks
 from .chain.prompts import TASKS, PromptBook, detect_task, evidence_excerpt
-from .concise import concise_answer, respan, stated_sentence
+from .concise import concise_answer, names_both_options, respan, stated_sentence
 from .duplicates import DuplicateDetector
 from .events import PHASE_DRAFT, PHASE_REWRITE, Done, Failed, QuestionRewritten
 from .followup import PriorTurn, rewrite_followup
@@ -159,7 +159,7 @@ class SearChainEngine:
         if not getattr(self.settings, "concise_answer", False) or self.llm is None:
             return
         stated = stated_sentence(result.final_content)
-        if stated is None or stated != result.answer:
+        if stated is None or stated != result.answer or names_both_options(question, stated):
             return
         check(gen.cancel)
         concise = concise_answer(question, stated, self.llm, gen)
