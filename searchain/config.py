@@ -201,6 +201,9 @@ class ReasoningSettings:
     # A folder of prompt templates (NAME.txt, as in resources/prompts) that replace the built-in
     # ones of the same name; empty: the built-in ones.
     prompts_folder: str = ""
+    # GEEK: the most characters of the reasoning each branch writes before its final answer
+    # (8-4000; its decoding is most of GEEK's time on a CPU: BENCHMARKS.md, "GEEK against SearChain now").
+    geek_reasoning_chars: int = 300
 
 
 @dataclass

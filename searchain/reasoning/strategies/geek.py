@@ -42,7 +42,9 @@ from .events import (
     ACTION_ADD_DECOMP, ACTION_BRANCH, ACTION_FINAL, ACTION_RETRIEVE, ACTION_SELF_ANSWER, PHASE_ACTION, PHASE_STEP,
     StrategyStep, VotesCounted,
 )
-from .grammar import action_grammar, conclude_grammar, decomp_grammar, extract_grammar, fact_grammar
+from .grammar import (
+    REASONING_CHARS, action_grammar, conclude_grammar, decomp_grammar, extract_grammar, fact_grammar,
+)
 from .parse import Option, parse_action, parse_conclusion, parse_fact, parse_options, yes_no
 from .prompts import StrategyPrompts
 
@@ -232,7 +234,12 @@ class GeekRun(StrategyRun):
         return node
 
     def _conclude_caps(self) -> dict:
-        return self.caps and {**self.caps, "reasoning_chars": self.caps["chars"]}
+        """The FinalAnswer's caps: its reasoning at most ``reasoning.geek_reasoning_chars``
+        (most of GEEK's decoding, one per branch: BENCHMARKS.md, "GEEK against SearChain now")."""
+        reasoning = int(getattr(self.settings, "geek_reasoning_chars", REASONING_CHARS))
+        if self.caps:
+            reasoning = min(reasoning, self.caps["chars"])
+        return {**self.caps, "reasoning_chars": reasoning}
 
     def _conclude(self, line: _Line) -> None:
         prompt = self.prompts.final(self.question, line.facts, yes_no=self.yes_no)
