@@ -185,3 +185,14 @@ def test_cancel_mid_step_raises_without_an_answer():
 def test_bad_branch_count_is_refused():
     with pytest.raises(ValueError, match="branches"):
         geek(ScriptedLLM([]), branches=0).answer(QUESTION, mode="geek")
+
+
+@pytest.mark.parametrize("chars, field_chars, cap", [(300, None, 300), (80, None, 80), (300, 50, 50)])
+def test_the_reasoning_before_a_final_answer_is_capped_by_the_setting(chars, field_chars, cap):
+    llm = ScriptedLLM([options((QA, "Toronto")), act("Retrieve"), "[Fact from 1]: Toronto",
+                       act("FinalAnswer"), conclude("yes")])
+    options_ = {"geek": {"field_chars": field_chars}} if field_chars else None
+    result = engine(llm, FixedRetriever([P2, P1, P3]), options=options_,
+                    geek_reasoning_chars=chars).answer(QUESTION, mode="geek")
+    conclusion = llm.params[-1].grammar
+    assert f"reasoning ::= lead qchar{{0,{cap - 1}}}" in conclusion and result.answer == "yes"
