@@ -55,15 +55,21 @@ def names_both_options(question: str, stated: str) -> bool:
     return sum(option.lower() in said for option in question_options(question)) >= 2
 
 
+def is_sentence(answer: str) -> bool:
+    """``CONCISE_MIN_WORDS`` words or more, one a lowercase content word (a verb, a common noun):
+    "Kate Millett attended Oxford University", not the name "The City of Newcastle"."""
+    words = answer.split()
+    return len(words) >= CONCISE_MIN_WORDS and any(
+        w[:1].islower() and w.strip(".,;:\"'").lower() not in FUNCTION_WORDS for w in words)
+
+
 def stated_sentence(final_content: str) -> str | None:
-    """The answer stated after the last "answer is", when it is long enough to cut; else None."""
+    """The answer stated after the last "answer is", when it is a sentence to cut; else None."""
     tail = answer_tail(final_content)
     if tail is None or not tail.strip(" .:"):
         return None  # no answer stated ("So the final answer is."): nothing to cut
     stated = short_answer(final_content)
-    words = stated.split()
-    says_more_than_a_name = any(w[:1].islower() and w.strip(".,;:\"'").lower() not in FUNCTION_WORDS for w in words)
-    return stated if len(words) >= CONCISE_MIN_WORDS and says_more_than_a_name else None
+    return stated if is_sentence(stated) else None
 
 
 def concise_answer(question: str, stated: str, llm: Any, sink: Any) -> str | None:

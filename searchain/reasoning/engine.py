@@ -28,7 +28,7 @@ from .baselines import answer_direct, answer_rag
 from .chain.grammar import DEFAULT_MAX_NODES, coq_grammar, final_content_grammar
 from .chain.parser import short_answer, strip_marks
 from .chain.prompts import TASKS, PromptBook, detect_task, evidence_excerpt
-from .concise import concise_answer, names_both_options, respan, stated_sentence
+from .concise import concise_answer, is_sentence, names_both_options, respan, stated_sentence
 from .duplicates import DuplicateDetector
 from .events import PHASE_DRAFT, PHASE_REWRITE, Done, Failed, QuestionRewritten
 from .followup import PriorTurn, rewrite_followup
@@ -158,7 +158,10 @@ class SearChainEngine:
         ``reasoning.concise_answer``); the final content is left as written."""
         if not getattr(self.settings, "concise_answer", False) or self.llm is None:
             return
-        stated = stated_sentence(result.final_content)
+        if result.mode in (MODE_GENGROUND, MODE_GEEK):  # the strategy's [Final Answer] field
+            stated = result.answer if is_sentence(result.answer) else None
+        else:
+            stated = stated_sentence(result.final_content)
         if stated is None or stated != result.answer or names_both_options(question, stated):
             return
         check(gen.cancel)

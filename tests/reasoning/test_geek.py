@@ -145,7 +145,8 @@ def test_a_conclusion_the_passages_cannot_cite_stays_the_short_answer():
         act("FinalAnswer"),
         conclude(said),
     ])
-    result = geek(llm).answer("Where did the singer of Spirit If... grow up?", mode="geek")
+    result = engine(llm, FixedRetriever([P2, P1, P3]), concise_answer=False).answer(
+        "Where did the singer of Spirit If... grow up?", mode="geek")
     # The final content falls back to the path composed with its marks (it starts with the
     # sub-question); the answer is still what the strategy concluded, not that first step.
     assert result.final_content.startswith(QA) and "[1]" in result.final_content
@@ -196,3 +197,11 @@ def test_the_reasoning_before_a_final_answer_is_capped_by_the_setting(chars, fie
                     geek_reasoning_chars=chars).answer(QUESTION, mode="geek")
     conclusion = llm.params[-1].grammar
     assert f"reasoning ::= lead qchar{{0,{cap - 1}}}" in conclusion and result.answer == "yes"
+
+
+def test_a_conclusion_stated_as_a_sentence_is_cut_to_the_words_that_answer():
+    said = "The singer of that album grew up somewhere in western Canada"
+    llm = ScriptedLLM([options((QA, "Vancouver")), act("Retrieve"), "[Fact from 1]: Kevin Drew was born in Toronto",
+                       act("FinalAnswer"), conclude(said), "western Canada"])
+    result = geek(llm).answer("Where did the singer of Spirit If... grow up?", mode="geek")
+    assert result.answer == "western Canada" and said in llm.calls[-1][-1]["content"]
