@@ -202,7 +202,8 @@ class ReasoningSettings:
     # ones of the same name; empty: the built-in ones.
     prompts_folder: str = ""
     # GEEK: the most characters of the reasoning each branch writes before its final answer
-    # (8-4000; its decoding is most of GEEK's time on a CPU: BENCHMARKS.md, "GEEK against SearChain now").
+    # (8-4000). Its decoding is most of GEEK's time on a CPU; 80 was a quarter faster and lost a
+    # right answer in 10 (BENCHMARKS.md, "GEEK against SearChain now"), so 300 stays.
     geek_reasoning_chars: int = 300
 
 
