@@ -210,17 +210,19 @@ def finish_left_build(store: Any, *, on_event: EventCallback | None = None,
     if not free:
         return False
     try:
-        left = pending(store.conn)
+        x = indexed_to(store.conn)  # again, under the lock: another process may have finished it
+        if x is None:
+            return True
+        # Ids, as the build's own progress counts them (a range read, not a count of rows).
+        left = max(0, store.conn.execute("SELECT coalesce(max(id), 0) FROM passages").fetchone()[0] - x)
+        name = getattr(store, "corpus", store.path.parent.name)
+        note = (f"finishing the keyword index a stopped ingest of '{name}' left: {left:,} passages, "
+                f"about {duration(left / BUILD_PASSAGES_PER_S)}")
+        first = Progress(FINISH_STAGE, 0, left, note)
         if left:
-            name = getattr(store, "corpus", store.path.parent.name)
-            note = (f"finishing the keyword index a stopped ingest of '{name}' left: {left:,} passages, "
-                    f"about {duration(left / BUILD_PASSAGES_PER_S)}")
-            first = Progress(FINISH_STAGE, 0, left, note)
             emit(on_event, first)
-            store.finish_fts(check=lambda: check(cancel), progress=lambda done, total: emit(
-                on_event, Progress(FINISH_STAGE, done, total, note, started_at=first.started_at)))
-        else:
-            store.finish_fts()  # nothing above X: marks it complete
+        store.finish_fts(check=lambda: check(cancel), progress=lambda done, total: emit(
+            on_event, Progress(FINISH_STAGE, done, total, note, started_at=first.started_at)))
     finally:
         lock.release()
     return True

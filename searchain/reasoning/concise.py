@@ -9,15 +9,16 @@ should be "Oxford". On HotpotQA 10 of SearChain's 35 right answers scored F1 bel
 The cut is the LLM reader's own prompt and grammar (``reader.llm_reader``) over the stated sentence
 as its passage: the model can only copy a span of what it already said, chosen with the question
 in view ("When did the newspaper change its name?" takes the year, not the newspaper). Only an
-answer stated after "the answer is" is cut, and only a sentence: ``CONCISE_MIN_WORDS`` words or
-more, one of them a lowercase content word (a verb, a common noun). "The City of Newcastle" is a
-name and stays; a text that reasons without stating an answer has no sentence to cut, and a
-reply the model rambled in is better left whole than guessed from. A sentence that names both
-options of a choice ("Terry Richardson is older than Annie Morton") is left whole too: which
-option answers lies in the comparison's words, and the model copied the wrong name there. Measured on 70 HotpotQA
-questions outside the 100 of the goal (BENCHMARKS.md): cut at 4+ words regardless, cover-EM fell
-(names were cut short); with the lowercase rule, cover-EM the same and F1 up. One short model
-call (~40-70 prompt tokens after the reader's cached opening), counted under the ``answer`` phase.
+answer stated after "the answer is" (or GenGround's and GEEK's ``[Final Answer]`` field) is cut,
+and only a sentence: ``CONCISE_MIN_WORDS`` words or more, one of them a lowercase content word
+(a verb, a common noun). "The City of Newcastle" is a name and stays; a text that reasons
+without stating an answer has no sentence to cut, and a reply the model rambled in is better
+left whole than guessed from. A sentence that names both options of a choice ("Terry Richardson
+is older than Annie Morton") is left whole too: which option answers lies in the comparison's
+words, and the model copied the wrong name there. Measured on 70 HotpotQA questions outside the
+100 of the goal (BENCHMARKS.md, Lever 8): cut at 4+ words regardless, cover-EM fell (names were
+cut short); with the lowercase rule, cover-EM the same and F1 up. One short model call (~40-70
+prompt tokens after the reader's cached opening), counted under the ``answer`` phase.
 """
 
 from __future__ import annotations

@@ -47,7 +47,6 @@ def fts_state(manager, name):
 
 
 def test_deferring_pays_when_the_workers_parse_faster_than_a_per_batch_writer(tmp_path):
-    pytest.importorskip("pyarrow")
     from searchain.bench.ingest.multistream import to_multistream
     from searchain.corpus.problems import ProblemLog
     from searchain.corpus.sources import open_source
@@ -222,7 +221,6 @@ def test_a_cancelled_ingest_leaves_the_index_to_the_next_add(home, tmp_path, def
 
 
 def test_an_update_of_a_corpus_ingested_with_workers_keeps_the_index_right(home, tmp_path):
-    pytest.importorskip("pyarrow")
     from searchain.corpus.update import update_corpus
     from tests.corpus.test_update_parallel import long_articles
     from tests.fixtures.parquet import write_parquet
@@ -264,7 +262,6 @@ def test_an_export_of_a_corpus_left_deferred_builds_its_index_first(home, tmp_pa
 
 
 def test_a_rebuild_with_workers_defers_into_its_fresh_store_and_keeps_the_ids(home, tmp_path):
-    pytest.importorskip("pyarrow")
     from tests.corpus.test_update_parallel import long_articles
     from tests.fixtures.parquet import write_parquet
 
