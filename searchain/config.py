@@ -205,6 +205,9 @@ class ReasoningSettings:
     # (8-4000). Its decoding is most of GEEK's time on a CPU; 80 was a quarter faster and lost a
     # right answer in 10 (BENCHMARKS.md, "GEEK against SearChain now"), so 300 stays.
     geek_reasoning_chars: int = 300
+    # GEEK: alternative sub-questions the model may write per decomposition, each a branch of
+    # its own (1-9; the paper's n = 4; 1 = no exploration, one line of reasoning).
+    geek_branches: int = 4
 
 
 @dataclass

@@ -51,6 +51,7 @@ def test_deferring_pays_when_the_workers_parse_faster_than_a_per_batch_writer(tm
     from searchain.corpus.problems import ProblemLog
     from searchain.corpus.sources import open_source
     from tests.fixtures.parquet import filler, write_parquet
+    from tests.fixtures.zim import write_zim
 
     def source(path, fmt):
         return open_source(path, fmt, "c", ProblemLog(), None)
@@ -61,6 +62,8 @@ def test_deferring_pays_when_the_workers_parse_faster_than_a_per_batch_writer(tm
     assert fts_build.worth_deferring(hub, 2) and not fts_build.worth_deferring(hub, 1)
     assert not fts_build.worth_deferring(single, 16)  # the parent decompresses: ~2 workers' worth
     assert not fts_build.worth_deferring(multi, 8) and fts_build.worth_deferring(multi, 9)
+    zim = source(write_zim(tmp_path / "w.zim"), "zim")
+    assert not fts_build.worth_deferring(zim, 7) and fts_build.worth_deferring(zim, 8)
 
 
 def test_an_ingest_with_workers_builds_the_index_at_its_end_and_answers_as_per_batch(home, tmp_path,

@@ -12,7 +12,7 @@ from searchain.corpus.problems import ProblemLog  # noqa: E402
 from searchain.corpus.sources.detect import detect_format  # noqa: E402
 from searchain.corpus.sources.zim import ZimSource, wiki_base  # noqa: E402
 from searchain.errors import CorpusError  # noqa: E402
-from tests.fixtures.zim import write_zim  # noqa: E402
+from tests.fixtures.zim import RIVER_HTML, write_zim  # noqa: E402
 
 WIKI = {"Name": "wikipedia_en_all_nopic", "Language": "eng"}
 
@@ -65,13 +65,20 @@ def test_url_is_the_wikipedia_article_only_when_the_metadata_says_so(tmp_path):
     assert river.source == "w.zim#River_Ellin"
     plain, _ = read(write_zim(tmp_path / "other.zim", metadata={"Name": "my_notes"}))
     assert next(p for p in plain if p.doc_id == "River_Ellin").url == "other.zim#River_Ellin"
+    # mwoffliner's files of 2017 and before: paths end in ".html", the name starts "kiwix."
+    old, _ = read(write_zim(tmp_path / "old.zim", {"River_Ellin.html": ("River Ellin", RIVER_HTML)},
+                            metadata={"Name": "kiwix.wikipedia_en_all"}))
+    assert {p.url for p in old} == {"https://en.wikipedia.org/wiki/River_Ellin"}
 
 
 def test_wiki_base_is_conservative():
     assert wiki_base("https://fr.wikipedia.org/", "") == "https://fr.wikipedia.org/wiki/"
     assert wiki_base("", "wikipedia_en_simple_all_nopic_2024-06") == "https://simple.wikipedia.org/wiki/"
     assert wiki_base("", "wikipedia_de_all_maxi") == "https://de.wikipedia.org/wiki/"
-    for source, name in (("https://example.org/", ""), ("", "gutenberg_en_all"), ("ftp://x", ""),
+    # the names of older Kiwix files (a real one: wikibooks_be_all_nopic_2017-02.zim) and other projects
+    assert wiki_base("", "kiwix.wikibooks_be_all") == "https://be.wikibooks.org/wiki/"
+    assert wiki_base("", "wiktionary_fr_all_maxi") == "https://fr.wiktionary.org/wiki/"
+    for source, name in (("https://example.org/", ""), ("", "gutenberg_en_all"), ("ftp://x", ""), ("", "kiwix.my_notes"),
                          ("https://evil.org/en.wikipedia.org", "")):
         assert wiki_base(source, name) == "", (source, name)
 

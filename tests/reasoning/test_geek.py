@@ -205,3 +205,15 @@ def test_a_conclusion_stated_as_a_sentence_is_cut_to_the_words_that_answer():
                        act("FinalAnswer"), conclude(said), "western Canada"])
     result = geek(llm).answer("Where did the singer of Spirit If... grow up?", mode="geek")
     assert result.answer == "western Canada" and said in llm.calls[-1][-1]["content"]
+
+
+@pytest.mark.parametrize("setting", [1, 2, 4])
+def test_the_alternatives_per_decomposition_come_from_the_settings(setting):
+    llm = ScriptedLLM(_tied_script(("SelfAnswer", "[Fact]: Vancouver", "no"),
+                                   ("Retrieve", "[Fact from 1]: Kevin Drew was born in Toronto", "yes")))
+    result = engine(llm, FixedRetriever([P2, P1, P3]), geek_branches=setting).answer(QUESTION, mode="geek")
+    first_decomposition = llm.params[0].grammar
+    assert f"[Sub-question {setting}]" in first_decomposition
+    assert f"[Sub-question {setting + 1}]" not in first_decomposition
+    # the model wrote two alternatives: a second branch only where the setting allows one
+    assert len(result.branches) == min(setting, 2)

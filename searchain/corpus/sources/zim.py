@@ -37,7 +37,10 @@ from .zimhtml import article_sections
 ZIM_MAGIC = b"ZIM\x04"  # the first four bytes of every ZIM file (0x044D495A little-endian)
 _FRONT_LISTING = "listing/titleOrdered/v1"
 ENTRIES_PER_ITEM = 64  # articles per work item of a parallel ingest
-_WIKI_NAME = re.compile(r"^wikipedia_([a-z]{2,3}(?:-[a-z]+)?)_(?:(simple)_)?")
+# Kiwix names: "wikipedia_en_all_nopic_2024-06", "wikipedia_en_simple_all"; files of 2017 and
+# earlier "kiwix.wikibooks_be_all"; other Wikimedia projects the same way.
+_WIKI_NAME = re.compile(r"^(?:kiwix\.)?(wikipedia|wiktionary|wikivoyage|wikibooks|wikiquote|wikisource|"
+                        r"wikinews|wikiversity)_([a-z]{2,3}(?:-[a-z]+)?)_(?:(simple)_)?")
 _WIKI_HOST = re.compile(r"^[a-z0-9-]+\.(?:wikipedia|wiktionary|wikivoyage|wikibooks|wikiquote|"
                         r"wikisource|wikinews|wikiversity)\.org$")
 _DAMAGED_HINT = ("The file may be truncated or damaged (an interrupted download?): download it "
@@ -46,6 +49,9 @@ _DAMAGED_HINT = ("The file may be truncated or damaged (an interrupted download?
 
 class ZimSource(Source):
     format = "zim"
+    # Passages a worker parses per CPU second (``fts_build``), libzim's reading included: 4,100
+    # on real English Wikipedia article HTML (~11 kB of HTML a passage; BENCHMARKS.md, #33).
+    parse_passages_per_core_s = 4_100
     resume_after: str | None = None  # path of the last article stored by a stopped ingest
     skipped_pages = 0  # articles passed over, unread, while resuming
 
@@ -189,19 +195,23 @@ def wiki_base(source: str, name: str) -> str:
 
     Conservative: an http(s) ``Source`` metadata naming a Wikimedia wiki's host, or a Kiwix
     ``Name`` of the form ``wikipedia_<lang>_...`` (``wikipedia_en_simple_...`` is Simple
-    English). Anything else (a ZIM of another site, a renamed file) gets no web address.
+    English; ``kiwix.wikibooks_be_all`` the older form, other Wikimedia projects alike).
+    Anything else (a ZIM of another site, a renamed file) gets no web address.
     """
     parts = urlsplit(source.strip())
     if parts.scheme in ("http", "https") and _WIKI_HOST.match(parts.hostname or ""):
         return f"https://{parts.hostname}/wiki/"
     match = _WIKI_NAME.match(name.strip())
     if match:
-        return f"https://{match.group(2) or match.group(1)}.wikipedia.org/wiki/"
+        project, lang, simple = match.groups()
+        return f"https://{simple or lang}.{project}.org/wiki/"
     return ""
 
 
 def _web_title(path: str) -> str:
-    return path[2:] if path.startswith("A/") else path
+    """The wiki title of an article's path: ``A/`` and, as mwoffliner wrote until ~2018, ``.html`` dropped."""
+    path = path[2:] if path.startswith("A/") else path
+    return path[:-5] if path.endswith(".html") else path
 
 
 def _metadata(archive, key: str) -> str:

@@ -81,8 +81,10 @@ class GeekRun(StrategyRun):
 
     def __init__(self, question: str, *, generator: Generator, prompts: StrategyPrompts,
                  settings: ReasoningSettings, retriever: Retriever, detector: DuplicateDetector | None = None,
-                 yes_no: bool = False, branches: int = GEEK_BRANCHES, max_leaves: int = GEEK_MAX_LEAVES,
+                 yes_no: bool = False, branches: int | None = None, max_leaves: int = GEEK_MAX_LEAVES,
                  fork_depth: int = GEEK_FORK_DEPTH, extract_k: int | None = None, field_chars: int | None = None):
+        # The alternatives per decomposition: the caller's, else ``reasoning.geek_branches``.
+        branches = int(branches if branches is not None else getattr(settings, "geek_branches", GEEK_BRANCHES))
         if not 1 <= branches <= 9:
             raise ValueError(f"branches must be 1..9, got {branches}")
         super().__init__(question, generator=generator, prompts=prompts, settings=settings,
