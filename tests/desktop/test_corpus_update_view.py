@@ -83,3 +83,15 @@ def test_a_cancelled_update_keeps_the_corpus_and_the_next_one_finishes(qtbot, ct
     assert "(files): 1 changed" in dialog.status.text()
     with ctx.workspace().corpora.open_store("field") as store:
         assert "October" in store.document("field/note0.md")[0].text
+
+
+def test_update_from_offers_every_snapshot_form_the_updater_reads(qtbot, ctx, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    offered = []
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda _p, _t, _d, filt: offered.append(filt) or ("", ""))
+    dialog = make_manager(qtbot, ctx)
+    assert dialog.update_from_dialog("demo") is None  # the picker was closed: nothing starts
+    patterns = offered[0].split(";;")[0]
+    for suffix in ("*.xml", "*.bz2", "*.zim", "*.parquet", "*.jsonl", "*.tsv"):
+        assert suffix in patterns

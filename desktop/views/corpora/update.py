@@ -60,12 +60,12 @@ class CorpusUpdates:
                            lambda plan: self.start_update(name, source, plan))
 
     def update_from_dialog(self, name: str | None) -> Job | None:
-        """*Update from…*: pick the newer snapshot (a dump or a ZIM file) of ``name``'s source."""
+        """*Update from…*: pick the newer snapshot (a dump, a ZIM or a parquet file) of ``name``'s source."""
         if not name:
             return None
         source, _ = QFileDialog.getOpenFileName(
             self, f"Newer snapshot for '{name}'", "",
-            "Wikipedia dumps, ZIM files and corpus files (*.xml *.bz2 *.zim *.jsonl *.json *.tsv);;"
+            "Wikipedia dumps, ZIM, parquet and corpus files (*.xml *.bz2 *.zim *.parquet *.jsonl *.json *.tsv);;"
             "All files (*)")
         return self.update_corpus(name, source) if source else None
 
