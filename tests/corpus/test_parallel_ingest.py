@@ -210,6 +210,13 @@ def test_bench_ingest_with_workers_prints_runs_per_worker_count(tmp_path, capsys
     assert [r["workers"] for r in out["runs"]] == [1, 2] and out["wikiextractor"] is None
     assert out["pages"] == 70 and all(r["passages"] == 350 and r["pages_per_s"] > 0 for r in out["runs"])
     assert out["runs"][1]["workers_cpu_s"] > 0  # the worker processes' CPU time is counted
+    # whether the machine gave the workers their cores, checked before and after the runs
+    check = out["core_check"]
+    assert check["processes"] == min(2, os.cpu_count())
+    for when in ("before", "after"):
+        assert check[when]["alone_s"] > 0 and check[when]["parallel_s"] > 0
+        assert check[when]["parallel_vs_alone"] == pytest.approx(
+            check[when]["parallel_s"] / check[when]["alone_s"], rel=0.05)
     assert main(["bench", "ingest", "--source", str(dump), "--workers", "0"]) != 0
 
 

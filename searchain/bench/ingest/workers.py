@@ -13,7 +13,10 @@ Prints ``{"runs": [{"workers", "pages_per_s", "passages_per_s", ...}], "wikiextr
 CPU seconds are reported beside wall time (``parent_cpu_s``: the writer, and in a run with one
 worker the parser too; ``workers_cpu_s``: the worker processes; wikiextractor's ``cpu_s``: all
 its processes), since on a shared machine wall time says more about the neighbours than about
-the code. ``free_cores_pages_per_s`` is what the CPU seconds allow with a free core per process:
+the code. ``core_check`` says whether the machine gave the runs their cores: the same pure-Python
+loop timed alone and in N spawned processes at once (N = the most workers, up to the cores),
+before and after the runs; ``parallel_vs_alone`` near 1.0 means free cores and wall times that
+show scaling, near N a machine busy with other work. ``free_cores_pages_per_s`` is what the CPU seconds allow with a free core per process:
 pages / max(writer CPU while the workers parse, workers' CPU / N) plus the keyword index's
 build after them. Where the workers parse fast enough, the FTS5 index is built at the end
 (``corpus.fts_build``): ``fts_build_cpu_s`` is that build's share of ``parent_cpu_s`` (0 where
@@ -49,15 +52,18 @@ def measure(source: Path, counts: list[int], repeats: int, wikiextractor: bool =
 
     source = Path(source)
     fmt = detect_format(source)
+    parallel = min(max(counts), os.cpu_count() or 1)
+    checks = [core_check(parallel)]
     with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
         runs = [_ours(source, fmt, n, repeats, Path(tmp)) for n in counts]
+        checks.append(core_check(parallel))
         pages = runs[0].pop("_pages")
         for run in runs[1:]:
             run.pop("_pages")
         out = {"benchmark": "ingest-workers", "source": str(source), "format": fmt,
                "bytes": source.stat().st_size, "pages": pages, "articles": runs[0]["articles"],
                "passages": runs[0]["passages"], "repeats": repeats, "cores": os.cpu_count(),
-               "runs": runs}
+               "runs": runs, "core_check": {"processes": parallel, "before": checks[0], "after": checks[1]}}
         base = runs[0]["pages_per_s"] / counts[0]
         for run in runs:
             run["per_worker_vs_first"] = round(run["pages_per_s"] / run["workers"] / base, 2)
@@ -69,6 +75,37 @@ def measure(source: Path, counts: list[int], repeats: int, wikiextractor: bool =
         else:
             out["wikiextractor"] = None
     return out
+
+
+def core_check(processes: int, loops: int = 8_000_000) -> dict:
+    """Seconds of one CPU-bound loop alone, and of ``processes`` copies at once (spawned, started
+    together at a barrier, the slowest taken): their ratio is ~1 when each has a core of its own."""
+    import multiprocessing
+
+    alone = _spin(loops)
+    ctx = multiprocessing.get_context("spawn")
+    start, results = ctx.Barrier(processes), ctx.Queue()
+    procs = [ctx.Process(target=_spin_at, args=(start, loops, results)) for _ in range(processes)]
+    for proc in procs:
+        proc.start()
+    together = max(results.get(timeout=600) for _ in procs)
+    for proc in procs:
+        proc.join()
+    return {"alone_s": round(alone, 3), "parallel_s": round(together, 3),
+            "parallel_vs_alone": round(together / alone, 2)}
+
+
+def _spin_at(start, loops: int, results) -> None:
+    start.wait()
+    results.put(_spin(loops))
+
+
+def _spin(loops: int) -> float:
+    started = time.perf_counter()
+    total = 0
+    for i in range(loops):
+        total += i
+    return time.perf_counter() - started
 
 
 def _ours(source: Path, fmt: str, workers: int, repeats: int, tmp: Path) -> dict:
