@@ -206,8 +206,9 @@ class ReasoningSettings:
     # right answer in 10 (BENCHMARKS.md, "GEEK against SearChain now"), so 300 stays.
     geek_reasoning_chars: int = 300
     # GEEK: alternative sub-questions the model may write per decomposition, each a branch of
-    # its own (1-9; the paper's n = 4; 1 = no exploration, one line of reasoning).
-    geek_branches: int = 4
+    # its own (1-9; 1 = one line of reasoning). The paper's n = 4 took 4x SearChain's time; 2 took
+    # 1.6x and lost no answer, 1 lost answers (BENCHMARKS.md, "GEEK with fewer alternatives").
+    geek_branches: int = 2
 
 
 @dataclass
