@@ -39,6 +39,8 @@ def test_settings_dialog_saves_reasoning_and_model_values(qtbot, home):
     box.concise_answer.setChecked(False)
     box.question_passages.setValue(0)
     assert box.question_passages.text().startswith("none")
+    assert box.geek_branches.value() == 2 and box.geek_branches.maximum() == 9
+    box.geek_branches.setValue(4)
     dialog.n_ctx.setValue(8192)
     dialog.gpu_layers.setValue(0)
     dialog.accept()
@@ -46,7 +48,7 @@ def test_settings_dialog_saves_reasoning_and_model_values(qtbot, home):
     assert saved["reasoning"] == {**saved["reasoning"], "theta": 2.25, "alpha": 0.5, "r_max": 3, "top_k": 2,
                                   "mode": "coq", "reader": "llm", "followup_turns": 0,
                                   "final_answer": "tracing", "question_passages": 0, "chain_steps": "whole",
-                                  "draft_answer": False, "concise_answer": False}
+                                  "draft_answer": False, "concise_answer": False, "geek_branches": 4}
     assert saved["llm"]["n_ctx"] == 8192 and saved["llm"]["n_gpu_layers"] == 0
     assert Settings.load(home).reasoning.theta == 2.25
 
