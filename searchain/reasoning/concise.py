@@ -89,7 +89,9 @@ def concise_answer(question: str, stated: str, llm: Any, sink: Any) -> str | Non
     if where is None:
         return None
     span = stated[where[0]:where[1]].strip(" ,;:.")
-    return span if span and span != stated else None
+    if not span or span == stated or all(w.lower() in FUNCTION_WORDS for w in span.split()):
+        return None  # the whole, or words that answer nothing ("The": a real cut of GEEK's)
+    return span
 
 
 def respan(references: Sequence[Reference], stated: str, concise: str) -> list[Reference]:

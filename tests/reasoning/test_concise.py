@@ -92,6 +92,13 @@ def test_a_reply_that_keeps_the_whole_sentence_changes_nothing(retriever):
     assert _engine(llm, retriever).answer(QUESTION, mode="rag").answer == SENTENCE
 
 
+@pytest.mark.parametrize("reply", ["Greyhound", "there", "from the"])
+def test_a_span_of_function_words_only_is_no_answer(retriever, reply):
+    llm = ScriptedLLM([RAG_TEXT, reply])  # "The" was a real cut of a GEEK sentence
+    expected = "Greyhound" if reply == "Greyhound" else SENTENCE
+    assert _engine(llm, retriever).answer(QUESTION, mode="rag").answer == expected
+
+
 def test_a_sentence_naming_both_options_of_a_choice_is_left_whole(retriever):
     # Which option answers lies in the comparison's words ("older", "younger"), which a copied
     # span cannot weigh: the 1.5B model copied "Annie Morton" here. No call is made.
