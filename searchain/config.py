@@ -207,7 +207,8 @@ class ReasoningSettings:
     geek_reasoning_chars: int = 300
     # GEEK: alternative sub-questions the model may write per decomposition, each a branch of
     # its own (1-9; 1 = one line of reasoning). The paper's n = 4 took 4x SearChain's time; 2 took
-    # 1.6x and lost no answer, 1 lost answers (BENCHMARKS.md, "GEEK with fewer alternatives").
+    # 1.6x with as many right answers (8 of 40 each), 1 lost answers (BENCHMARKS.md, "GEEK with
+    # fewer alternatives").
     geek_branches: int = 2
 
 

@@ -93,7 +93,7 @@ class ReasoningBox(QGroupBox):
         self.geek_branches = spin_box(self, 1, 9, reasoning.geek_branches, "geekBranches")
         self.geek_branches.setToolTip("GEEK: how many different sub-questions the model may try at each of a "
                                       "line's first two steps; each becomes a branch, and the branches vote. 2 was "
-                                      "as accurate as the paper's 4 in less than half the time; 1 lost answers.")
+                                      "as many answers right as the paper's 4 in less than half the time; 1 lost answers.")
         self.load(reasoning)
         form = QFormLayout(self)
         form.addRow("Mode:", self.mode)

@@ -48,7 +48,7 @@ from .grammar import (
 from .parse import Option, parse_action, parse_conclusion, parse_fact, parse_options, yes_no
 from .prompts import StrategyPrompts
 
-GEEK_BRANCHES = 2  # alternatives per AddDecomp (the paper: n = 4; 2 was 2.5x faster with no answer lost,
+GEEK_BRANCHES = 2  # alternatives per AddDecomp (the paper: n = 4; 2 was ~2.5x faster, as many right answers,
 # BENCHMARKS.md "GEEK with fewer alternatives"; ``reasoning.geek_branches``) ...
 GEEK_MAX_LEAVES = 16  # ... at most 16 leaves ...
 GEEK_FORK_DEPTH = 2  # ... so branching happens at the first two decompositions of a line
