@@ -1,6 +1,7 @@
 """The settings dialog's Reasoning group: the answering mode, the reader and SearChain's knobs
 (θ, α, r_max, top-k, how chains are written, the final answer, the draft, the short answer,
-passages for the whole question, follow-ups, GEEK's alternatives). It reads and writes one ``ReasoningSettings``."""
+passages for the whole question, follow-ups, GEEK's alternatives). It reads and writes one
+``ReasoningSettings``."""
 
 from __future__ import annotations
 
@@ -92,8 +93,9 @@ class ReasoningBox(QGroupBox):
                                        "alone (\"when was he born?\" names who), using this many earlier turns.")
         self.geek_branches = spin_box(self, 1, 9, reasoning.geek_branches, "geekBranches")
         self.geek_branches.setToolTip("GEEK: how many different sub-questions the model may try at each of a "
-                                      "line's first two steps; each becomes a branch, and the branches vote. 2 was "
-                                      "as many answers right as the paper's 4 in less than half the time; 1 lost answers.")
+                                      "line's first two steps; each becomes a branch, and the branches vote. "
+                                      "2 got as many answers right as the paper's 4 in less than half the "
+                                      "time; 1 lost answers.")
         self.load(reasoning)
         form = QFormLayout(self)
         form.addRow("Mode:", self.mode)

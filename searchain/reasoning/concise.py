@@ -60,8 +60,11 @@ def is_sentence(answer: str) -> bool:
     """``CONCISE_MIN_WORDS`` words or more, one a lowercase content word (a verb, a common noun):
     "Kate Millett attended Oxford University", not the name "The City of Newcastle"."""
     words = answer.split()
-    return len(words) >= CONCISE_MIN_WORDS and any(
-        w[:1].islower() and w.strip(".,;:\"'").lower() not in FUNCTION_WORDS for w in words)
+    return len(words) >= CONCISE_MIN_WORDS and any(w[:1].islower() and not _function_word(w) for w in words)
+
+
+def _function_word(word: str) -> bool:
+    return word.strip(".,;:\"'").lower() in FUNCTION_WORDS
 
 
 def stated_sentence(final_content: str) -> str | None:
@@ -89,7 +92,7 @@ def concise_answer(question: str, stated: str, llm: Any, sink: Any) -> str | Non
     if where is None:
         return None
     span = stated[where[0]:where[1]].strip(" ,;:.")
-    if not span or span == stated or all(w.lower() in FUNCTION_WORDS for w in span.split()):
+    if not span or span == stated or all(_function_word(w) for w in span.split()):
         return None  # the whole, or words that answer nothing ("The": a real cut of GEEK's)
     return span
 

@@ -78,7 +78,8 @@ def test_wiki_base_is_conservative():
     # the names of older Kiwix files (a real one: wikibooks_be_all_nopic_2017-02.zim) and other projects
     assert wiki_base("", "kiwix.wikibooks_be_all") == "https://be.wikibooks.org/wiki/"
     assert wiki_base("", "wiktionary_fr_all_maxi") == "https://fr.wiktionary.org/wiki/"
-    for source, name in (("https://example.org/", ""), ("", "gutenberg_en_all"), ("ftp://x", ""), ("", "kiwix.my_notes"),
+    for source, name in (("https://example.org/", ""), ("", "gutenberg_en_all"), ("ftp://x", ""),
+                         ("", "kiwix.my_notes"),
                          ("https://evil.org/en.wikipedia.org", "")):
         assert wiki_base(source, name) == "", (source, name)
 

@@ -16,8 +16,8 @@ its processes), since on a shared machine wall time says more about the neighbou
 the code. ``core_check`` says whether the machine gave the runs their cores: the same pure-Python
 loop timed alone and in N spawned processes at once (N = the most workers, up to the cores),
 before and after the runs; ``parallel_vs_alone`` near 1.0 means free cores and wall times that
-show scaling, near N a machine busy with other work. ``free_cores_pages_per_s`` is what the CPU seconds allow with a free core per process:
-pages / max(writer CPU while the workers parse, workers' CPU / N) plus the keyword index's
+show scaling, near N a machine busy with other work. ``free_cores_pages_per_s`` is what the CPU
+seconds allow with a free core per process: pages / max(writer CPU while the workers parse, workers' CPU / N) plus the keyword index's
 build after them. Where the workers parse fast enough, the FTS5 index is built at the end
 (``corpus.fts_build``): ``fts_build_cpu_s`` is that build's share of ``parent_cpu_s`` (0 where
 each batch is indexed as it is stored), ``writer_store_cpu_s`` the rest.

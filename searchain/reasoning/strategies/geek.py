@@ -48,8 +48,8 @@ from .grammar import (
 from .parse import Option, parse_action, parse_conclusion, parse_fact, parse_options, yes_no
 from .prompts import StrategyPrompts
 
-GEEK_BRANCHES = 2  # alternatives per AddDecomp (the paper: n = 4; 2 was ~2.5x faster, as many right answers,
-# BENCHMARKS.md "GEEK with fewer alternatives"; ``reasoning.geek_branches``) ...
+# Alternatives per AddDecomp: ``reasoning.geek_branches`` (2; the paper's n = 4 took ~2.5x as long for as
+# many right answers, BENCHMARKS.md "GEEK with fewer alternatives") ...
 GEEK_MAX_LEAVES = 16  # ... at most 16 leaves ...
 GEEK_FORK_DEPTH = 2  # ... so branching happens at the first two decompositions of a line
 GEEK_EXTRACT_K = 3  # passages the extractor reads (the paper's fine-tuned FiD read 10)
@@ -85,7 +85,7 @@ class GeekRun(StrategyRun):
                  yes_no: bool = False, branches: int | None = None, max_leaves: int = GEEK_MAX_LEAVES,
                  fork_depth: int = GEEK_FORK_DEPTH, extract_k: int | None = None, field_chars: int | None = None):
         # The alternatives per decomposition: the caller's, else ``reasoning.geek_branches``.
-        branches = int(branches if branches is not None else getattr(settings, "geek_branches", GEEK_BRANCHES))
+        branches = int(branches if branches is not None else settings.geek_branches)
         if not 1 <= branches <= 9:
             raise ValueError(f"branches must be 1..9, got {branches}")
         super().__init__(question, generator=generator, prompts=prompts, settings=settings,
