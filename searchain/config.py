@@ -188,6 +188,11 @@ class ReasoningSettings:
     # off: fewer tokens decoded a round, but handed a reply mid-chain, Qwen2.5-1.5B asked on where
     # it had concluded, 2.75 rounds a question against 2.15, 25 % slower (BENCHMARKS.md, Lever 6).
     prefill_settled: bool = False
+    # Stepwise only: how IR's correction or completion of a step reaches the model. "turn": a
+    # user turn quoting the passage, after which the model writes a new chain (the paper's);
+    # "inline": IR's answer replaces the model's in its reply and the chain goes on in the same
+    # round (no passage to evaluate, no settled steps copied out again; BENCHMARKS.md, Lever 9).
+    feedback_style: str = "turn"
     # SearChain with the "passages" final answer: first write plain RAG's answer over the
     # question's passages (shown as a draft at RAG's speed), then check it. The final answer
     # reads those passages plus the path's; when the path adds none, its prompt is the draft's,

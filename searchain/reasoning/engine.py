@@ -36,7 +36,7 @@ from .loop import ReasoningRun
 from .modes import MODE_DIRECT, MODE_GEEK, MODE_GENGROUND, MODE_RAG, MODE_SEARCHAIN, check_mode, needs_ir
 from .parts import Generator
 from .result import AnswerResult, Node
-from .stepwise import CHAIN_STEPS, can_write_stepwise
+from .stepwise import CHAIN_STEPS, FEEDBACK_STYLES, can_write_stepwise
 from .tracing import FINAL_ANSWERS, compose_from_path, extract_final_content, finalize, passage_sources, renumber_marks
 
 # Without a grammar, stop the model when it starts inventing a new few-shot example.
@@ -189,6 +189,9 @@ class SearChainEngine:
         steps = getattr(self.settings, "chain_steps", "stepwise")
         if mode == MODE_SEARCHAIN and steps not in CHAIN_STEPS:
             raise ConfigError(f"Unknown way of writing chains {steps!r}.", hint=f"Use one of: {', '.join(CHAIN_STEPS)}.")
+        style = getattr(self.settings, "feedback_style", "turn")
+        if mode == MODE_SEARCHAIN and style not in FEEDBACK_STYLES:
+            raise ConfigError(f"Unknown feedback style {style!r}.", hint=f"Use one of: {', '.join(FEEDBACK_STYLES)}.")
         if mode == MODE_SEARCHAIN and self.reader is None:
             raise ConfigError("Mode 'searchain' needs a reader to verify answers, but none was given.",
                               hint="Set reasoning.reader to auto, dpr or llm.")

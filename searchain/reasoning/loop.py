@@ -253,9 +253,32 @@ class ReasoningRun:
             emit(self._on_event, ChainDrafted(round_, branch))
             for node in new:
                 feedback = self._visit(round_, node)
-                if feedback is not None:
+                if feedback is None:
+                    continue
+                if not (self._inline and node is new[0] and self._answer_in_place(writer, branch, node, feedback)):
                     return branch, feedback, False
+                break  # the steps written after the node went with its answer
         return branch, None, writer.reached_final
+
+    @property
+    def _inline(self) -> bool:
+        return getattr(self.settings, "feedback_style", "turn") == "inline"
+
+    def _answer_in_place(self, writer: StepWriter, branch: Branch, node: Node, feedback: Feedback) -> bool:
+        """Inline feedback: IR's answer replaces the model's in its reply, and the chain goes on
+        from there in the same round (the node keeps the model's answer and IR's decision)."""
+        if not writer.answer_in_place(_one_line(node.reader_answer or "")):
+            return False
+        del branch.nodes[node.position + 1:]
+        branch.raw_text = writer.text.rstrip("\n")
+        # Nothing is sent: the note says, for the tree, what was written into the chain.
+        verb = "corrected to" if feedback.kind == FEEDBACK_CORRECTION else "completed with"
+        title = node.passage.title if node.passage else ""
+        note = f'IR: "{node.query}" {verb} "{node.reader_answer or ""}" ({title}); the chain went on.'
+        branch.feedback = "\n".join(filter(None, (branch.feedback, note)))
+        emit(self._on_event, FeedbackGiven(branch.round, feedback.kind, node, note))
+        emit(self._on_event, ChainDrafted(branch.round, branch))
+        return True
 
     def _prefill_settled(self, writer: StepWriter, branch: Branch) -> None:
         """Begin the round's reply with the steps settled so far, written as the chain writes

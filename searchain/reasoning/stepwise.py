@@ -17,6 +17,7 @@ paper grows the next chain from.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -33,6 +34,15 @@ STEP_ENDS = (NEXT_STEP, FINAL_LINE)
 # reasoning.chain_steps: a step per call (the default); whole, as the paper; whole, but ending
 # where the chain's own [Final Content] would begin (the final answer is written apart).
 CHAIN_STEPS = ("stepwise", "whole", "whole_no_final")
+
+# reasoning.feedback_style: IR's feedback as a user turn after which the model writes a new chain
+# (the paper's), or, stepwise only, written into the reply in place of the model's answer and the
+# chain continued (no turn to evaluate, no settled steps copied out again).
+FEEDBACK_STYLES = ("turn", "inline")
+
+# The line a step's answer starts on: "[Answer 2]:" or "[Unsolved Query]:" (any case or spacing).
+_ANSWER_LINE = re.compile(r"^[ \t]*\[[ \t]*(?:answer|unsolved[ \t]+query)[ \t]*\d*[ \t]*\]", re.IGNORECASE | re.MULTILINE)
+_QUERY_NUMBER = re.compile(r"\[[ \t]*query[ \t]*(\d+)[ \t]*\]", re.IGNORECASE)
 
 
 def can_write_stepwise(llm: object) -> bool:
@@ -60,6 +70,8 @@ class StepWriter:
     # The grammar of the rest of a chain from step ``start`` on (None: ``coq_grammar``'s).
     grammar_for: Callable[[int], str] | None = None
 
+    last_call_start: int = 0  # where the text of the last call begins in ``text``
+
     def __post_init__(self) -> None:
         if self.budget < 0:
             self.budget = int(self.gen.params.max_tokens)
@@ -77,6 +89,7 @@ class StepWriter:
             messages.append({"role": "assistant", "content": self.text})
         completion = self.gen.chat(messages, self.phase, grammar, stop_at=STEP_ENDS, max_tokens=self.budget)
         self.calls += 1
+        self.last_call_start = len(self.text)
         self.budget -= max(1, completion.usage.completion_tokens)
         self.text += completion.text
         steps = list(parse_chain(self.text).steps)
@@ -89,3 +102,19 @@ class StepWriter:
             self.done = True
             self.reached_final = completion.stopped_at == FINAL_LINE
         return steps
+
+    def answer_in_place(self, answer: str) -> bool:
+        """Replace the answer of the step the last call wrote with ``answer`` (IR's), dropping
+        anything written after it, so that the next ``write`` continues the chain from there.
+        False, and nothing changed, where that step has no answer line of its own to replace
+        (an answer on the query's line, say): the caller sends its feedback as a turn instead."""
+        chunk = self.text[self.last_call_start:]
+        query = _QUERY_NUMBER.search(chunk)
+        line = _ANSWER_LINE.search(chunk, query.end()) if query else None
+        if line is None or self.written < 1:
+            return False
+        number = query.group(1)
+        self.text = f"{self.text[:self.last_call_start + line.start()]}[Answer {number}]: {answer}\n"
+        self.written = len(parse_chain(self.text).steps)
+        self.done = self.reached_final = False
+        return True

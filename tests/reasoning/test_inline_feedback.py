@@ -1,0 +1,102 @@
+"""IR's feedback written into the chain (``reasoning.feedback_style = "inline"``, #37): a corrected
+or completed step gets IR's answer in place of the model's, in the model's own reply, and the chain
+goes on in the same round; no feedback turn is sent and no settled step is written again.
+
+``ScriptedReplyLLM`` continues a reply that the caller changed only where its next scripted reply
+begins with the changed text, as a deterministic model continuing that text would."""
+
+import pytest
+
+from searchain.errors import ConfigError
+from searchain.llm.fakes.scripted import ScriptedReplyLLM
+from searchain.reasoning.engine import SearChainEngine
+from searchain.reasoning.events import FEEDBACK_COMPLETION, FEEDBACK_CORRECTION, FeedbackGiven
+from searchain.reasoning.result import DECISION_COMPLETED, DECISION_CORRECTED, DECISION_PASS
+from searchain.reasoning.stepwise import StepWriter
+from tests.fixtures.reasoning import Q1, Q2, Q3, QUESTION, HashingEmbedder, chain, loop_settings
+from tests.reasoning.test_stepwise import DIALOGUES, FINAL, _answer, _path, _reader, _retriever
+
+CONTINUED = chain((Q1, "Kevin Drew"), (Q2, "Toronto"), (Q3, "Toronto Coach Terminal"))
+INLINE = {
+    "corrected": [chain((Q1, "Kevin Drew"), (Q2, "Vancouver"), (Q3, "Pacific Central Station")), CONTINUED, FINAL],
+    "completed": [chain((Q1, "Kevin Drew"), (Q2, None), (Q3, "Toronto Coach Terminal")), CONTINUED, FINAL],
+}
+
+
+@pytest.mark.parametrize("name, decision, kind", [("corrected", DECISION_CORRECTED, FEEDBACK_CORRECTION),
+                                                  ("completed", DECISION_COMPLETED, FEEDBACK_COMPLETION)])
+def test_irs_answer_replaces_the_models_and_the_chain_goes_on_in_the_same_round(name, decision, kind):
+    llm = ScriptedReplyLLM(INLINE[name])
+    result, events = _answer(llm, "stepwise", feedback_style="inline")
+    assert llm.remaining == 0
+    (branch,) = result.branches  # one round: nothing was sent back as a turn
+    assert result.rounds == 1 and result.stop_reason == "finish"
+    assert [(n.query, n.decision) for n in branch.nodes] == [(Q1, DECISION_PASS), (Q2, decision), (Q3, DECISION_PASS)]
+    assert branch.nodes[1].llm_answer == ("Vancouver" if name == "corrected" else None)
+    assert branch.nodes[1].answer == "Toronto"
+    # The model continued its own reply, with IR's answer where it had written its own.
+    chain_calls = [call for call in llm.calls if call[-1]["role"] == "assistant" and "[Query 3]" not in call[-1]["content"]]
+    continued = [call[-1]["content"] for call in chain_calls if f"[Query 2]: {Q2}" in call[-1]["content"]]
+    assert continued[-1].endswith("[Answer 2]: Toronto\n")
+    assert not any(call[-1]["role"] == "user" and "According to the reference" in call[-1]["content"]
+                   for call in llm.calls)
+    assert branch.raw_text == CONTINUED.split("\n[Final Content]")[0]
+    # The tree hears of it, as of any feedback, with what was written into the chain.
+    (given,) = [e for e in events if isinstance(e, FeedbackGiven)]
+    assert given.kind == kind and given.node.query == Q2 and '"Toronto"' in given.text
+    assert branch.feedback == given.text
+
+
+@pytest.mark.parametrize("name", ["corrected", "completed"])
+def test_the_verified_path_is_the_one_turns_give(name):
+    turns, _ = _answer(ScriptedReplyLLM(DIALOGUES[name]), "stepwise")
+    inline, _ = _answer(ScriptedReplyLLM(INLINE[name]), "stepwise", feedback_style="inline")
+    assert [(q, a) for q, a, *_ in _path(inline)] == [(q, a) for q, a, *_ in _path(turns)]
+    assert inline.answer == turns.answer
+    # Fewer prompt tokens: no feedback turn with its passage.
+    assert inline.tokens_by_phase["chain"][0] < turns.tokens_by_phase["chain"][0]
+
+
+def test_turns_stay_the_default():
+    llm = ScriptedReplyLLM(DIALOGUES["corrected"])
+    result, _ = _answer(llm, "stepwise")
+    assert result.rounds == 2
+    assert any(call[-1]["role"] == "user" and "According to the reference" in call[-1]["content"] for call in llm.calls)
+
+
+class _OneReply:
+    """A generator stand-in that writes one fixed text per call."""
+
+    def __init__(self, *texts):
+        from searchain.llm.base import GenerationParams
+
+        self.texts, self.params = list(texts), GenerationParams()
+
+    def chat(self, messages, phase, grammar, *, stop_at=(), max_tokens=None):
+        from searchain.llm.base import Completion, Usage
+
+        return Completion(text=self.texts.pop(0), usage=Usage(1, 1, 1), finish_reason="stop", stopped_at="\n[Query ")
+
+
+def test_only_the_last_steps_answer_line_is_replaced():
+    writer = StepWriter(_OneReply("[Query 1]: A?\n[Answer 1]: x", "[Query 2]: B?\n[Unsolved Query]: B?"), [], 6)
+    writer.write()
+    writer.write()
+    assert writer.answer_in_place("Toronto")
+    assert writer.text == "[Query 1]: A?\n[Answer 1]: x\n[Query 2]: B?\n[Answer 2]: Toronto\n"
+    assert writer.written == 2 and not writer.done
+
+
+def test_a_step_without_an_answer_line_of_its_own_is_left_for_a_turn():
+    writer = StepWriter(_OneReply("[Query 1]: Who wrote it? Answer: x"), [], 6)
+    writer.write()
+    before = writer.text
+    assert not writer.answer_in_place("Toronto")
+    assert writer.text == before
+
+
+def test_an_unknown_feedback_style_is_refused_by_name():
+    engine = SearChainEngine(ScriptedReplyLLM([FINAL]), _retriever(), _reader(),
+                             settings=loop_settings(feedback_style="inline-ish"), embedder=HashingEmbedder())
+    with pytest.raises(ConfigError, match="inline-ish"):
+        engine.answer(QUESTION)
