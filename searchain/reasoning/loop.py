@@ -253,6 +253,11 @@ class ReasoningRun:
             emit(self._on_event, ChainDrafted(round_, branch))
             for node in new:
                 feedback = self._visit(round_, node)
+                if feedback is None and self._inline and node.decision == DECISION_DUPLICATE:
+                    # The whole chain is in the model's view: asking a step again is going round
+                    # in circles, not a new step (turns start a new chain, where it is not).
+                    writer.done = True
+                    break
                 if feedback is None:
                     continue
                 if not (self._inline and node is new[0] and self._answer_in_place(writer, branch, node, feedback)):

@@ -11,7 +11,7 @@ from searchain.errors import ConfigError
 from searchain.llm.fakes.scripted import ScriptedReplyLLM
 from searchain.reasoning.engine import SearChainEngine
 from searchain.reasoning.events import FEEDBACK_COMPLETION, FEEDBACK_CORRECTION, FeedbackGiven
-from searchain.reasoning.result import DECISION_COMPLETED, DECISION_CORRECTED, DECISION_PASS
+from searchain.reasoning.result import DECISION_COMPLETED, DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_PASS
 from searchain.reasoning.stepwise import StepWriter
 from tests.fixtures.reasoning import Q1, Q2, Q3, QUESTION, HashingEmbedder, chain, loop_settings
 from tests.reasoning.test_stepwise import DIALOGUES, FINAL, _answer, _path, _reader, _retriever
@@ -100,3 +100,14 @@ def test_an_unknown_feedback_style_is_refused_by_name():
                              settings=loop_settings(feedback_style="inline-ish"), embedder=HashingEmbedder())
     with pytest.raises(ConfigError, match="inline-ish"):
         engine.answer(QUESTION)
+
+
+def test_a_step_asked_again_ends_an_inline_chain():
+    looping = chain((Q1, "Kevin Drew"), (Q2, "Toronto"), (Q1, "Kevin Drew"), (Q3, "Toronto Coach Terminal"))
+    llm = ScriptedReplyLLM([chain((Q1, "Kevin Drew"), (Q2, "Vancouver")), looping, FINAL])
+    result, _ = _answer(llm, "stepwise", feedback_style="inline")
+    (branch,) = result.branches
+    assert [n.decision for n in branch.nodes] == [DECISION_PASS, DECISION_CORRECTED, DECISION_DUPLICATE]
+    assert result.stop_reason == "finish" and Q3 not in branch.raw_text  # nothing written after it
+    turns, _ = _answer(ScriptedReplyLLM([looping, FINAL]), "stepwise")
+    assert [n.decision for n in turns.branches[0].nodes][-1] == DECISION_PASS  # turns check on past it
