@@ -30,6 +30,10 @@ from .parts import Generator
 NEXT_STEP = "\n[Query "
 FINAL_LINE = "[Final Content]"
 STEP_ENDS = (NEXT_STEP, FINAL_LINE)
+# An [Unsolved Query] line repeats its step's query word for word (the format says so): the
+# writer stops where it begins and writes the copy itself (evaluated later, ~3x cheaper a token
+# than decoding it on a CPU; an inline feedback replaces the line without evaluating it at all).
+UNSOLVED_LINE = "\n[Unsolved Query]"
 
 # reasoning.chain_steps: a step per call (the default); whole, as the paper; whole, but ending
 # where the chain's own [Final Content] would begin (the final answer is written apart).
@@ -42,6 +46,7 @@ FEEDBACK_STYLES = ("turn", "inline")
 
 # The line a step's answer starts on: "[Answer 2]:" or "[Unsolved Query]:" (any case or spacing).
 _ANSWER_LINE = re.compile(r"^[ \t]*\[[ \t]*(?:answer|unsolved[ \t]+query)[ \t]*\d*[ \t]*\]", re.IGNORECASE | re.MULTILINE)
+_LAST_QUERY = re.compile(r"\[[ \t]*query[ \t]*\d*[ \t]*\][ \t]*:?([^\n]*)\Z", re.IGNORECASE)
 _QUERY_NUMBER = re.compile(r"\[[ \t]*query[ \t]*(\d+)[ \t]*\]", re.IGNORECASE)
 
 
@@ -71,6 +76,7 @@ class StepWriter:
     grammar_for: Callable[[int], str] | None = None
 
     last_call_start: int = 0  # where the text of the last call begins in ``text``
+    copy_unsolved: bool = True  # write an [Unsolved Query] line's copy of the query, not decode it
 
     def __post_init__(self) -> None:
         if self.budget < 0:
@@ -87,14 +93,19 @@ class StepWriter:
         messages = list(self.messages)
         if self.text:
             messages.append({"role": "assistant", "content": self.text})
-        completion = self.gen.chat(messages, self.phase, grammar, stop_at=STEP_ENDS, max_tokens=self.budget)
+        stops = STEP_ENDS + (UNSOLVED_LINE,) if self.copy_unsolved else STEP_ENDS
+        completion = self.gen.chat(messages, self.phase, grammar, stop_at=stops, max_tokens=self.budget)
         self.calls += 1
         self.last_call_start = len(self.text)
         self.budget -= max(1, completion.usage.completion_tokens)
         self.text += completion.text
+        if completion.stopped_at == UNSOLVED_LINE:
+            query = _LAST_QUERY.search(self.text)
+            if query is not None:
+                self.text += f"{UNSOLVED_LINE}: {query.group(1).strip()}"
         steps = list(parse_chain(self.text).steps)
         self.written = len(steps)
-        if completion.stopped_at == NEXT_STEP:
+        if completion.stopped_at in (NEXT_STEP, UNSOLVED_LINE):
             # A step ended (or a preamble did): the next call starts the next step on its own line.
             self.text += "\n"
         else:

@@ -48,7 +48,9 @@ def test_the_step_writer_writes_the_whole_chain_step_by_step(tiny_llm):
     gen = Generator(tiny_llm, GenerationParams(max_tokens=400, temperature=0.0), True, None, None)
     tiny_llm.reset_cache()
     whole = gen.chat(MESSAGES, "chain", three_steps()).text
-    writer = StepWriter(gen, list(MESSAGES), 3, grammar_for=three_steps)
+    # This random model writes anything on an [Unsolved Query] line; a real one copies its query,
+    # which the writer then writes itself (the next test).
+    writer = StepWriter(gen, list(MESSAGES), 3, grammar_for=three_steps, copy_unsolved=False)
     while not writer.done:
         writer.write()
     steps = parse_chain(whole).steps
@@ -56,6 +58,25 @@ def test_the_step_writer_writes_the_whole_chain_step_by_step(tiny_llm):
     assert writer.calls == 3  # the last step's call also stops where the final line begins
     assert writer.reached_final and whole.startswith(writer.text)
     assert FINAL_LINE in whole and FINAL_LINE not in writer.text
+
+
+def test_an_unsolved_querys_copy_is_written_not_decoded(tiny_llm):
+    import re
+
+    def unsolved_always(start: int = 1) -> str:  # every step unsolved: the copy is what is tested
+        return re.sub(r'\( "\[Answer \d\]: " answer \| ("\[Unsolved Query\]: " query) \)', r"\1", three_steps(start))
+
+    gen = Generator(tiny_llm, GenerationParams(max_tokens=400, temperature=0.0), True, None, None)
+    tiny_llm.reset_cache()
+    whole = gen.chat(MESSAGES, "chain", unsolved_always()).text
+    writer = StepWriter(gen, list(MESSAGES), 3, grammar_for=unsolved_always)
+    while not writer.done:
+        writer.write()
+    pairs = re.findall(r"\[Query (\d)\]: ([^\n]*)\n\[Unsolved Query\]: ([^\n]*)", writer.text)
+    assert [n for n, _, _ in pairs] == ["1", "2", "3"]
+    assert all(query == copy for _, query, copy in pairs)  # the format's copy, word for word
+    assert whole.startswith(f"[Query 1]: {pairs[0][1]}\n[Unsolved Query]: ")  # the model's own first query
+    assert writer.calls == 3  # a call a step, each stopped where its copy begins
 
 
 def test_the_model_worker_process_continues_replies_too(tiny_llm_settings, tiny_llm):
