@@ -1,5 +1,5 @@
 """The settings dialog's Reasoning group: the answering mode, the reader and SearChain's knobs
-(θ, α, r_max, top-k, how chains are written, the final answer, the draft, the short answer,
+(θ, α, r_max, top-k, how chains are written and IR's corrections reach them, the final answer, the draft, the short answer,
 passages for the whole question, follow-ups, GEEK's alternatives). It reads and writes one
 ``ReasoningSettings``."""
 
@@ -23,6 +23,8 @@ FINAL_ANSWER_LABELS = {"passages": "Read like RAG: the question's passages, then
 CHAIN_STEPS_LABELS = {"stepwise": "Step by step, each checked before the next (fastest)",
                       "whole": "Whole chains, then checked (the paper's)",
                       "whole_no_final": "Whole chains without their closing line"}
+FEEDBACK_STYLE_LABELS = {"turn": "Sent back with the passage; the model writes a new chain (the paper's)",
+                         "inline": "Written into the chain in place of the model's answer; the chain goes on"}
 
 
 def spin_box(parent: QWidget, low: int, high: int, value: int, name: str, step: int = 1,
@@ -76,6 +78,10 @@ class ReasoningBox(QGroupBox):
         self.chain_steps.setToolTip("How SearChain's model writes each round's chain of queries. Step by step "
                                     "writes nothing that a correction would throw away (models run here only; "
                                     "a server gets whole chains).")
+        self.feedback_style = combo_box(self, FEEDBACK_STYLE_LABELS, reasoning.feedback_style, "feedbackStyle")
+        self.feedback_style.setToolTip("How a step IR corrects or completes reaches the model when chains are "
+                                       "written step by step. In place, the model reads no passage again and "
+                                       "writes no settled step again.")
         self.draft_answer = QCheckBox("Show plain RAG's answer as a draft while SearChain checks it", self)
         self.draft_answer.setObjectName("draftAnswer")
         self.concise_answer = QCheckBox("Cut an answer stated as a sentence to the words that answer", self)
@@ -105,6 +111,7 @@ class ReasoningBox(QGroupBox):
         form.addRow("r_max (rounds):", self.r_max)
         form.addRow("Passages per query (top-k):", self.top_k)
         form.addRow("Chains written:", self.chain_steps)
+        form.addRow("IR's corrections:", self.feedback_style)
         form.addRow("Final answer:", self.final_answer)
         form.addRow("First answer:", self.draft_answer)
         form.addRow("Short answer:", self.concise_answer)
@@ -121,7 +128,8 @@ class ReasoningBox(QGroupBox):
                            (self.geek_branches, reasoning.geek_branches)):
             box.setValue(value)
         for combo, value in ((self.mode, reasoning.mode), (self.reader, reasoning.reader),
-                             (self.final_answer, reasoning.final_answer), (self.chain_steps, reasoning.chain_steps)):
+                             (self.final_answer, reasoning.final_answer), (self.chain_steps, reasoning.chain_steps),
+                             (self.feedback_style, reasoning.feedback_style)):
             select(combo, value)
         self.draft_answer.setChecked(reasoning.draft_answer)
         self.concise_answer.setChecked(reasoning.concise_answer)
@@ -135,6 +143,7 @@ class ReasoningBox(QGroupBox):
         reasoning.top_k = self.top_k.value()
         reasoning.final_answer = self.final_answer.currentData()
         reasoning.chain_steps = self.chain_steps.currentData()
+        reasoning.feedback_style = self.feedback_style.currentData()
         reasoning.question_passages = self.question_passages.value()
         reasoning.draft_answer = self.draft_answer.isChecked()
         reasoning.concise_answer = self.concise_answer.isChecked()

@@ -10,7 +10,7 @@ from desktop.main_window import MainWindow
 from desktop.views.model_choice.dialog import ModelDialog
 from desktop.views.settings_dialog import SettingsDialog
 from desktop.workers import JobRunner
-from searchain.config import Settings
+from searchain.config import ReasoningSettings, Settings
 
 
 def test_settings_dialog_saves_reasoning_and_model_values(qtbot, home):
@@ -33,6 +33,9 @@ def test_settings_dialog_saves_reasoning_and_model_values(qtbot, home):
     box.final_answer.setCurrentIndex(box.final_answer.findData("tracing"))
     assert box.chain_steps.currentData() == "stepwise"
     box.chain_steps.setCurrentIndex(box.chain_steps.findData("whole"))
+    other_style = {"turn": "inline", "inline": "turn"}[ReasoningSettings().feedback_style]
+    assert box.feedback_style.currentData() == ReasoningSettings().feedback_style
+    box.feedback_style.setCurrentIndex(box.feedback_style.findData(other_style))
     assert box.draft_answer.isChecked()
     box.draft_answer.setChecked(False)
     assert box.concise_answer.isChecked()
@@ -48,7 +51,8 @@ def test_settings_dialog_saves_reasoning_and_model_values(qtbot, home):
     assert saved["reasoning"] == {**saved["reasoning"], "theta": 2.25, "alpha": 0.5, "r_max": 3, "top_k": 2,
                                   "mode": "coq", "reader": "llm", "followup_turns": 0,
                                   "final_answer": "tracing", "question_passages": 0, "chain_steps": "whole",
-                                  "draft_answer": False, "concise_answer": False, "geek_branches": 4}
+                                  "draft_answer": False, "concise_answer": False, "geek_branches": 4,
+                                  "feedback_style": other_style}
     assert saved["llm"]["n_ctx"] == 8192 and saved["llm"]["n_gpu_layers"] == 0
     assert Settings.load(home).reasoning.theta == 2.25
 
