@@ -114,9 +114,11 @@ class StepWriter:
             self.reached_final = completion.stopped_at == FINAL_LINE
         return steps
 
-    def answer_in_place(self, answer: str) -> bool:
-        """Replace the answer of the step the last call wrote with ``answer`` (IR's), dropping
-        anything written after it, so that the next ``write`` continues the chain from there.
+    def answer_in_place(self, answer: str, reference: str = "") -> bool:
+        """Replace the answer of the step the last call wrote with ``answer`` (IR's), followed by
+        a ``[Reference]:`` line quoting ``reference`` (the passage it came from) where one is
+        given, dropping anything written after it, so that the next ``write`` continues the
+        chain from there.
         False, and nothing changed, where that step has no answer line of its own to replace
         (an answer on the query's line, say): the caller sends its feedback as a turn instead."""
         chunk = self.text[self.last_call_start:]
@@ -126,6 +128,8 @@ class StepWriter:
             return False
         number = query.group(1)
         self.text = f"{self.text[:self.last_call_start + line.start()]}[Answer {number}]: {answer}\n"
+        if reference:
+            self.text += f"[Reference]: {' '.join(reference.split())}\n"
         self.written = len(parse_chain(self.text).steps)
         self.done = self.reached_final = False
         return True

@@ -16,7 +16,11 @@ from searchain.reasoning.stepwise import StepWriter
 from tests.fixtures.reasoning import Q1, Q2, Q3, QUESTION, HashingEmbedder, chain, loop_settings
 from tests.reasoning.test_stepwise import DIALOGUES, FINAL, _answer, _path, _reader, _retriever
 
-CONTINUED = chain((Q1, "Kevin Drew"), (Q2, "Toronto"), (Q3, "Toronto Coach Terminal"))
+# IR's answer to Q2 goes in with the passage it came from (the fixture's Kevin Drew passage).
+REFERENCE = ("[Reference]: Kevin Drew: Kevin Drew was born in Toronto, Ontario, and co-founded the band "
+             "Broken Social Scene.")
+CONTINUED = chain((Q1, "Kevin Drew"), (Q2, "Toronto"), (Q3, "Toronto Coach Terminal")).replace(
+    "[Answer 2]: Toronto\n", f"[Answer 2]: Toronto\n{REFERENCE}\n")
 INLINE = {
     "corrected": [chain((Q1, "Kevin Drew"), (Q2, "Vancouver"), (Q3, "Pacific Central Station")), CONTINUED, FINAL],
     "completed": [chain((Q1, "Kevin Drew"), (Q2, None), (Q3, "Toronto Coach Terminal")), CONTINUED, FINAL],
@@ -37,7 +41,7 @@ def test_irs_answer_replaces_the_models_and_the_chain_goes_on_in_the_same_round(
     # The model continued its own reply, with IR's answer where it had written its own.
     chain_calls = [call for call in llm.calls if call[-1]["role"] == "assistant" and "[Query 3]" not in call[-1]["content"]]
     continued = [call[-1]["content"] for call in chain_calls if f"[Query 2]: {Q2}" in call[-1]["content"]]
-    assert continued[-1].endswith("[Answer 2]: Toronto\n")
+    assert continued[-1].endswith(f"[Answer 2]: Toronto\n{REFERENCE}\n")
     assert not any(call[-1]["role"] == "user" and "According to the reference" in call[-1]["content"]
                    for call in llm.calls)
     assert branch.raw_text == CONTINUED.split("\n[Final Content]")[0]
@@ -82,8 +86,9 @@ def test_only_the_last_steps_answer_line_is_replaced():
     writer = StepWriter(_OneReply("[Query 1]: A?\n[Answer 1]: x", "[Query 2]: B?\n[Unsolved Query]: B?"), [], 6)
     writer.write()
     writer.write()
-    assert writer.answer_in_place("Toronto")
-    assert writer.text == "[Query 1]: A?\n[Answer 1]: x\n[Query 2]: B?\n[Answer 2]: Toronto\n"
+    assert writer.answer_in_place("Toronto", "Kevin Drew:  born in\nToronto")
+    assert writer.text == ("[Query 1]: A?\n[Answer 1]: x\n[Query 2]: B?\n[Answer 2]: Toronto\n"
+                           "[Reference]: Kevin Drew: born in Toronto\n")
     assert writer.written == 2 and not writer.done
 
 
@@ -104,7 +109,8 @@ def test_an_unknown_feedback_style_is_refused_by_name():
 
 def test_a_step_asked_again_ends_an_inline_chain():
     looping = chain((Q1, "Kevin Drew"), (Q2, "Toronto"), (Q1, "Kevin Drew"), (Q3, "Toronto Coach Terminal"))
-    llm = ScriptedReplyLLM([chain((Q1, "Kevin Drew"), (Q2, "Vancouver")), looping, FINAL])
+    continued = looping.replace("[Answer 2]: Toronto\n", f"[Answer 2]: Toronto\n{REFERENCE}\n")
+    llm = ScriptedReplyLLM([chain((Q1, "Kevin Drew"), (Q2, "Vancouver")), continued, FINAL])
     result, _ = _answer(llm, "stepwise", feedback_style="inline")
     (branch,) = result.branches
     assert [n.decision for n in branch.nodes] == [DECISION_PASS, DECISION_CORRECTED, DECISION_DUPLICATE]
