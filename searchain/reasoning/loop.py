@@ -237,7 +237,9 @@ class ReasoningRun:
         the next, and the round ends at the first feedback. Returns the branch (its raw text is
         the reply up to there), the feedback (None when the chain passed) and whether the model
         reached its final line."""
-        writer = StepWriter(self.gen, messages, self.stepwise_nodes)
+        # The loop writes an [Unsolved Query]'s copy of its query with inline feedback (measured
+        # with it); with turns the model still writes its own (7 % of them differ from the query).
+        writer = StepWriter(self.gen, messages, self.stepwise_nodes, copy_unsolved=self._inline)
         branch = Branch(round=round_, raw_text="", nodes=[], parent=parent, final_content=None)
         if parent is not None and getattr(self.settings, "prefill_settled", False):
             self._prefill_settled(writer, branch)

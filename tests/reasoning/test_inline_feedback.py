@@ -117,3 +117,14 @@ def test_a_step_asked_again_ends_an_inline_chain():
     assert result.stop_reason == "finish" and Q3 not in branch.raw_text  # nothing written after it
     turns, _ = _answer(ScriptedReplyLLM([looping, FINAL]), "stepwise")
     assert [n.decision for n in turns.branches[0].nodes][-1] == DECISION_PASS  # turns check on past it
+
+
+def test_the_unsolved_querys_copy_is_the_loops_with_inline_feedback_only():
+    from searchain.reasoning.stepwise import UNSOLVED_LINE
+
+    inline = ScriptedReplyLLM(INLINE["completed"])
+    _answer(inline, "stepwise", feedback_style="inline")
+    turns = ScriptedReplyLLM(DIALOGUES["completed"])
+    _answer(turns, "stepwise")
+    assert any(UNSOLVED_LINE in (p.stop or ()) for p in inline.params)
+    assert not any(UNSOLVED_LINE in (p.stop or ()) for p in turns.params)
