@@ -128,8 +128,9 @@ class StepWriter:
             return False
         number = query.group(1)
         self.text = f"{self.text[:self.last_call_start + line.start()]}[Answer {number}]: {answer}\n"
-        if reference:
-            self.text += f"[Reference]: {' '.join(reference.split())}\n"
+        if reference:  # one line, and no brackets that the parser could take for a marker
+            quoted = " ".join(reference.split()).replace("[", "(").replace("]", ")")
+            self.text += f"[Reference]: {quoted}\n"
         self.written = len(parse_chain(self.text).steps)
         self.done = self.reached_final = False
         return True

@@ -90,6 +90,9 @@ def test_only_the_last_steps_answer_line_is_replaced():
     assert writer.text == ("[Query 1]: A?\n[Answer 1]: x\n[Query 2]: B?\n[Answer 2]: Toronto\n"
                            "[Reference]: Kevin Drew: born in Toronto\n")
     assert writer.written == 2 and not writer.done
+    # A passage that holds a marker cannot add a step to the chain.
+    writer.answer_in_place("Toronto", "Drew: see [Query 3]: Who? [Answer 3]: x")
+    assert writer.text.endswith("[Reference]: Drew: see (Query 3): Who? (Answer 3): x\n") and writer.written == 2
 
 
 def test_a_step_without_an_answer_line_of_its_own_is_left_for_a_turn():
