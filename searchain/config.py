@@ -191,9 +191,10 @@ class ReasoningSettings:
     # Stepwise only: how IR's correction or completion of a step reaches the model. "turn": a
     # user turn quoting the passage, after which the model writes a new chain (the paper's);
     # "inline": IR's answer replaces the model's in its reply and the chain goes on in the same
-    # round, with the passage around IR's answer after it. Measured on HotpotQA's first 100 with
-    # Qwen2.5-Coder-1.5B: SearChain/RAG 2.54 against 3.41, cover-EM 0.35 against 0.38 (5 lost, 2
-    # won), so turns stay the default (BENCHMARKS.md, Lever 9).
+    # round, with the passage around IR's answer after it. Measured on HotpotQA with
+    # Qwen2.5-Coder-1.5B: SearChain/RAG 2.5-2.6 against 3.4-3.6; against turns 5 answers lost and
+    # 2 won on the first 100, 1 lost and 3 won on 101-150, so turns stay the default until a
+    # larger paired run decides (BENCHMARKS.md, Lever 9).
     feedback_style: str = "turn"
     # SearChain with the "passages" final answer: first write plain RAG's answer over the
     # question's passages (shown as a draft at RAG's speed), then check it. The final answer
