@@ -39,7 +39,7 @@ import os
 import signal
 import threading
 from collections import deque
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Iterator
 
@@ -196,7 +196,7 @@ def _pooled(source, workers: int, pool: ProcessPoolExecutor, new_pool, items,
                 if nxt is None:
                     break
                 item, done = nxt
-                pending.append((item, done, pool.submit(_parse, item)))
+                pending.append((item, done, _submit(pool, item)))
             if not pending:
                 if stopped is not None:
                     raise stopped
@@ -220,6 +220,17 @@ def _pooled(source, workers: int, pool: ProcessPoolExecutor, new_pool, items,
             yield from _take(source, result, done)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _submit(pool: ProcessPoolExecutor, item) -> Future:
+    """``item`` parsed in ``pool``; where a worker died just before (the pool refuses new work),
+    a future holding that error, so that it is met in order, like any death, and recovered from."""
+    try:
+        return pool.submit(_parse, item)
+    except BrokenProcessPool as exc:
+        future: Future = Future()
+        future.set_exception(exc)
+        return future
 
 
 def _check_workers_start(pool: ProcessPoolExecutor, source) -> None:

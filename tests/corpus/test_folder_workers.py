@@ -156,3 +156,25 @@ def test_workers_that_die_as_they_start_stop_the_ingest_instead_of_blaming_each_
     with pytest.raises(CorpusError, match="worker processes die as they start") as caught:
         list(parallel.parallel_passages(source, 2))
     assert "--workers 1" in caught.value.hint and source.documents == []
+
+
+def _die():
+    import os
+
+    os._exit(1)
+
+
+def test_work_for_a_pool_a_worker_just_broke_is_met_in_order_not_raised_at_submit():
+    # A worker may die between two submits: the pool then refuses new work at once. That error
+    # must reach the reader in order, like any death, so that the items in flight are read again.
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    pool = ProcessPoolExecutor(1)
+    try:
+        with pytest.raises(BrokenProcessPool):
+            pool.submit(_die).result()
+        future = parallel._submit(pool, ("files", ()))
+        assert isinstance(future.exception(timeout=5), BrokenProcessPool)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
