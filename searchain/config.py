@@ -17,12 +17,12 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .errors import ConfigError
+from .files import atomic_write_text
 
 HOME_ENV = "SEARCHAIN_HOME"
 APP_NAME = "SearChain"
@@ -362,35 +362,6 @@ def _field_value(cls: type, name: str, value: Any, where: str, problems: list[st
 # For a settings file that is not JSON (or not an object): what to do about it.
 UNREADABLE_HINT = ("Fix the JSON by hand, or run `searchain config reset --all` to go back to the "
                    "defaults (the file is kept beside it).")
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temp file in the same folder, fsync, then rename."""
-    atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    atomic_write(path, lambda tmp: tmp.write_bytes(data))
-
-
-def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
-    """Let ``write(tmp)`` fill a temp file beside ``path``, fsync it, then rename it over ``path``.
-
-    A crash at any point leaves either the old file or the new one, never half of one.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        write(tmp)
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def source_root() -> Path:

@@ -1,10 +1,14 @@
-"""Reading whole files safely: streamed hashes of files that may be gigabytes (index codes,
-models), with progress and cancellation for the ones a user waits on."""
+"""Whole files, safely: streamed hashes of files that may be gigabytes (index codes, models),
+with progress and cancellation for the ones a user waits on, and writes that a crash never
+leaves half done (a temp file beside the target, fsync, rename)."""
 
 from __future__ import annotations
 
 import hashlib
+import os
+import tempfile
 from pathlib import Path
+from typing import Callable
 
 from .events import CancelToken, EventCallback, Progress, check, emit
 
@@ -45,3 +49,32 @@ def free_bytes(folder: Path) -> int | None:
         return shutil.disk_usage(probe).free
     except OSError:
         return None
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temp file in the same folder, fsync, then rename."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    atomic_write(path, lambda tmp: tmp.write_bytes(data))
+
+
+def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
+    """Let ``write(tmp)`` fill a temp file beside ``path``, fsync it, then rename it over ``path``.
+
+    A crash at any point leaves either the old file or the new one, never half of one.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        write(tmp)
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -20,7 +20,8 @@ LAYERS: dict[str, list[list[str]]] = {
     "searchain": [
         ["errors", "types", "units", "machine", "quiet", "metrics", "faces"],
         ["events", "settings_schema"],
-        ["config", "files"],
+        ["files"],
+        ["config"],
         ["logs", "hub_folder"],
         ["corpus", "llm"],
         ["reader"],

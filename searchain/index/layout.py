@@ -27,7 +27,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from ..config import atomic_write_text
+from ..files import atomic_write_text
 from ..errors import IndexError_
 from ..types import Passage
 

@@ -12,7 +12,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..config import atomic_write_text
+from ..files import atomic_write_text
 from ..errors import StoreError
 from ..units import timestamp
 from .json_codec import FORMAT_NAME, FORMAT_VERSION, conversations_from_json, message_to_json

@@ -18,7 +18,7 @@ import numpy as np
 
 from ...files import file_sha256
 
-from ...config import atomic_write
+from ...files import atomic_write
 from ...errors import IndexError_
 
 SPACE = "ip"  # inner product == cosine on normalised vectors

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...config import atomic_write
+from ...files import atomic_write
 from ...errors import IndexError_
 
 FLAT_LIMIT = 65_536  # below this many vectors: exact Flat codes (brute force beats a graph here)

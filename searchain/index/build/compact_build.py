@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...config import atomic_write, atomic_write_text
+from ...files import atomic_write, atomic_write_text
 from ...errors import IndexError_
 from ...events import CancelToken, EventCallback, Progress, check, emit
 from ...files import file_sha256

@@ -255,7 +255,7 @@ class SpeedCache:
         return entry if isinstance(entry, dict) and entry.get("passages_per_s", 0) > 0 else None
 
     def put(self, key: str, entry: dict) -> None:
-        from ...config import atomic_write_text
+        from ...files import atomic_write_text
 
         data = self._read()
         data[key] = entry

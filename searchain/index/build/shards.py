@@ -18,7 +18,7 @@ from typing import Iterator
 
 import numpy as np
 
-from ...config import atomic_write_bytes, atomic_write_text
+from ...files import atomic_write_bytes, atomic_write_text
 from ...errors import IndexError_
 from ..layout import IndexLayout, rebuild_hint
 

@@ -119,7 +119,7 @@ def _verified(job: Path) -> dict:
 
 
 def _record(job: Path, remote: RemoteFile) -> None:
-    from ...config import atomic_write_text
+    from ...files import atomic_write_text
 
     data = _verified(job)
     data[remote.name] = remote.checksum

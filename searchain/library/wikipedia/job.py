@@ -19,7 +19,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...config import AppPaths, Settings, atomic_write_text
+from ...config import AppPaths, Settings
+from ...files import atomic_write_text
 from ...errors import CorpusError
 from ...events import CancelToken, EventCallback, Progress, check, emit
 from ...units import size, timestamp

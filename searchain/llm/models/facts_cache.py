@@ -17,7 +17,7 @@ import os
 from dataclasses import asdict, fields, replace
 from pathlib import Path
 
-from ...config import atomic_write_text
+from ...files import atomic_write_text
 from .gguf_info import ModelFacts
 
 CACHE_FILE = "gguf-facts.json"
