@@ -57,6 +57,12 @@ class Generator:
         counts[1] += usage.completion_tokens
         add_cost(self.costs_by_phase, phase, usage, completion)
 
+    @property
+    def grammars_apply(self) -> bool:
+        """Whether a grammar given to ``chat`` constrains the model (set on, and the backend
+        takes GBNF)."""
+        return bool(self.use_grammar and getattr(self.llm, "supports_grammar", False))
+
     def chat(self, messages: list[ChatMessage], phase: str, grammar: str | None, *,
              max_tokens: int | None = None, stop: tuple[str, ...] | None = None,
              stop_at: tuple[str, ...] = (),
@@ -66,7 +72,7 @@ class Generator:
         next step); ``max_tokens`` caps it below the configured budget (never above); ``on_piece``
         sees each decoded piece too (after the ``TokenGenerated`` event)."""
         check(self.cancel)
-        with_grammar = self.use_grammar and grammar is not None and getattr(self.llm, "supports_grammar", False)
+        with_grammar = grammar is not None and self.grammars_apply
         extra_stops = self.stop if stop is None else stop
         stops = self.params.stop + tuple(stop_at) + (() if with_grammar else extra_stops)
         params = replace(self.params, grammar=grammar if with_grammar else None, stop=stops)

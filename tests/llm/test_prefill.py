@@ -18,10 +18,10 @@ pytestmark = pytest.mark.slow  # a real (tiny) llama.cpp model
 MESSAGES = [{"role": "user", "content": "Where was the performer of Spirit If... born?"}]
 
 
-def three_steps(start: int = 1) -> str:
+def three_steps(start: int = 1, **options) -> str:
     """``coq_grammar(3)`` from step ``start`` with small fields and every step required (this
     random model would otherwise conclude after one)."""
-    text = coq_grammar(3, query_chars=12, answer_chars=10, final_chars=20, start=start)
+    text = coq_grammar(3, query_chars=12, answer_chars=10, final_chars=20, start=start, **options)
     nodes = " ".join(f"node{n}" for n in range(start, 4))
     return "\n".join(f"root ::= {nodes} final" if line.startswith("root ::=") else line
                      for line in text.splitlines()) + "\n"
@@ -60,11 +60,27 @@ def test_the_step_writer_writes_the_whole_chain_step_by_step(tiny_llm):
     assert FINAL_LINE in whole and FINAL_LINE not in writer.text
 
 
+def test_the_headers_the_grammar_forces_are_written_not_decoded(tiny_llm):
+    def write(headers: bool) -> tuple[str, int]:
+        gen = Generator(tiny_llm, GenerationParams(max_tokens=400, temperature=0.0), True, None, None)
+        tiny_llm.reset_cache()
+        writer = StepWriter(gen, list(MESSAGES), 3, grammar_for=three_steps, copy_unsolved=False,
+                            write_headers=headers)
+        while not writer.done:
+            writer.write()
+        return writer.text, gen.completion_tokens
+
+    (written, fewer), (decoded, more) = write(True), write(False)
+    assert written == decoded  # greedy: the same chain, token for token
+    assert fewer <= more - 3 * 4, (fewer, more)  # "[Query n]:" is 5 tokens with most vocabularies
+
+
 def test_an_unsolved_querys_copy_is_written_not_decoded(tiny_llm):
     import re
 
-    def unsolved_always(start: int = 1) -> str:  # every step unsolved: the copy is what is tested
-        return re.sub(r'\( "\[Answer \d\]: " answer \| ("\[Unsolved Query\]: " query) \)', r"\1", three_steps(start))
+    def unsolved_always(start: int = 1, **options) -> str:  # every step unsolved: the copy is tested
+        return re.sub(r'\( "\[Answer \d\]: " answer \| ("\[Unsolved Query\]: " query) \)', r"\1",
+                      three_steps(start, **options))
 
     gen = Generator(tiny_llm, GenerationParams(max_tokens=400, temperature=0.0), True, None, None)
     tiny_llm.reset_cache()

@@ -42,8 +42,8 @@ def test_irs_answer_replaces_the_models_and_the_chain_goes_on_in_the_same_round(
     chain_calls = [call for call in llm.calls if call[-1]["role"] == "assistant" and "[Query 3]" not in call[-1]["content"]]
     continued = [call[-1]["content"] for call in chain_calls if f"[Query 2]: {Q2}" in call[-1]["content"]]
     assert continued[-1].endswith(f"[Answer 2]: Toronto\n{REFERENCE}\n")
-    assert not any(call[-1]["role"] == "user" and "According to the reference" in call[-1]["content"]
-                   for call in llm.calls)
+    assert not any(m["role"] == "user" and "According to the reference" in m["content"]
+                   for call in llm.calls for m in call)
     assert branch.raw_text == CONTINUED.split("\n[Final Content]")[0]
     # The tree hears of it, as of any feedback, with what was written into the chain.
     (given,) = [e for e in events if isinstance(e, FeedbackGiven)]
@@ -65,7 +65,7 @@ def test_turns_stay_the_default():
     llm = ScriptedReplyLLM(DIALOGUES["corrected"])
     result, _ = _answer(llm, "stepwise")
     assert result.rounds == 2
-    assert any(call[-1]["role"] == "user" and "According to the reference" in call[-1]["content"] for call in llm.calls)
+    assert any(m["role"] == "user" and "According to the reference" in m["content"] for call in llm.calls for m in call)
 
 
 class _OneReply:
@@ -83,7 +83,8 @@ class _OneReply:
 
 
 def test_only_the_last_steps_answer_line_is_replaced():
-    writer = StepWriter(_OneReply("[Query 1]: A?\n[Answer 1]: x", "[Query 2]: B?\n[Unsolved Query]: B?"), [], 6)
+    writer = StepWriter(_OneReply("[Query 1]: A?\n[Answer 1]: x", "[Query 2]: B?\n[Unsolved Query]: B?"), [], 6,
+                        write_headers=False)
     writer.write()
     writer.write()
     assert writer.answer_in_place("Toronto", "Kevin Drew:  born in\nToronto")
@@ -96,7 +97,7 @@ def test_only_the_last_steps_answer_line_is_replaced():
 
 
 def test_a_step_without_an_answer_line_of_its_own_is_left_for_a_turn():
-    writer = StepWriter(_OneReply("[Query 1]: Who wrote it? Answer: x"), [], 6)
+    writer = StepWriter(_OneReply("[Query 1]: Who wrote it? Answer: x"), [], 6, write_headers=False)
     writer.write()
     before = writer.text
     assert not writer.answer_in_place("Toronto")
@@ -108,6 +109,26 @@ def test_an_unknown_feedback_style_is_refused_by_name():
                              settings=loop_settings(feedback_style="inline-ish"), embedder=HashingEmbedder())
     with pytest.raises(ConfigError, match="inline-ish"):
         engine.answer(QUESTION)
+
+
+def test_with_irs_answer_in_view_the_model_may_conclude_at_once():
+    concluded = chain((Q1, "Kevin Drew"), (Q2, "Toronto"), final="So the final answer is Toronto.").replace(
+        "[Answer 2]: Toronto\n", f"[Answer 2]: Toronto\n{REFERENCE}\n")
+    llm = ScriptedReplyLLM([chain((Q1, "Kevin Drew"), (Q2, "Vancouver"), (Q3, "Pacific Central Station")),
+                            concluded, FINAL])
+    result, _ = _answer(llm, "stepwise", feedback_style="inline")
+    (branch,) = result.branches
+    assert [(n.query, n.decision) for n in branch.nodes] == [(Q1, DECISION_PASS), (Q2, DECISION_CORRECTED)]
+    assert result.stop_reason == "finish" and llm.remaining == 0
+    chain_calls = [(call[-1]["content"], params.grammar) for call, params in zip(llm.calls, llm.params)
+                   if call[-1]["role"] == "assistant"]
+    # The call after IR's answer requires no further step and begins with no header of the loop's;
+    # every other call begins a step, whose header the loop wrote (the grammar goes on after it).
+    after = [grammar for text, grammar in chain_calls if text.endswith(f"{REFERENCE}\n")]
+    others = [(text, grammar) for text, grammar in chain_calls if not text.endswith(f"{REFERENCE}\n")]
+    assert len(after) == 1 and after[0].startswith("root ::= (node3 ")
+    assert others and all(text.endswith(f"[Query {n}]:") and grammar.startswith(f"root ::= node{n} ")
+                          and f'node{n} ::= " " query' in grammar for n, (text, grammar) in enumerate(others, 1))
 
 
 def test_a_step_asked_again_ends_an_inline_chain():

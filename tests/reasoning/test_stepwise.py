@@ -58,8 +58,10 @@ def _path(result):
 
 @pytest.mark.parametrize("name", sorted(DIALOGUES))
 def test_the_path_is_the_whole_chains_and_less_is_written(name):
-    whole, _ = _answer(ScriptedReplyLLM(DIALOGUES[name]), "whole")
-    llm = ScriptedReplyLLM(DIALOGUES[name])
+    # A chain with no step at all is what only a model without a grammar can write.
+    grammar = name != "concludes after feedback"
+    whole, _ = _answer(ScriptedReplyLLM(DIALOGUES[name], grammar=grammar), "whole")
+    llm = ScriptedReplyLLM(DIALOGUES[name], grammar=grammar)
     stepwise, _ = _answer(llm, "stepwise")
     assert _path(stepwise) == _path(whole) and stepwise.stop_reason == whole.stop_reason
     assert stepwise.rounds == whole.rounds and stepwise.answer == whole.answer
@@ -80,9 +82,11 @@ def test_a_round_ends_at_the_node_that_takes_feedback():
     assert first.raw_text == "[Query 1]: Q\n[Answer 1]: Kevin Drew\n[Query 2]: W\n[Answer 2]: Vancouver".replace(
         "Q\n", f"{Q1}\n").replace("W\n", f"{Q2}\n")
     # Round 2 sees round 1's reply up to that node, then the feedback.
-    round2 = next(call for call in llm.calls if len(call) == 3 and call[-1]["role"] == "user")
+    round2 = next(call for call in llm.calls if len(call) == 4 and call[2]["role"] == "user")
     assert round2[1] == {"role": "assistant", "content": first.raw_text}
     assert round2[2]["content"] == first.feedback
+    # ...and the new chain's first header, written by the loop (the grammar forces it).
+    assert round2[3] == {"role": "assistant", "content": "[Query 1]:"}
     assert [n.decision for n in second.nodes] == [DECISION_DUPLICATE, DECISION_PASS]
     assert second.final_content is None  # the final line is not written: the answer is written apart
     whole, _ = _answer(ScriptedReplyLLM(DIALOGUES["corrected"]), "whole")
@@ -182,7 +186,7 @@ def test_a_round_after_feedback_begins_with_the_settled_steps_already_written():
     result, events = _answer(llm, "stepwise", prefill_settled=True)
     assert _path(result) == _path(copied) and result.stop_reason == copied.stop_reason == "finish"
     first_of_round2 = next(call for call in llm.calls if len(call) == 4)
-    assert first_of_round2[-1] == {"role": "assistant", "content": settled + "\n"}
+    assert first_of_round2[-1] == {"role": "assistant", "content": settled + "\n[Query 3]:"}
     second = result.branches[1]
     assert [(n.query, n.llm_answer, n.decision) for n in second.nodes] == [
         (Q1, "Kevin Drew", DECISION_DUPLICATE), (Q2, "Toronto", DECISION_DUPLICATE), (Q3, "Toronto Coach Terminal", DECISION_PASS)]
@@ -209,5 +213,5 @@ def test_a_settled_answer_over_several_lines_is_prefilled_on_one_line():
     engine = SearChainEngine(llm, _retriever(), Spanning(), embedder=HashingEmbedder(),
                              settings=loop_settings(prefill_settled=True))
     result = engine.answer(QUESTION)
-    assert [call[-1]["content"] for call in llm.calls if len(call) == 4][0] == f"[Query 1]: {Q1}\n[Answer 1]: Kevin Drew\n"
+    assert [call[-1]["content"] for call in llm.calls if len(call) == 4][0] == f"[Query 1]: {Q1}\n[Answer 1]: Kevin Drew\n[Query 2]:"
     assert [n.query for n in result.branches[1].nodes] == [Q1, Q2] and llm.remaining == 0

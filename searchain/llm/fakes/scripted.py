@@ -108,6 +108,7 @@ class ScriptedReplyLLM(ScriptedLLM):
         super().__init__(outputs, **kwargs)
         self._taken = 0
         self._reply_text = ""
+        self._context: list = []  # the messages the reply in progress follows
 
     @property
     def supports_prefill(self) -> bool:
@@ -123,13 +124,15 @@ class ScriptedReplyLLM(ScriptedLLM):
         with self._lock:
             if split_prefill(copied)[1]:
                 written = copied[-1]["content"]
-                if not self._reply_text.startswith(written) and self._taken < len(self.outputs) \
-                        and self.outputs[self._taken].startswith(written):
-                    # A new reply begun by the caller (a prefill): the script's next reply must
-                    # begin with it too, as a model's own would.
+                # A new reply begun by the caller (a prefill): after other messages than the
+                # reply in progress, or where that reply does not go on as written. The script's
+                # next reply must begin with it too, as a model's own would.
+                new_context = copied[:-1] != self._context
+                new_reply = new_context or not self._reply_text.startswith(written)
+                if new_reply and self._taken < len(self.outputs) and self.outputs[self._taken].startswith(written):
                     self._reply_text = self.outputs[self._taken]
                     self._taken += 1
-                elif not self._reply_text.startswith(written):
+                elif new_context or not self._reply_text.startswith(written):
                     raise ModelError("ScriptedReplyLLM was asked to continue a reply it did not write.",
                                      hint=f"Continued text: {written!r}")
                 rest = self._reply_text[len(written):]
@@ -139,6 +142,7 @@ class ScriptedReplyLLM(ScriptedLLM):
                                      hint="Script one more output for this test.")
                 rest = self._reply_text = self.outputs[self._taken]
                 self._taken += 1
+            self._context = copied[:-1] if split_prefill(copied)[1] else copied
             self.calls.append(copied)
             self.params.append(params)
         cuts = [(rest.find(stop), stop) for stop in params.stop if stop and stop in rest]

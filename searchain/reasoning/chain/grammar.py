@@ -36,26 +36,35 @@ def coq_grammar(
     answer_chars: int = DEFAULT_ANSWER_CHARS,
     final_chars: int = DEFAULT_FINAL_CHARS,
     start: int = 1,
+    header_written: bool = False,
+    may_end: bool = False,
 ) -> str:
     """GBNF for a CoQ of 1..``max_nodes`` nodes ending with a ``[Final Content]:`` line.
 
     ``start`` > 1 gives the rest of a chain whose first ``start - 1`` steps are written: nodes
     ``start``..``max_nodes`` (at least one), then the final line. Writing a chain step by step
-    (``reasoning.stepwise``) continues the model's reply under this grammar."""
+    (``reasoning.stepwise``) continues the model's reply under this grammar.
+    ``header_written``: the reply already ends with step ``start``'s ``[Query n]:`` (which the
+    grammar would force anyway, so the writer writes it rather than have it decoded); the grammar
+    begins with the space before the query. ``may_end``: no step is required, the final line
+    may come at once (a chain continued after IR's answer was written into it)."""
     check_range("max_nodes", max_nodes, 1, 9)
     check_range("start", start, 1, max_nodes)
     check_range("query_chars", query_chars, 8, 2000)
     check_range("answer_chars", answer_chars, 1, 4000)
     check_range("final_chars", final_chars, 8, 8000)
+    if header_written and may_end:
+        raise ConfigError("A chain whose next step's header is written cannot end before that step.")
     lines = []
     # root ::= node1 (node2 (node3)?)? final -- nested optionals keep the numbering in order.
     chain = f"node{max_nodes}"
     for n in range(max_nodes - 1, start - 1, -1):
         chain = f"node{n} ({chain})?"
-    lines.append(f"root ::= {chain} final")
+    lines.append(f"root ::= ({chain})? final" if may_end else f"root ::= {chain} final")
     for n in range(start, max_nodes + 1):
+        header = '" "' if header_written and n == start else f'"[Query {n}]: "'
         lines.append(
-            f'node{n} ::= "[Query {n}]: " query "\\n" '
+            f'node{n} ::= {header} query "\\n" '
             f'( "[Answer {n}]: " answer | "[Unsolved Query]: " query ) "\\n"'
         )
     lines += [
