@@ -188,14 +188,14 @@ class ReasoningSettings:
     # off: fewer tokens decoded a round, but handed a reply mid-chain, Qwen2.5-1.5B asked on where
     # it had concluded, 2.75 rounds a question against 2.15, 25 % slower (BENCHMARKS.md, Lever 6).
     prefill_settled: bool = False
-    # Stepwise only: how IR's correction or completion of a step reaches the model. "turn": a
-    # user turn quoting the passage, after which the model writes a new chain (the paper's);
-    # "inline": IR's answer replaces the model's in its reply and the chain goes on in the same
-    # round, with the passage around IR's answer after it. Measured on HotpotQA with
-    # Qwen2.5-Coder-1.5B: SearChain/RAG 2.5-2.6 against 3.4-3.6; against turns 5 answers lost and
-    # 2 won on the first 100, 1 lost and 3 won on 101-150, so turns stay the default until a
-    # larger paired run decides (BENCHMARKS.md, Lever 9).
-    feedback_style: str = "turn"
+    # Stepwise only: how IR's correction or completion of a step reaches the model. "inline": IR's
+    # answer replaces the model's in its reply and the chain goes on in the same round, with the
+    # passage around IR's answer after it; "turn": a user turn quoting the passage, after which
+    # the model writes a new chain (the paper's). Measured on HotpotQA's first 200 with
+    # Qwen2.5-Coder-1.5B: a quarter less time (SearChain/RAG 2.6 against 3.6), as many answers
+    # right (8 lost, 6 won; on the 100 not used to design it 3 lost, 4 won, F1 0.418 against
+    # 0.393) (BENCHMARKS.md, Levers 9 and 10).
+    feedback_style: str = "inline"
     # SearChain with the "passages" final answer: first write plain RAG's answer over the
     # question's passages (shown as a draft at RAG's speed), then check it. The final answer
     # reads those passages plus the path's; when the path adds none, its prompt is the draft's,

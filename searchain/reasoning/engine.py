@@ -189,7 +189,7 @@ class SearChainEngine:
         steps = getattr(self.settings, "chain_steps", "stepwise")
         if mode == MODE_SEARCHAIN and steps not in CHAIN_STEPS:
             raise ConfigError(f"Unknown way of writing chains {steps!r}.", hint=f"Use one of: {', '.join(CHAIN_STEPS)}.")
-        style = getattr(self.settings, "feedback_style", "turn")
+        style = getattr(self.settings, "feedback_style", "inline")
         if mode == MODE_SEARCHAIN and style not in FEEDBACK_STYLES:
             raise ConfigError(f"Unknown feedback style {style!r}.", hint=f"Use one of: {', '.join(FEEDBACK_STYLES)}.")
         if mode == MODE_SEARCHAIN and self.reader is None:

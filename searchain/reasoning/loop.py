@@ -5,9 +5,10 @@ Tree-of-Reasoning, growing from the node that received the last feedback; the fe
 steps settled so far, so the new chain asks the next step rather than the same ones); the IR side then
 walks the chain node by node: duplicates of processed queries are skipped, an ``[Unsolved
 Query]`` is always completed from the top passage, an answer the reader confidently contradicts is
-corrected, anything else passes. The first node that needs feedback ends the round (one feedback
-per round); with ``reasoning.feedback_style = "inline"`` a stepwise round goes on instead, IR's
-answer written into the model's reply in place of its own (``_answer_in_place``). The loop stops
+corrected, anything else passes. With ``reasoning.feedback_style = "turn"`` (the paper's) the
+first node that needs feedback ends the round (one feedback per round); with ``"inline"`` (the
+default) a stepwise round goes on instead, IR's answer written into the model's reply in place
+of its own (``_answer_in_place``). The loop stops
 when a chain passes completely, after ``r_max`` rounds, or when the model repeats an identical
 chain and would get identical feedback again, or as ``stalled`` when a round after feedback
 checks no new step and ignores IR's answer. A chain with no readable
@@ -271,7 +272,7 @@ class ReasoningRun:
 
     @property
     def _inline(self) -> bool:
-        return getattr(self.settings, "feedback_style", "turn") == "inline"
+        return getattr(self.settings, "feedback_style", "inline") == "inline"
 
     def _answer_in_place(self, writer: StepWriter, branch: Branch, node: Node, feedback: Feedback) -> bool:
         """Inline feedback: IR's answer replaces the model's in its reply, and the chain goes on

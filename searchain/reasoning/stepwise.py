@@ -45,7 +45,7 @@ CHAIN_STEPS = ("stepwise", "whole", "whole_no_final")
 
 # reasoning.feedback_style: IR's feedback as a user turn after which the model writes a new chain
 # (the paper's), or, stepwise only, written into the reply in place of the model's answer and the
-# chain continued (no turn to evaluate, no settled steps copied out again).
+# chain continued (no turn to evaluate, no settled steps copied out again; the default).
 FEEDBACK_STYLES = ("turn", "inline")
 
 # The line a step's answer starts on: "[Answer 2]:" or "[Unsolved Query]:" (any case or spacing).

@@ -61,9 +61,12 @@ def test_the_verified_path_is_the_one_turns_give(name):
     assert inline.tokens_by_phase["chain"][0] < turns.tokens_by_phase["chain"][0]
 
 
-def test_turns_stay_the_default():
+def test_inline_is_the_default_and_turns_are_still_there():
+    from searchain.config import ReasoningSettings
+
+    assert ReasoningSettings().feedback_style == "inline"
     llm = ScriptedReplyLLM(DIALOGUES["corrected"])
-    result, _ = _answer(llm, "stepwise")
+    result, _ = _answer(llm, "stepwise", feedback_style="turn")
     assert result.rounds == 2
     assert any(m["role"] == "user" and "According to the reference" in m["content"] for call in llm.calls for m in call)
 
