@@ -8,12 +8,12 @@ Query]`` is always completed from the top passage, an answer the reader confiden
 corrected, anything else passes. With ``reasoning.feedback_style = "turn"`` (the paper's) the
 first node that needs feedback ends the round (one feedback per round); with ``"inline"`` (the
 default) a stepwise round goes on instead, IR's answer written into the model's reply in place
-of its own (``_answer_in_place``). The loop stops
-when a chain passes completely, after ``r_max`` rounds, or when the model repeats an identical
-chain and would get identical feedback again, or as ``stalled`` when a round after feedback
-checks no new step and ignores IR's answer. A chain with no readable
-step is asked for once more with a reminder of the format; if the model still writes none, the run
-stops as ``unparseable`` (never as ``finish``: nothing was verified).
+of its own (``_answer_in_place``). The loop stops when a chain passes completely, after
+``r_max`` rounds, or when the model repeats an identical chain and would get identical feedback
+again, or as ``stalled`` when a round after feedback checks no new step and ignores IR's answer.
+A chain with no readable step is asked for once more with a reminder of the format; if the
+model still writes none, the run stops as ``unparseable`` (never as ``finish``: nothing was
+verified).
 """
 
 from __future__ import annotations
