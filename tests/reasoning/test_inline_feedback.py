@@ -99,6 +99,22 @@ def test_only_the_last_steps_answer_line_is_replaced():
     assert writer.text.endswith("[Reference]: Drew: see (Query 3): Who? (Answer 3): x\n") and writer.written == 2
 
 
+def test_a_header_the_model_wrote_nothing_after_is_taken_back():
+    from searchain.llm.base import Completion, Usage
+
+    class EndsAtOnce(_OneReply):  # a grammar applies, yet the reply ends with nothing written
+        grammars_apply = True
+
+        def chat(self, messages, phase, grammar, **_):
+            self.seen = messages[-1]["content"]
+            return Completion(text="", usage=Usage(1, 1, 0), finish_reason="stop", stopped_at="")
+
+    writer = StepWriter(gen := EndsAtOnce(), [], 6)
+    assert writer.write() == [] and writer.done
+    assert gen.seen == "[Query 1]:"  # the call began with the header...
+    assert writer.text == ""  # ...which is not left dangling as an empty step
+
+
 def test_a_step_without_an_answer_line_of_its_own_is_left_for_a_turn():
     writer = StepWriter(_OneReply("[Query 1]: Who wrote it? Answer: x"), [], 6, write_headers=False)
     writer.write()

@@ -122,19 +122,18 @@ class ScriptedReplyLLM(ScriptedLLM):
              on_token: TokenCallback | None = None, cancel: CancelToken | None = None) -> Completion:
         copied = [dict(m) for m in messages]
         with self._lock:
-            if split_prefill(copied)[1]:
+            prefill = bool(split_prefill(copied)[1])
+            if prefill:
                 written = copied[-1]["content"]
                 # A new reply begun by the caller (a prefill): after other messages than the
                 # reply in progress, or where that reply does not go on as written. The script's
                 # next reply must begin with it too, as a model's own would.
-                new_context = copied[:-1] != self._context
-                new_reply = new_context or not self._reply_text.startswith(written)
-                if new_reply and self._taken < len(self.outputs) and self.outputs[self._taken].startswith(written):
+                if copied[:-1] != self._context or not self._reply_text.startswith(written):
+                    if not (self._taken < len(self.outputs) and self.outputs[self._taken].startswith(written)):
+                        raise ModelError("ScriptedReplyLLM was asked to continue a reply it did not write.",
+                                         hint=f"Script a next reply that begins with {written!r}.")
                     self._reply_text = self.outputs[self._taken]
                     self._taken += 1
-                elif new_context or not self._reply_text.startswith(written):
-                    raise ModelError("ScriptedReplyLLM was asked to continue a reply it did not write.",
-                                     hint=f"Continued text: {written!r}")
                 rest = self._reply_text[len(written):]
             else:
                 if self._taken >= len(self.outputs):
@@ -142,7 +141,7 @@ class ScriptedReplyLLM(ScriptedLLM):
                                      hint="Script one more output for this test.")
                 rest = self._reply_text = self.outputs[self._taken]
                 self._taken += 1
-            self._context = copied[:-1] if split_prefill(copied)[1] else copied
+            self._context = copied[:-1] if prefill else copied
             self.calls.append(copied)
             self.params.append(params)
         cuts = [(rest.find(stop), stop) for stop in params.stop if stop and stop in rest]

@@ -54,7 +54,8 @@ def coq_grammar(
     check_range("answer_chars", answer_chars, 1, 4000)
     check_range("final_chars", final_chars, 8, 8000)
     if header_written and may_end:
-        raise ConfigError("A chain whose next step's header is written cannot end before that step.")
+        raise ConfigError("A chain whose next step's header is written cannot end before that step.",
+                          hint="Pass header_written or may_end, not both.")
     lines = []
     # root ::= node1 (node2 (node3)?)? final -- nested optionals keep the numbering in order.
     chain = f"node{max_nodes}"
