@@ -34,8 +34,9 @@ from searchain.index.build.ray_embed import (  # noqa: E402
 
 pytestmark = pytest.mark.slow  # Ray starts actors that each load the model
 CORPUS = "many"
-# 200 passages: enough work that a block is still being embedded when the next one is ready,
-# so both workers get some (Ray hands a block to a busy worker's idle neighbour, not to a queue).
+# 200 passages in blocks of 16: enough blocks that both workers usually get some. Which worker
+# embeds a block is Ray's scheduling: when reading is slower than embedding (a loaded CI machine),
+# one worker can take every block, so the test asserts the plan, not the split.
 PASSAGES = [(title, f"Fact {k} about {title}. {text}") for k in range(10) for title, text in MINI_PASSAGES]
 SHARD = 64  # shards of 64, 64, 64 and 8, cut where a local build cuts them
 BLOCK = 16
@@ -76,7 +77,7 @@ def test_ray_build_matches_a_local_build(on_ray, local_shards, home, tmp_path, e
     report = build_index(home, Settings(), CORPUS, embedder=embedder, shard_size=SHARD,
                          embed_missing=on_ray, on_event=events.append)
     assert report.embedded == 200 and report.total == 200
-    assert len(on_ray.workers_seen) == 2  # both workers embedded
+    assert 1 <= len(on_ray.workers_seen) <= 2  # at most the two workers asked for embedded
     assert index_status(home, CORPUS).state == READY
     got = shards_of(home)
     assert [ids.tolist() for ids, _ in got] == [ids.tolist() for ids, _ in local_shards]
