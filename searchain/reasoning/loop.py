@@ -39,7 +39,7 @@ from .result import (
     DECISION_UNCHECKED, SOURCE_IR_COMPLETED, SOURCE_IR_CORRECTED, SOURCE_LLM_UNVERIFIED,
     SOURCE_LLM_VERIFIED, Branch, Node, judge_agreement,
 )
-from .stepwise import FINAL_LINE, StepWriter
+from .stepwise import FINAL_STOP, StepWriter
 
 
 # Stop reasons beyond r_max | repeated_chain | no_ir.
@@ -137,7 +137,7 @@ class ReasoningRun:
         self.detector = detector
         self.grammar = grammar
         self.stepwise_nodes = stepwise_nodes
-        self.stop_at = (FINAL_LINE,) if stop_before_final else ()
+        self.stop_at = (FINAL_STOP,) if stop_before_final else ()
         self.branches: list[Branch] = []
         self.path: list[Node] = []
         self.examples = prompts.example_guard(task)  # copies of the few-shot examples are no answers
@@ -163,10 +163,10 @@ class ReasoningRun:
                 completion = self.gen.chat(messages, "chain", self.grammar, on_piece=drafts.feed,
                                            stop_at=self.stop_at)
                 parsed = self.examples.clean(parse_chain(completion.text), self.question)
-                raw = completion.text.rstrip("\n") if completion.stopped_at == FINAL_LINE else completion.text
+                raw = completion.text.rstrip("\n") if completion.stopped_at == FINAL_STOP else completion.text
                 branch = to_branch(round_, raw, parsed, parent)
                 feedback = _NOT_CHECKED
-                concluded = bool(branch.final_content) or completion.stopped_at == FINAL_LINE
+                concluded = bool(branch.final_content) or completion.stopped_at == FINAL_STOP
             self.branches.append(branch)
             emit(self._on_event, ChainGenerated(round_, branch))
             if not branch.nodes:

@@ -30,14 +30,21 @@ from .chain.grammar import coq_grammar
 from .chain.parser import ParsedStep, parse_chain
 from .parts import Generator
 
-# Where a step call stops: the start of the next step, or of the chain's closing line.
-NEXT_STEP = "\n[Query "
+# Where a step call stops: the start of the next step, or of the chain's closing line. Each stop
+# is as short as the choice it marks: once the model wrote "[Query", "[Final" or "[Unsolved",
+# the grammar forces the rest of that header, and decoding it would only be thrown away (the
+# next call writes a step's header itself). Field text holds no "[", so none of these can occur
+# inside a query or an answer. Qwen: "\n", "[", "Query" (not the " " after it); "[", "Final"
+# (not " Content", "]:"); "[", "Un", "s", "olved" (not " Query", "]:").
+NEXT_STEP = "\n[Query"
 FINAL_LINE = "[Final Content]"
-STEP_ENDS = (NEXT_STEP, FINAL_LINE)
+FINAL_STOP = "[Final"  # no line break: a call may begin with the final line
+STEP_ENDS = (NEXT_STEP, FINAL_STOP)
 # An [Unsolved Query] line repeats its step's query word for word (the format says so): the
 # writer stops where it begins and writes the copy itself (evaluated later, ~3x cheaper a token
 # than decoding it on a CPU; an inline feedback replaces the line without evaluating it at all).
 UNSOLVED_LINE = "\n[Unsolved Query]"
+UNSOLVED_STOP = "\n[Unsolved"
 
 # reasoning.chain_steps: a step per call (the default); whole, as the paper; whole, but ending
 # where the chain's own [Final Content] would begin (the final answer is written apart).
@@ -109,26 +116,26 @@ class StepWriter:
         messages = list(self.messages)
         if self.text:
             messages.append({"role": "assistant", "content": self.text})
-        stops = STEP_ENDS + (UNSOLVED_LINE,) if self.copy_unsolved else STEP_ENDS
+        stops = STEP_ENDS + (UNSOLVED_STOP,) if self.copy_unsolved else STEP_ENDS
         completion = self.gen.chat(messages, self.phase, grammar, stop_at=stops, max_tokens=self.budget)
         self.calls += 1
         self.budget -= max(1, completion.usage.completion_tokens)
         if header and not completion.text.strip():
             self.text = self.text[:-len(header)]  # the model wrote nothing after it: no empty step
         self.text += completion.text
-        if completion.stopped_at == UNSOLVED_LINE:
+        if completion.stopped_at == UNSOLVED_STOP:
             query = _LAST_QUERY.search(self.text)
             if query is not None:
                 self.text += f"{UNSOLVED_LINE}: {query.group(1).strip()}"
         steps = list(parse_chain(self.text).steps)
         self.written = len(steps)
-        if completion.stopped_at in (NEXT_STEP, UNSOLVED_LINE):
+        if completion.stopped_at in (NEXT_STEP, UNSOLVED_STOP):
             # A step ended (or a preamble did): the next call starts the next step on its own line.
             self.text += "\n"
         else:
             # The final line, the end of the reply or the token budget: the chain is complete.
             self.done = True
-            self.reached_final = completion.stopped_at == FINAL_LINE
+            self.reached_final = completion.stopped_at == FINAL_STOP
         return steps
 
     def answer_in_place(self, answer: str, reference: str = "") -> bool:

@@ -12,7 +12,7 @@ from searchain.llm.fakes.scripted import ScriptedReplyLLM
 from searchain.reasoning.engine import SearChainEngine
 from searchain.reasoning.events import FEEDBACK_COMPLETION, FEEDBACK_CORRECTION, FeedbackGiven
 from searchain.reasoning.result import DECISION_COMPLETED, DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_PASS
-from searchain.reasoning.stepwise import StepWriter
+from searchain.reasoning.stepwise import NEXT_STEP, StepWriter
 from tests.fixtures.reasoning import Q1, Q2, Q3, QUESTION, HashingEmbedder, chain, loop_settings
 from tests.reasoning.test_stepwise import DIALOGUES, FINAL, _answer, _path, _reader, _retriever
 
@@ -82,7 +82,7 @@ class _OneReply:
     def chat(self, messages, phase, grammar, *, stop_at=(), max_tokens=None):
         from searchain.llm.base import Completion, Usage
 
-        return Completion(text=self.texts.pop(0), usage=Usage(1, 1, 1), finish_reason="stop", stopped_at="\n[Query ")
+        return Completion(text=self.texts.pop(0), usage=Usage(1, 1, 1), finish_reason="stop", stopped_at=NEXT_STEP)
 
 
 def test_only_the_last_steps_answer_line_is_replaced():
@@ -163,11 +163,11 @@ def test_a_step_asked_again_ends_an_inline_chain():
 
 
 def test_the_unsolved_querys_copy_is_the_loops_with_inline_feedback_only():
-    from searchain.reasoning.stepwise import UNSOLVED_LINE
+    from searchain.reasoning.stepwise import UNSOLVED_STOP
 
     inline = ScriptedReplyLLM(INLINE["completed"])
     _answer(inline, "stepwise", feedback_style="inline")
     turns = ScriptedReplyLLM(DIALOGUES["completed"])
     _answer(turns, "stepwise")
-    assert any(UNSOLVED_LINE in (p.stop or ()) for p in inline.params)
-    assert not any(UNSOLVED_LINE in (p.stop or ()) for p in turns.params)
+    assert any(UNSOLVED_STOP in (p.stop or ()) for p in inline.params)
+    assert not any(UNSOLVED_STOP in (p.stop or ()) for p in turns.params)

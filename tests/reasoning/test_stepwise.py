@@ -11,7 +11,7 @@ from searchain.llm.fakes.scripted import ScriptedLLM, ScriptedReplyLLM
 from searchain.reasoning.engine import SearChainEngine
 from searchain.reasoning.events import ChainDrafted, ChainGenerated, NodeChecked
 from searchain.reasoning.result import DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_PASS, DECISION_UNCHECKED
-from searchain.reasoning.stepwise import FINAL_LINE
+from searchain.reasoning.stepwise import FINAL_LINE, FINAL_STOP
 from tests.fixtures.reasoning import Q1, Q2, Q3, QUESTION, HashingEmbedder, chain, loop_settings
 
 FINAL = "Greyhound buses leave from the Toronto Coach Terminal [1]. So the final answer is Toronto Coach Terminal."
@@ -68,7 +68,7 @@ def test_the_path_is_the_whole_chains_and_less_is_written(name):
     # Only the chain's decoding is cut: nothing after a node that took feedback, no final line.
     assert stepwise.tokens_by_phase["chain"][1] < whole.tokens_by_phase["chain"][1]
     assert stepwise.tokens_by_phase.get("final") == whole.tokens_by_phase.get("final")
-    chain_replies = [p for p in llm.params if p.stop and FINAL_LINE in p.stop]
+    chain_replies = [p for p in llm.params if p.stop and FINAL_STOP in p.stop]
     assert chain_replies, "the chain was not written step by step"
     assert llm.remaining == 0
 
