@@ -8,6 +8,7 @@ text in the transcript and in the message bar; the app keeps working.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +32,8 @@ from .views.message_bar import MessageBar
 from .views.reasoning import ReasoningPanel
 from .workers import Job, JobRunner
 
+log = logging.getLogger("desktop.answers")
+
 # Banner buttons for a missing or unloadable model (handled by the main window).
 MODEL_FIX_ACTIONS = [("catalogue", "Model catalogue…"), ("open_gguf", "Open GGUF file…"),
                      ("settings", "Settings…")]
@@ -47,6 +50,7 @@ class AnswerSaved:
 class AnswerFlow(QObject):
     busy_changed = Signal(bool)
     answered = Signal(object)  # AnswerResult
+    status = Signal(str, int)  # a status-bar line and how many ms it shows (0: until replaced)
 
     def __init__(self, ctx: AppContext, runner: JobRunner, chat: ChatView, reasoning: ReasoningPanel,
                  conversations: Any, message_bar: MessageBar, parent: QObject | None = None):
@@ -58,6 +62,7 @@ class AnswerFlow(QObject):
         self.conversations = conversations  # ConversationFlow
         self.message_bar = message_bar
         self.job: Job | None = None
+        self.warm_job: Job | None = None
         self.message_id: Any = None
         self.events_seen: list[str] = []
 
@@ -76,6 +81,7 @@ class AnswerFlow(QObject):
         question = question.strip()
         if not question or self.busy:
             return False
+        self.cancel_warm_up()  # its call in flight finishes first: the question needs that part too
         self.events_seen = []
         self.message_id = None
         ctx = self.ctx
@@ -112,6 +118,47 @@ class AnswerFlow(QObject):
         )
         self.busy_changed.emit(True)
         return True
+
+    def warm_up(self) -> Job | None:
+        """Load the model and read the fixed part of its prompts in the background
+        (``Workspace.warm_up``), so that the first question is answered as fast as the next.
+
+        Only for a model run here (``llm.warm_up``; a server keeps its own cache), never while a
+        question is answered; a question cancels it. A model that cannot be loaded is named in the
+        status bar: asking shows the full message with its fixes."""
+        ctx = self.ctx
+        if not ctx.settings.llm.warm_up or ctx.settings.llm.backend != "llama_cpp" or self.busy:
+            return None
+        self.cancel_warm_up()
+
+        def work(_on_event, cancel):  # worker thread
+            workspace = ctx.workspace()
+            if not workspace.resolved_model().path:
+                return None  # no model yet: the first-run guidance says where to get one
+            return workspace.warm_up(cancel=cancel)
+
+        def ended(job_line: tuple[str, int] | None) -> None:
+            if self.warm_job is job:  # not a newer warm-up's
+                self.warm_job = None
+                if job_line is not None:
+                    self.status.emit(*job_line)
+
+        def failed(exc: BaseException) -> None:
+            log.info("warm-up failed: %s", exc)
+            ended((f"The model could not be prepared: {describe_error(exc)[0]}", 10_000))
+
+        self.status.emit("Preparing the model…", 0)
+        job = self.runner.start(
+            "warm-up", work, on_error=failed,
+            on_done=lambda warm: ended(("Model ready", 3000) if warm is not None else ("", 1)),
+            on_cancelled=lambda: ended(None))
+        self.warm_job = job
+        return job
+
+    def cancel_warm_up(self) -> None:
+        if self.warm_job is not None:
+            self.warm_job.cancel()
+            self.warm_job = None
 
     def stop(self) -> None:
         if self.job is not None:

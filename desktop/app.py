@@ -119,7 +119,8 @@ def run_window(app, window, args, settings_note: str, started: float, hooks: lis
 
 
 def start_background(window) -> None:
-    """After the first frame: reopen the last chat, prepare the demo corpus, check the GPU."""
+    """After the first frame: reopen the last chat, prepare the demo corpus, check the GPU, and
+    load the model with the fixed part of its prompts."""
     ctx = window.ctx
     window.restore_last_conversation()
     if not ctx.settings.llm.model_path and ctx.settings.llm.backend == "llama_cpp":
@@ -139,6 +140,7 @@ def start_background(window) -> None:
             actions=[("catalogue", "Model catalogue…"), ("open_gguf", "Open GGUF file…")])
     prepare_demo_corpus(window)
     check_gpu(window)
+    window.answers.warm_up()  # the first answer as fast as the next (llm.warm_up)
 
 
 def demo_progress_text(event) -> str:

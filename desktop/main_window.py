@@ -100,6 +100,7 @@ class MainWindow(PassageActions, QMainWindow):
         self.sidebar.export_requested.connect(self.export_conversation)
         self.message_bar.action_triggered.connect(self._on_banner_action)
         self.answers.busy_changed.connect(self._on_busy)
+        self.answers.status.connect(lambda text, ms: self.statusBar().showMessage(text, ms))
 
         self.text_zoom = TextZoom(ctx.settings.ui, [self.chat.transcript, self.passage.body], restore=restore)
         self._build_status_bar()
@@ -316,7 +317,8 @@ class MainWindow(PassageActions, QMainWindow):
         self.ctx.settings.llm.model_path = str(path)
         self.ctx.settings.llm.backend = "llama_cpp"  # a file, not a server, answers from now on
         self._settings_applied(model_changed=True)
-        self.message_bar.show_message(f"Model set to {Path(path).name}. It loads when you ask a question.")
+        when = "It is loading now." if self.ctx.settings.llm.warm_up else "It loads when you ask a question."
+        self.message_bar.show_message(f"Model set to {Path(path).name}. {when}")
 
     def use_server(self, label: str) -> None:
         """The model dialog saved a server in the settings (``llm.backend = openai``)."""
@@ -329,7 +331,9 @@ class MainWindow(PassageActions, QMainWindow):
     def _settings_applied(self, model_changed: bool = True) -> None:
         if self.answers.busy:
             self.message_bar.show_message("Settings saved; they apply from the next question.")
+        self.answers.cancel_warm_up()  # it may be loading the model the settings just replaced
         self.ctx.settings_changed(reload_model=model_changed and not self.answers.busy)
+        self.answers.warm_up()  # the new model, or the new mode's prompts (what is read stays)
         self.update_status()
 
     def show_shortcuts(self) -> None:

@@ -146,6 +146,10 @@ class LLMSettings:
     # differs is refused with a warning, and decoding goes on without it.
     draft_model: str = ""
     draft_tokens: int = 4
+    # The app loads the model and reads the fixed part of its prompts when it starts and after
+    # the model changes (reasoning/warmup.py), so that the first answer is as fast as the next;
+    # the model's memory is taken from the start. Models run here only (a server keeps its own).
+    warm_up: bool = True
     # process: llama.cpp runs in a worker process, so a native crash cannot end the app
     # (llm/isolated.py); inprocess: in this process (no worker start-up; a crash ends the app).
     isolation: str = "process"

@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 
 from .config import AppPaths, Settings
 from .errors import ModelError
-from .events import CancelToken, EventCallback, emit
+from .events import CancelToken, EventCallback, check, emit
 
 
 class Workspace:
@@ -309,6 +309,33 @@ class Workspace:
         self._report_model_warnings(on_event)
         return engine.answer(question, mode=mode, task=task, history=history, on_event=on_event,
                              cancel=cancel)
+
+    def warm_up(self, *, mode: str | None = None, corpus: str | Sequence[str] | None = None,
+                on_event: EventCallback | None = None, cancel: CancelToken | None = None):
+        """Make the first question as fast as the next: load the model, open the active corpus's
+        retriever (``corpus``: as in ``retriever``) and load its embedder (one search), and read the fixed part of the mode's
+        prompts (``reasoning/warmup.py``). Returns a ``WarmUp``.
+
+        A corpus that cannot be opened is left for the question to report (the model is still
+        prepared); a model that cannot be loaded raises, as a question would."""
+        from .errors import SearchainError
+        from .reasoning.chain.prompts import PromptBook
+        from .reasoning.modes import MODE_SEARCHAIN, needs_ir
+        from .reasoning.warmup import warm_prompts, warm_up
+
+        mode = mode or self.settings.reasoning.mode
+        llm = self.llm(on_event)
+        check(cancel)
+        if needs_ir(mode):
+            try:
+                self.retriever(corpus, on_event=on_event, cancel=cancel).search("warm up", k=1)
+            except SearchainError:
+                pass  # no usable corpus yet: the question says what is wrong
+        check(cancel)
+        reader = self.reader() if mode == MODE_SEARCHAIN else None
+        reasoning = self.settings.reasoning
+        chats = warm_prompts(mode, reasoning, PromptBook(reasoning.prompts_folder or None), reader)
+        return warm_up(llm, chats, cancel)
 
     def _report_model_warnings(self, on_event: EventCallback | None) -> None:
         """Pass the model's ``LLMWarning``s (no chat template, GPU fallback...) to the asker once

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -55,6 +56,10 @@ class SettingsDialog(QDialog):
         self.gpu_support.setObjectName("gpuSupport")
         self.n_ctx = spin_box(self, 256, 131072, llm.n_ctx, "nCtx", step=256)
         self.n_threads = spin_box(self, 0, 256, llm.n_threads, "nThreads", special="automatic")
+        self.warm_up = QCheckBox("Load the model when the app starts, so the first answer is as fast as the next", self)
+        self.warm_up.setObjectName("warmUp")
+        self.warm_up.setChecked(llm.warm_up)
+        self.warm_up.setToolTip("The model's memory is taken from the start; off: it loads with the first question.")
         model_box = QGroupBox("Model", self)
         form = QFormLayout(model_box)
         self.server_note = QLabel(self._server_note(), self)
@@ -68,6 +73,7 @@ class SettingsDialog(QDialog):
         form.addRow("", self.gpu_support)
         form.addRow("Context size:", self.n_ctx)
         form.addRow("Threads:", self.n_threads)
+        form.addRow("Start-up:", self.warm_up)
 
         self.reasoning_box = ReasoningBox(reasoning, self)
 
@@ -258,6 +264,7 @@ class SettingsDialog(QDialog):
         llm.n_gpu_layers = self.gpu_layers.value()
         llm.n_ctx = self.n_ctx.value()
         llm.n_threads = self.n_threads.value()
+        llm.warm_up = self.warm_up.isChecked()
         self.reasoning_box.apply_to(reasoning)
         retrieval = self.ctx.settings.retrieval
         retrieval.retriever = self.retriever.currentData()
@@ -281,6 +288,7 @@ class SettingsDialog(QDialog):
         for box, value in ((self.gpu_layers, llm.n_gpu_layers), (self.n_ctx, llm.n_ctx),
                            (self.n_threads, llm.n_threads), (self.rerank_depth, retrieval.rerank_depth)):
             box.setValue(value)
+        self.warm_up.setChecked(llm.warm_up)
         self.reasoning_box.load(reasoning)
         for combo, value in ((self.retriever, retrieval.retriever), (self.reranker, retrieval.reranker),
                              (self.second_embedder, retrieval.second_embedder),

@@ -35,6 +35,17 @@ def _span(passage: Passage, text: str) -> tuple[int, int]:
     return start, start + len(text)
 
 
+@pytest.fixture(autouse=True)
+def no_background_warm_up(request, monkeypatch):
+    """The app loads its model in the background at start and after every settings change
+    (``AnswerFlow.warm_up``); in window tests that would load models nobody asked about. Tests of
+    the warm-up itself are marked ``warm_up``."""
+    if request.node.get_closest_marker("warm_up") is None:
+        from desktop.answer_flow import AnswerFlow
+
+        monkeypatch.setattr(AnswerFlow, "warm_up", lambda self: None)
+
+
 @pytest.fixture
 def answer_result() -> AnswerResult:
     """Two rounds: verified, corrected, completed and duplicate nodes; three references."""

@@ -99,3 +99,43 @@ def test_the_first_node_shows_while_the_chain_is_still_written(window):
     second = Node(round=1, position=1, query="Where is Kestrel Bay?", llm_answer="Norway")
     window.answers._on_event(ChainGenerated(1, Branch(round=1, raw_text="", nodes=[first, second])))
     assert window.reasoning.round_count() == 1 and window.reasoning.node_item(1, 1) is not None
+
+
+@pytest.mark.warm_up
+def test_the_model_is_prepared_in_the_background_and_a_question_cancels_that(qtbot, window):
+    messages = []
+    window.statusBar().messageChanged.connect(messages.append)
+    job = window.answers.warm_up()
+    assert job is not None and messages[-1] == "Preparing the model…"
+    qtbot.waitUntil(lambda: not job.running, timeout=120_000)
+    assert job.outcome == "finished" and job.result.calls == 3 and "Model ready" in messages
+    assert window.ctx.workspace()._llm is not None and window.answers.warm_job is None
+    # Asked while warming up: the warm-up stops before its next call and the question is answered.
+    job = window.answers.warm_up()
+    assert window.answers.ask("Where is Kestrel Bay?")
+    assert job.cancel_token.cancelled and window.answers.warm_job is None
+    qtbot.waitUntil(lambda: not window.answers.busy, timeout=300_000)
+    assert window.chat.entries[-1].status == "done"
+    assert window.answers.warm_up() is not None  # idle again: a settings change may warm up again
+
+
+@pytest.mark.warm_up
+def test_a_model_that_cannot_be_prepared_is_named_in_the_status_bar(qtbot, home, tmp_path):
+    from desktop.context import AppContext
+    from desktop.main_window import MainWindow
+    from searchain.config import Settings
+
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"not a gguf file at all")
+    settings = Settings.load(home)
+    settings.llm.model_path = str(broken)
+    window = MainWindow(AppContext(home, settings))
+    qtbot.addWidget(window)
+    messages = []
+    window.statusBar().messageChanged.connect(messages.append)
+    job = window.answers.warm_up()
+    qtbot.waitUntil(lambda: not job.running, timeout=60_000)
+    assert job.outcome == "failed"
+    assert any(m.startswith("The model could not be prepared: ") and "broken.gguf" in m for m in messages), messages
+    settings.llm.warm_up = False
+    assert window.answers.warm_up() is None  # off in the settings

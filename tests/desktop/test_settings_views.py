@@ -46,6 +46,8 @@ def test_settings_dialog_saves_reasoning_and_model_values(qtbot, home):
     box.geek_branches.setValue(4)
     dialog.n_ctx.setValue(8192)
     dialog.gpu_layers.setValue(0)
+    assert dialog.warm_up.isChecked()
+    dialog.warm_up.setChecked(False)
     dialog.accept()
     saved = json.loads(home.settings_file.read_text())
     assert saved["reasoning"] == {**saved["reasoning"], "theta": 2.25, "alpha": 0.5, "r_max": 3, "top_k": 2,
@@ -54,6 +56,7 @@ def test_settings_dialog_saves_reasoning_and_model_values(qtbot, home):
                                   "draft_answer": False, "concise_answer": False, "geek_branches": 4,
                                   "feedback_style": other_style}
     assert saved["llm"]["n_ctx"] == 8192 and saved["llm"]["n_gpu_layers"] == 0
+    assert saved["llm"]["warm_up"] is False
     assert Settings.load(home).reasoning.theta == 2.25
 
 
