@@ -66,6 +66,7 @@ RANGES: dict[str, tuple[float | None, float | None]] = {
     "reasoning.top_k": (1, None),
     "reasoning.question_passages": (0, 10),
     "reasoning.feedback_chars": (100, 1200),
+    "reasoning.reference_chars": (60, 1200),
     "reasoning.geek_reasoning_chars": (8, 4000),
     "reasoning.geek_branches": (1, 9),
     "reasoning.duplicate_threshold": (0, 1),

@@ -27,7 +27,7 @@ import platform
 import statistics
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..errors import ConfigError
@@ -66,6 +66,9 @@ def register(sub) -> None:
     p.add_argument("--dataset", required=True, help="HotpotQA or MuSiQue JSON-lines file (../shared/eval/...)")
     p.add_argument("--model", metavar="PATH", help="GGUF model file (default: the configured one)")
     p.add_argument("--limit", type=int, default=10, help="first N questions (default 10)")
+    p.add_argument("--skip", type=int, default=0, metavar="N",
+                   help="start after the first N questions (a split not used before; the corpus "
+                        "is the whole file's either way)")
     p.add_argument("--mode", default="rag,searchain",
                    help="modes, the first being the baseline of the ratio (default rag,searchain)")
     p.add_argument("--variant", action="append", default=[], metavar="NAME:KEY=VALUE,...",
@@ -155,7 +158,14 @@ def measure(ctx, args) -> dict[str, Any]:
     if args.model:
         base.llm.model_path = args.model
     settings = {v.name: with_overrides(base, v.overrides) for v in variants}  # bad keys fail here
-    dataset = load_dataset(args.dataset, limit=args.limit)
+    skip = int(getattr(args, "skip", 0) or 0)
+    if skip < 0:
+        raise ConfigError(f"--skip must be 0 or more, got {skip}.")
+    dataset = load_dataset(args.dataset, limit=skip + args.limit)
+    if skip:
+        if skip >= len(dataset.questions):
+            raise ConfigError(f"--skip {skip} leaves no question: {dataset.path} has {len(dataset.questions)}.")
+        dataset = replace(dataset, questions=dataset.questions[skip:])
     corpus = None
     if any(needs_ir(m) for m in modes):
         corpus = ensure_eval_corpus(ctx.paths, base, dataset)

@@ -27,7 +27,7 @@ from ..llm.base import ChatMessage
 from ..metrics import normalize_answer, not_equal, rouge_l
 from ..types import Passage
 from .chain.parser import ParsedChain, parse_chain
-from .chain.prompts import PASSAGE_PROMPT_CHARS, TASK_LONGFORM, PromptBook, evidence_excerpt
+from .chain.prompts import EVIDENCE_CHARS, PASSAGE_PROMPT_CHARS, TASK_LONGFORM, PromptBook, evidence_excerpt
 from .duplicates import DuplicateDetector
 from .events import (
     FEEDBACK_COMPLETION, FEEDBACK_CORRECTION, ChainDrafted, ChainGenerated, ChainUnreadable, FeedbackGiven,
@@ -280,7 +280,8 @@ class ReasoningRun:
         # The passage goes with IR's answer, as in a feedback turn but cut to the answer's
         # surroundings: without it the model's next steps lost what the passage says beyond the
         # answer (3 of 51 HotpotQA answers lost; BENCHMARKS.md, Lever 9).
-        reference = evidence_excerpt(node.passage.title, node.passage.text, node.span) if node.passage else ""
+        chars = int(getattr(self.settings, "reference_chars", EVIDENCE_CHARS))
+        reference = evidence_excerpt(node.passage.title, node.passage.text, node.span, chars) if node.passage else ""
         if not writer.answer_in_place(_one_line(node.reader_answer or ""), reference):
             return False
         del branch.nodes[node.position + 1:]
