@@ -331,9 +331,9 @@ class MainWindow(PassageActions, QMainWindow):
     def _settings_applied(self, model_changed: bool = True) -> None:
         if self.answers.busy:
             self.message_bar.show_message("Settings saved; they apply from the next question.")
-        self.answers.cancel_warm_up()  # it may be loading the model the settings just replaced
-        self.ctx.settings_changed(reload_model=model_changed and not self.answers.busy)
-        self.answers.warm_up()  # the new model, or the new mode's prompts (what is read stays)
+        self.ctx.settings_changed(reload_model=False)
+        # The old model is closed on a worker, then the new one (or the new mode's prompts) read.
+        self.answers.warm_up(unload_first=model_changed and not self.answers.busy)
         self.update_status()
 
     def show_shortcuts(self) -> None:

@@ -324,6 +324,7 @@ class Workspace:
         from .reasoning.warmup import warm_prompts, warm_up
 
         mode = mode or self.settings.reasoning.mode
+        check(cancel)
         llm = self.llm(on_event)
         check(cancel)
         if needs_ir(mode):

@@ -143,7 +143,6 @@ def with_overrides(settings, overrides: list[str]):
 
 def measure(ctx, args) -> dict[str, Any]:
     from ..eval.corpus import ensure_eval_corpus
-    from ..eval.datasets import load_dataset
     from ..reasoning.modes import check_mode, needs_ir
 
     if args.limit < 1:
@@ -158,14 +157,7 @@ def measure(ctx, args) -> dict[str, Any]:
     if args.model:
         base.llm.model_path = args.model
     settings = {v.name: with_overrides(base, v.overrides) for v in variants}  # bad keys fail here
-    skip = int(getattr(args, "skip", 0) or 0)
-    if skip < 0:
-        raise ConfigError(f"--skip must be 0 or more, got {skip}.")
-    dataset = load_dataset(args.dataset, limit=skip + args.limit)
-    if skip:
-        if skip >= len(dataset.questions):
-            raise ConfigError(f"--skip {skip} leaves no question: {dataset.path} has {len(dataset.questions)}.")
-        dataset = replace(dataset, questions=dataset.questions[skip:])
+    dataset = load_window(args.dataset, int(getattr(args, "skip", 0) or 0), args.limit)
     corpus = None
     if any(needs_ir(m) for m in modes):
         corpus = ensure_eval_corpus(ctx.paths, base, dataset)
@@ -179,6 +171,19 @@ def measure(ctx, args) -> dict[str, Any]:
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)),
         "seconds_total": round(time.time() - started, 1), **report,
     }
+
+
+def load_window(path, skip: int, limit: int):
+    """Questions ``skip + 1`` .. ``skip + limit`` of a dataset file (its pooled corpus is the whole
+    file's either way, so a later split is answered over the same passages)."""
+    from ..eval.datasets import load_dataset
+
+    if skip < 0:
+        raise ConfigError(f"--skip must be 0 or more, got {skip}.")
+    dataset = load_dataset(path, limit=skip + limit)
+    if skip >= len(dataset.questions):
+        raise ConfigError(f"--skip {skip} leaves no question: {dataset.path} has {len(dataset.questions)}.")
+    return replace(dataset, questions=dataset.questions[skip:]) if skip else dataset
 
 
 def run_interleaved(ctx, dataset, modes, variants, settings, corpus, args):

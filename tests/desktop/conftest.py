@@ -38,12 +38,13 @@ def _span(passage: Passage, text: str) -> tuple[int, int]:
 @pytest.fixture(autouse=True)
 def no_background_warm_up(request, monkeypatch):
     """The app loads its model in the background at start and after every settings change
-    (``AnswerFlow.warm_up``); in window tests that would load models nobody asked about. Tests of
-    the warm-up itself are marked ``warm_up``."""
+    (``AnswerFlow.warm_up`` -> ``Workspace.warm_up``); in window tests that would load models
+    nobody asked about, so the engine's part does nothing (a replaced model is still closed).
+    Tests of the warm-up itself are marked ``warm_up``."""
     if request.node.get_closest_marker("warm_up") is None:
-        from desktop.answer_flow import AnswerFlow
+        from searchain.workspace import Workspace
 
-        monkeypatch.setattr(AnswerFlow, "warm_up", lambda self: None)
+        monkeypatch.setattr(Workspace, "warm_up", lambda self, **options: None)
 
 
 @pytest.fixture

@@ -139,3 +139,24 @@ def test_a_model_that_cannot_be_prepared_is_named_in_the_status_bar(qtbot, home,
     assert any(m.startswith("The model could not be prepared: ") and "broken.gguf" in m for m in messages), messages
     settings.llm.warm_up = False
     assert window.answers.warm_up() is None  # off in the settings
+
+
+@pytest.mark.warm_up
+def test_a_new_model_replaces_the_old_one_off_the_ui_thread(qtbot, window, tiny_gguf):
+    job = window.answers.warm_up()
+    qtbot.waitUntil(lambda: not job.running, timeout=120_000)
+    workspace = window.ctx.workspace()
+    old, closed_on, unload = workspace._llm, [], workspace.unload_llm
+
+    def recorded_unload():
+        closed_on.append(threading.get_ident())
+        unload()
+
+    workspace.unload_llm = recorded_unload
+    window.use_model(str(tiny_gguf))  # chosen again: loaded afresh, as any new file would be
+    job = window.answers.warm_job
+    assert job is not None and "It is loading now." in window.message_bar.message.text()
+    qtbot.waitUntil(lambda: not job.running, timeout=120_000)
+    # Closed on the worker: a warm-up's call in flight would have held the UI thread otherwise.
+    assert closed_on and closed_on[0] != threading.get_ident()
+    assert workspace._llm is not None and workspace._llm is not old and job.outcome == "finished"

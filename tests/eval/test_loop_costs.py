@@ -187,3 +187,19 @@ def test_resume_answers_only_what_the_log_lacks(tmp_path, monkeypatch):
     assert asked == [("rag", "question b?"), ("searchain", "question b?")]
     assert [o.id for o in outcomes[("v", "searchain")]] == ["a", "b"]
     assert [json.loads(line)["id"] for line in log.read_text().splitlines()] == ["a", "a", "b", "b"]
+
+
+def test_skip_answers_a_later_split_of_the_same_file():
+    from searchain.bench.loop import load_window
+    from searchain.eval.datasets import SHARED_EVAL_DIR, load_dataset
+
+    path = SHARED_EVAL_DIR / "hotpotqa" / "dev_500.jsonl"
+    window = load_window(path, 200, 3)
+    whole = load_dataset(path, limit=203)
+    assert [q.id for q in window.questions] == [q.id for q in whole.questions[200:]]
+    assert window.corpus_name == whole.corpus_name  # the same pooled corpus
+    assert load_window(path, 0, 2).questions == whole.questions[:2]
+    with pytest.raises(ConfigError, match="leaves no question"):
+        load_window(path, 500, 1)
+    with pytest.raises(ConfigError, match="0 or more"):
+        load_window(path, -1, 1)
