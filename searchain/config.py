@@ -209,10 +209,6 @@ class ReasoningSettings:
     # so the draft is the final answer; otherwise it continues from the draft prompt's saved KV.
     # Measured: first answer at 1.00x RAG's time, the whole answer's cost unchanged (BENCHMARKS.md, Lever 7).
     draft_answer: bool = True
-    # Where the LLM reader reads a node's passage that the draft read too: "passage", on its own
-    # (its instruction, example and the passage, ~110 tokens a call); "draft", as one more turn
-    # of the draft's conversation, whose KV state is kept (~30 tokens; reasoning/draft_reader.py).
-    reader_context: str = "passage"
     # A stated answer that is a sentence ("So the final answer is Kate Millett attended Oxford
     # University.") cut to the words that answer ("Oxford") by the LLM reader's span prompt over
     # that sentence; the final content keeps the sentence (reasoning/concise.py, BENCHMARKS.md).

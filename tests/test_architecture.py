@@ -58,7 +58,7 @@ LAYERS: dict[str, list[list[str]]] = {
         ["events", "duplicates"],
         ["parts"],
         ["stepwise"],
-        ["loop", "tracing", "followup", "concise", "warmup", "draft_reader"],
+        ["loop", "tracing", "followup", "concise", "warmup"],
         ["baselines", "strategies"],
         ["engine"],
     ],

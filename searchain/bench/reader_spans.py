@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 
 from ..eval.datasets import SHARED_EVAL_DIR
-from ..llm.base import GenerationParams
 
 DEFAULT_DATA = SHARED_EVAL_DIR / "musique" / "dev_200.jsonl"
 
@@ -47,45 +46,6 @@ def musique_steps(path: Path, limit: int) -> list[tuple[str, str, str, list[str]
                 if len(out) >= limit:
                     return out
     return out
-
-
-def draft_chats(path: Path, steps, llm):
-    """For each step, the draft SearChain would have written first: RAG's answer to the record's
-    whole question over its supporting paragraphs (three at most, a distractor added where there
-    are fewer). Returns ``draft_for(step question) -> (chat, reply, passages)``, which writes a
-    record's draft when its first step asks for it (as the loop writes it just before its reads,
-    so its KV state is the latest kept)."""
-    from searchain.reasoning.chain.prompts import PromptBook
-    from searchain.types import Passage
-
-    wanted = {question for question, *_ in steps}
-    book, chats, made = PromptBook(), {}, {}
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            record = json.loads(line)
-            paragraphs = record["paragraphs"]
-            chosen = [p for p in paragraphs if p.get("is_supporting")][:3]
-            chosen += [p for p in paragraphs if not p.get("is_supporting")][:3 - len(chosen)]
-            passages = [Passage(pid=str(p["idx"]), corpus="musique", title=p["title"], text=p["paragraph_text"])
-                        for p in sorted(chosen, key=lambda p: p["idx"])]
-            chat = [{"role": "user", "content": book.rag(record["question"], passages)}]
-            for question, title, text, _ in steps:
-                if question in wanted and question not in chats and any(
-                        p.title == title and p.text == text for p in passages):
-                    chats[question] = (record["id"], chat, passages)
-            if wanted <= set(chats):
-                break
-    missing = wanted - set(chats)
-    if missing:
-        raise SystemExit(f"no draft for {len(missing)} step(s), e.g. {sorted(missing)[0]!r}")
-
-    def draft_for(question: str):
-        key, chat, passages = chats[question]
-        if key not in made:
-            made[key] = llm.chat(chat, GenerationParams(max_tokens=96, temperature=0.0)).text
-        return chat, made[key], passages
-
-    return draft_for
 
 
 def load_reader_module(source: Path | None):
@@ -116,20 +76,14 @@ class _Counted:
         return getattr(self.llm, name)
 
 
-def measure(reader, steps, threshold: float, draft_for=None) -> dict:
-    """Read every step; with ``draft_for`` (``draft_chats``), each in its record's draft
-    conversation (``reasoning.draft_reader``), the draft written first and not timed or counted."""
+def measure(reader, steps, threshold: float) -> dict:
     from searchain.metrics import cover_em, token_f1
-    from searchain.reasoning.draft_reader import DraftContextReader
 
     counted = reader.llm = _Counted(reader.llm)
     rows = []
     for question, title, passage, golds in steps:
-        read = reader.read
-        if draft_for is not None:
-            read = DraftContextReader(reader, *draft_for(question)).read
         started = time.perf_counter()
-        result = read(question, title, passage)
+        result = reader.read(question, title, passage)
         seconds = time.perf_counter() - started
         assert result.answer == passage[result.start:result.end]
         rows.append({"answer": result.answer, "confidence": result.confidence, "seconds": seconds,
@@ -163,8 +117,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--sentences", type=int, default=0,
                         help="the current reader reads only this many sentences of each passage (0: all)")
-    parser.add_argument("--in-draft", action="store_true",
-                        help="also read each step in its record's draft conversation (reasoning.reader_context=draft)")
     parser.add_argument("--out", default=None, help="write per-step rows as JSON here")
     args = parser.parse_args(argv)
 
@@ -184,12 +136,6 @@ def main(argv: list[str] | None = None) -> int:
         summary = {k: (round(v, 3) if isinstance(v, float) else v)
                    for k, v in report[name].items() if k != "rows"}
         print(name, json.dumps(summary), flush=True)
-    if args.in_draft:
-        draft_for = draft_chats(Path(args.data), steps, llm)
-        report["in_draft"] = measure(load_reader_module(None).LLMReader(llm, threshold=0.5), steps, 0.5, draft_for)
-        summary = {k: (round(v, 3) if isinstance(v, float) else v)
-                   for k, v in report["in_draft"].items() if k != "rows"}
-        print("in_draft", json.dumps(summary), flush=True)
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=1), encoding="utf-8")
     llm.close()

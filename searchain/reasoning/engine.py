@@ -29,7 +29,6 @@ from .chain.grammar import DEFAULT_MAX_NODES, coq_grammar, final_content_grammar
 from .chain.parser import short_answer, strip_marks
 from .chain.prompts import TASKS, PromptBook, detect_task, evidence_excerpt
 from .concise import concise_answer, is_sentence, names_both_options, respan, stated_sentence
-from .draft_reader import READER_CONTEXTS, reader_in_draft
 from .duplicates import DuplicateDetector
 from .events import PHASE_DRAFT, PHASE_REWRITE, Done, Failed, QuestionRewritten
 from .followup import PriorTurn, rewrite_followup
@@ -193,9 +192,6 @@ class SearChainEngine:
         style = getattr(self.settings, "feedback_style", "inline")
         if mode == MODE_SEARCHAIN and style not in FEEDBACK_STYLES:
             raise ConfigError(f"Unknown feedback style {style!r}.", hint=f"Use one of: {', '.join(FEEDBACK_STYLES)}.")
-        context = getattr(self.settings, "reader_context", "passage")
-        if mode == MODE_SEARCHAIN and context not in READER_CONTEXTS:
-            raise ConfigError(f"Unknown reader context {context!r}.", hint=f"Use one of: {', '.join(READER_CONTEXTS)}.")
         if mode == MODE_SEARCHAIN and self.reader is None:
             raise ConfigError("Mode 'searchain' needs a reader to verify answers, but none was given.",
                               hint="Set reasoning.reader to auto, dpr or llm.")
@@ -216,8 +212,6 @@ class SearChainEngine:
                            stepwise_nodes=self.max_nodes if stepwise else 0,
                            stop_before_final=unused_final and steps == "whole_no_final")
         draft = self._draft(question, gen, result, started) if with_ir else None
-        if draft is not None and getattr(self.settings, "reader_context", "passage") == "draft":
-            run.reader = reader_in_draft(reader, draft.messages, draft.text, draft.passages)
         outcome = run.run(with_ir=with_ir)
         result.branches, result.rounds, result.stop_reason = outcome.branches, outcome.rounds, outcome.stop_reason
         if not with_ir:
@@ -257,7 +251,7 @@ class SearChainEngine:
         messages = [{"role": "user", "content": self.prompts.rag(question, passages)}]
         text = gen.chat(messages, PHASE_DRAFT, None).text
         result.first_answer_seconds = time.perf_counter() - started
-        return _Draft(passages, text, messages)
+        return _Draft(passages, text)
 
     def _write_final(self, question: str, path: Sequence[Node], branches, gen: Generator,
                      draft: _Draft | None = None) -> tuple[str, list]:
@@ -321,7 +315,6 @@ class SearChainEngine:
 class _Draft:
     passages: list  # the question's own passages, as RAG reads them
     text: str  # the model's answer over them
-    messages: list  # the chat that asked for it (the reader may go on with it)
 
 
 class _LinkedToken(CancelToken):
