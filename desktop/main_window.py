@@ -317,8 +317,8 @@ class MainWindow(PassageActions, QMainWindow):
         self.ctx.settings.llm.model_path = str(path)
         self.ctx.settings.llm.backend = "llama_cpp"  # a file, not a server, answers from now on
         self._settings_applied(model_changed=True)
-        when = "It is loading now." if self.ctx.settings.llm.warm_up else "It loads when you ask a question."
-        self.message_bar.show_message(f"Model set to {Path(path).name}. {when}")
+        self.message_bar.show_message(f"Model set to {Path(path).name}. " + (
+            "It is loading now." if self.ctx.settings.llm.warm_up else "It loads when you ask a question."))
 
     def use_server(self, label: str) -> None:
         """The model dialog saved a server in the settings (``llm.backend = openai``)."""
@@ -331,8 +331,7 @@ class MainWindow(PassageActions, QMainWindow):
     def _settings_applied(self, model_changed: bool = True) -> None:
         if self.answers.busy:
             self.message_bar.show_message("Settings saved; they apply from the next question.")
-        self.ctx.settings_changed(reload_model=False)
-        # The old model is closed on a worker, then the new one (or the new mode's prompts) read.
+        self.ctx.settings_changed(reload_model=False)  # a replaced model is closed by the warm-up's worker
         self.answers.warm_up(unload_first=model_changed and not self.answers.busy)
         self.update_status()
 
