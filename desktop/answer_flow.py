@@ -183,7 +183,7 @@ class AnswerFlow(QObject):
             if event.phase == PHASE_REWRITE:  # the rewrite is shown once parsed, not raw
                 self.chat.set_phase("Reading the question with the conversation…")
             else:
-                if event.phase == PHASE_DRAFT and self.chat.streamed_text == "":
+                if event.phase == PHASE_DRAFT and self.chat.stream_phase != PHASE_DRAFT:
                     self.chat.set_phase("Drafting an answer from the question's passages…")
                 self.chat.append_token(event.text, event.phase)
         elif (line := describe_strategy_event(event)) is not None:  # a GenGround / GEEK step

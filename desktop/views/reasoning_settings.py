@@ -86,6 +86,12 @@ class ReasoningBox(QGroupBox):
                                        "HotpotQA questions).")
         self.draft_answer = QCheckBox("Show plain RAG's answer as a draft while SearChain checks it", self)
         self.draft_answer.setObjectName("draftAnswer")
+        self.draft_after_first_step = QCheckBox("Show the chain's first step before writing the draft", self)
+        self.draft_after_first_step.setObjectName("draftAfterFirstStep")
+        self.draft_after_first_step.setToolTip("The tree's first step shows within one chain step of asking "
+                                               "and the draft follows it; off, the draft comes first and the "
+                                               "first step after it. The whole answer takes as long either way.")
+        self.draft_answer.toggled.connect(self.draft_after_first_step.setEnabled)
         self.concise_answer = QCheckBox("Cut an answer stated as a sentence to the words that answer", self)
         self.concise_answer.setObjectName("conciseAnswer")
         self.concise_answer.setToolTip("\"So the final answer is Kate Millett attended Oxford University\" gives "
@@ -116,6 +122,7 @@ class ReasoningBox(QGroupBox):
         form.addRow("IR's corrections:", self.feedback_style)
         form.addRow("Final answer:", self.final_answer)
         form.addRow("First answer:", self.draft_answer)
+        form.addRow("", self.draft_after_first_step)
         form.addRow("Short answer:", self.concise_answer)
         form.addRow("Passages for the whole question:", self.question_passages)
         form.addRow("Follow-ups read with (earlier turns):", self.followup_turns)
@@ -134,6 +141,8 @@ class ReasoningBox(QGroupBox):
                              (self.feedback_style, reasoning.feedback_style)):
             select(combo, value)
         self.draft_answer.setChecked(reasoning.draft_answer)
+        self.draft_after_first_step.setChecked(reasoning.draft_after_first_step)
+        self.draft_after_first_step.setEnabled(reasoning.draft_answer)
         self.concise_answer.setChecked(reasoning.concise_answer)
 
     def apply_to(self, reasoning: ReasoningSettings) -> None:
@@ -148,6 +157,7 @@ class ReasoningBox(QGroupBox):
         reasoning.feedback_style = self.feedback_style.currentData()
         reasoning.question_passages = self.question_passages.value()
         reasoning.draft_answer = self.draft_answer.isChecked()
+        reasoning.draft_after_first_step = self.draft_after_first_step.isChecked()
         reasoning.concise_answer = self.concise_answer.isChecked()
         reasoning.followup_turns = self.followup_turns.value()
         reasoning.geek_branches = self.geek_branches.value()

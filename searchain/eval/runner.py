@@ -50,6 +50,8 @@ class QuestionOutcome:
     error: str | None = None
     # When a first answer showed (SearChain's draft), seconds from the start; None: at the end.
     first_answer_seconds: float | None = None
+    # When the tree's first step showed (SearChain), seconds from the start; None without one.
+    first_node_seconds: float | None = None
     # {phase: [prompt, completion]}: chain, final, reader (an LLM reader's calls), rewrite.
     tokens_by_phase: dict[str, list[int]] = field(default_factory=dict)
     # {phase: {prompt, evaluated, completion, seconds, prompt_seconds, calls}} (`bench loop`).
@@ -147,6 +149,7 @@ def score_question(question: EvalQuestion, result: AnswerResult, seconds: float 
         first_round_right=None if first is None else bool(cover_em(first, question.answers)),
         stop_reason=result.stop_reason, seconds=seconds,
         first_answer_seconds=getattr(result, "first_answer_seconds", None),
+        first_node_seconds=getattr(result, "first_node_seconds", None),
         tokens_by_phase={phase: list(counts) for phase, counts in result.tokens_by_phase.items()},
         costs_by_phase={phase: dict(cost) for phase, cost in getattr(result, "costs_by_phase", {}).items()},
         trace=compact_trace(result),

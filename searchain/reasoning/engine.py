@@ -206,13 +206,17 @@ class SearChainEngine:
         steps = getattr(self.settings, "chain_steps", "stepwise")
         stepwise = with_ir and self.chain_grammar is None and can_write_stepwise(self.llm) and steps == "stepwise"
         unused_final = with_ir and getattr(self.settings, "final_answer", "passages") == "passages"
+        drafts = _DraftSlot(self, question, gen, result, started) if with_ir else None
         run = ReasoningRun(question, task, generator=gen, prompts=self.prompts, settings=self.settings,
                            retriever=self.retriever, reader=reader, detector=detector,
                            grammar=self.chain_grammar or coq_grammar(self.max_nodes),
                            stepwise_nodes=self.max_nodes if stepwise else 0,
-                           stop_before_final=unused_final and steps == "whole_no_final")
-        draft = self._draft(question, gen, result, started) if with_ir else None
+                           stop_before_final=unused_final and steps == "whole_no_final",
+                           before_first_check=drafts.first_step if drafts else None)
+        if drafts is not None and not drafts.after_first_step:
+            drafts.write()
         outcome = run.run(with_ir=with_ir)
+        draft = drafts.write() if drafts is not None else None  # no-op once written
         result.branches, result.rounds, result.stop_reason = outcome.branches, outcome.rounds, outcome.stop_reason
         if not with_ir:
             # CoQ without IR: the chain is the path; no passages, so no marks can be kept.
@@ -315,6 +319,33 @@ class SearChainEngine:
 class _Draft:
     passages: list  # the question's own passages, as RAG reads them
     text: str  # the model's answer over them
+
+
+class _DraftSlot:
+    """When SearChain's draft is written: before the chain, or (``reasoning.draft_after_first_step``)
+    once the chain's first step is written and before IR checks it, so the tree's first node
+    shows within the time of one chain step while the draft is written. Either way it is written
+    once, and at the latest before the final answer (a chain with no step to check)."""
+
+    def __init__(self, engine: SearChainEngine, question: str, gen: Generator, result: AnswerResult,
+                 started: float):
+        self.engine, self.question, self.gen, self.result, self.started = engine, question, gen, result, started
+        self.after_first_step = bool(getattr(engine.settings, "draft_after_first_step", False))
+        self.written = False
+        self.draft: _Draft | None = None
+
+    def first_step(self) -> None:
+        """The loop's hook: the first step is on screen, IR is about to check it."""
+        if self.result.first_node_seconds is None:
+            self.result.first_node_seconds = time.perf_counter() - self.started
+        if self.after_first_step:
+            self.write()
+
+    def write(self) -> _Draft | None:
+        if not self.written:
+            self.written = True
+            self.draft = self.engine._draft(self.question, self.gen, self.result, self.started)
+        return self.draft
 
 
 class _LinkedToken(CancelToken):

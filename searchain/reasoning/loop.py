@@ -19,7 +19,7 @@ verified).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from ..config import ReasoningSettings
 from ..events import EventCallback, check, emit
@@ -121,12 +121,14 @@ class ReasoningRun:
     def __init__(self, question: str, task: str, *, generator: Generator, prompts: PromptBook,
                  settings: ReasoningSettings, retriever: Retriever | None, reader: Any,
                  detector: DuplicateDetector, grammar: str | None, stepwise_nodes: int = 0,
-                 stop_before_final: bool = False):
+                 stop_before_final: bool = False, before_first_check: Callable[[], None] | None = None):
         """``stepwise_nodes`` > 0: write each round's chain a step at a time, each step checked
         before the next is written (``stepwise.StepWriter``; the grammar is then
         ``coq_grammar(stepwise_nodes, start=...)`` in place of ``grammar``).
         ``stop_before_final``: a chain written whole ends where its ``[Final Content]`` would
-        begin (the final answer is written apart, from passages)."""
+        begin (the final answer is written apart, from passages).
+        ``before_first_check``: called once, when the first step is written and before IR checks
+        it (the engine notes the time and may write its draft there)."""
         self.question = question
         self.task = task
         self.gen = generator
@@ -138,6 +140,7 @@ class ReasoningRun:
         self.grammar = grammar
         self.stepwise_nodes = stepwise_nodes
         self.stop_at = (FINAL_STOP,) if stop_before_final else ()
+        self.before_first_check = before_first_check
         self.branches: list[Branch] = []
         self.path: list[Node] = []
         self.examples = prompts.example_guard(task)  # copies of the few-shot examples are no answers
@@ -229,6 +232,10 @@ class ReasoningRun:
             node.decision = DECISION_DUPLICATE
             emit(self._on_event, NodeChecked(round_, node))
             return None
+        if self.before_first_check is not None:
+            hook, self.before_first_check = self.before_first_check, None
+            hook()
+            check(self.gen.cancel)
         feedback = self._check_node(node)
         self.detector.add(node.query)
         emit(self._on_event, NodeChecked(round_, node))

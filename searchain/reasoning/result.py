@@ -134,6 +134,8 @@ class AnswerResult:
     # When a first answer was on screen (a SearChain draft, ``reasoning.draft_answer``), in
     # seconds from the start; None without one. Bookkeeping of this run, like ``seconds``.
     first_answer_seconds: float | None = field(default=None, compare=False)
+    # When the tree's first step showed (SearChain), seconds from the start; None without one.
+    first_node_seconds: float | None = field(default=None, compare=False)
     # The follow-up as rewritten from the conversation and answered, when it differs from
     # ``question`` (what the user typed); None when the question was answered as typed.
     standalone_question: str | None = None

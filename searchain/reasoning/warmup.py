@@ -61,11 +61,12 @@ def warm_prompts(mode: str, settings: Any, prompts: PromptBook, reader: Any = No
     chats = []
     if reader is not None and hasattr(reader, "messages"):
         chats.append(reader.messages(PLACEHOLDER, PLACEHOLDER, PLACEHOLDER))
-    chats.append(chain)
     drafts = getattr(settings, "draft_answer", False) and getattr(settings, "final_answer", "passages") == "passages"
-    if drafts:  # the draft (RAG's prompt) is the first call of a question
-        chats.append(rag)
-    return chats
+    if not drafts:
+        return chats + [chain]
+    # The first call of a question last: the chain's first step, or the draft before the chain.
+    after_step = getattr(settings, "draft_after_first_step", False)
+    return chats + ([rag, chain] if after_step else [chain, rag])
 
 
 def warm_up(llm: Any, chats: list[list[ChatMessage]], cancel: CancelToken | None = None) -> WarmUp:

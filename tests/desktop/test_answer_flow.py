@@ -101,6 +101,29 @@ def test_the_first_node_shows_while_the_chain_is_still_written(window):
     assert window.reasoning.round_count() == 1 and window.reasoning.node_item(1, 1) is not None
 
 
+def test_the_first_step_shows_then_the_draft_replaces_its_text_and_stays(window):
+    """#37 (``reasoning.draft_after_first_step``): the chain's first step streams and shows in the
+    tree, then the draft replaces the step's text in the chat, said so, and stays while the chain
+    goes on, until the final answer replaces it."""
+    from searchain.reasoning import PHASE_DRAFT, Branch, ChainDrafted, Node, TokenGenerated
+    from desktop.views.chat import DRAFT_LABEL
+
+    window.chat.begin_answer("Who founded Kestrel Bay?")
+    on_event = window.answers._on_event
+    on_event(TokenGenerated("[Query 1]: Who founded <i>Kestrel</i> Bay?", "chain"))
+    step = Node(round=1, position=0, query="Who founded <i>Kestrel</i> Bay?", llm_answer="Ada")
+    on_event(ChainDrafted(1, Branch(round=1, raw_text="", nodes=[step])))
+    assert window.reasoning.node_item(1, 0) is not None
+    on_event(TokenGenerated("Ada founded it <b>[1]</b>.", PHASE_DRAFT))
+    assert window.chat.phase.text() == "Drafting an answer from the question's passages…"
+    shown = window.chat.transcript.toPlainText()
+    assert DRAFT_LABEL.strip() in shown and "Ada founded it <b>[1]</b>." in shown and "[Query 1]" not in shown
+    on_event(TokenGenerated("\n[Query 2]: Where", "chain"))  # the chain goes on behind the draft
+    assert "[Query 2]" not in window.chat.transcript.toPlainText() and window.chat.stream_phase == PHASE_DRAFT
+    on_event(TokenGenerated("Ada founded Kestrel Bay.", "final"))
+    assert DRAFT_LABEL.strip() not in window.chat.transcript.toPlainText()
+
+
 @pytest.mark.warm_up
 def test_the_model_is_prepared_in_the_background_and_a_question_cancels_that(qtbot, window):
     messages = []

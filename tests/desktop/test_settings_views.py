@@ -36,8 +36,10 @@ def test_settings_dialog_saves_reasoning_and_model_values(qtbot, home):
     other_style = {"turn": "inline", "inline": "turn"}[ReasoningSettings().feedback_style]
     assert box.feedback_style.currentData() == ReasoningSettings().feedback_style
     box.feedback_style.setCurrentIndex(box.feedback_style.findData(other_style))
-    assert box.draft_answer.isChecked()
+    assert box.draft_answer.isChecked() and box.draft_after_first_step.isChecked()
+    box.draft_after_first_step.setChecked(False)
     box.draft_answer.setChecked(False)
+    assert not box.draft_after_first_step.isEnabled()  # it says when the draft is written
     assert box.concise_answer.isChecked()
     box.concise_answer.setChecked(False)
     box.question_passages.setValue(0)
@@ -53,7 +55,8 @@ def test_settings_dialog_saves_reasoning_and_model_values(qtbot, home):
     assert saved["reasoning"] == {**saved["reasoning"], "theta": 2.25, "alpha": 0.5, "r_max": 3, "top_k": 2,
                                   "mode": "coq", "reader": "llm", "followup_turns": 0,
                                   "final_answer": "tracing", "question_passages": 0, "chain_steps": "whole",
-                                  "draft_answer": False, "concise_answer": False, "geek_branches": 4,
+                                  "draft_answer": False, "draft_after_first_step": False,
+                                  "concise_answer": False, "geek_branches": 4,
                                   "feedback_style": other_style}
     assert saved["llm"]["n_ctx"] == 8192 and saved["llm"]["n_gpu_layers"] == 0
     assert saved["llm"]["warm_up"] is False

@@ -90,11 +90,15 @@ def test_the_time_to_a_first_answer_counts_a_draft_and_else_the_whole_answer():
     variants = [Variant("draft", ["reasoning.draft_answer=true"])]
     outcomes = {
         ("draft", "rag"): [_outcome("a", "rag", 10, True), _outcome("b", "rag", 12, False)],
-        ("draft", "searchain"): [replace(_outcome("a", "searchain", 40, True), first_answer_seconds=10.5),
-                                 replace(_outcome("b", "searchain", 48, True), first_answer_seconds=12.5)],
+        ("draft", "searchain"): [replace(_outcome("a", "searchain", 40, True), first_answer_seconds=10.5,
+                                         first_node_seconds=1.5),
+                                 replace(_outcome("b", "searchain", 48, True), first_answer_seconds=12.5,
+                                         first_node_seconds=2.5)],
     }
     report = summarize_loop(outcomes, ["rag", "searchain"], variants)["variants"]["draft"]
     assert report["modes"]["searchain"]["first_answer_seconds_median"] == pytest.approx(11.5)
+    assert report["modes"]["searchain"]["first_node_seconds_median"] == pytest.approx(2.0)
+    assert "first_node_seconds_median" not in report["modes"]["rag"]  # no tree
     assert report["modes"]["rag"]["first_answer_seconds_median"] == pytest.approx(11.0)  # RAG's answer is its first
     assert report["first_answer_ratio_to_first_mode"]["searchain/rag"] == pytest.approx(11.5 / 11, abs=1e-3)
     assert report["ratio_to_first_mode"]["searchain/rag"] == pytest.approx(44 / 11, abs=1e-3)

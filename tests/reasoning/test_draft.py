@@ -8,11 +8,14 @@ from dataclasses import replace
 import pytest
 
 from searchain.config import ReasoningSettings
-from searchain.llm.fakes.scripted import ScriptedLLM
+from searchain.llm.fakes.scripted import ScriptedLLM, ScriptedReplyLLM
 from searchain.reasoning.engine import SearChainEngine
-from searchain.reasoning.events import PHASE_DRAFT, PHASE_FINAL, TokenGenerated, streamed_text_action
+from searchain.reasoning.events import (
+    PHASE_DRAFT, PHASE_FINAL, ChainDrafted, NodeChecked, TokenGenerated, streamed_text_action,
+)
+from searchain.reasoning.inmemory import InMemoryRetriever, LexicalReader
 from searchain.store.streamed import PartialText
-from tests.fixtures.reasoning import Q1, Q2, Q3, QUESTION, HashingEmbedder, chain
+from tests.fixtures.reasoning import PASSAGES, Q1, Q2, Q3, QUESTION, HashingEmbedder, chain, loop_settings
 
 DRAFT = "Greyhound buses leave from the Toronto Coach Terminal [3]. So the final answer is Toronto Coach Terminal."
 STEPS = chain((Q1, "Kevin Drew"), (Q2, "Toronto"), (Q3, "Toronto Coach Terminal"))
@@ -20,41 +23,66 @@ STEPS = chain((Q1, "Kevin Drew"), (Q2, "Toronto"), (Q3, "Toronto Coach Terminal"
 OWN_STEPS = chain((Q1, "Kevin Drew"), (Q3, "Toronto Coach Terminal"))
 
 
+def _retriever():
+    return InMemoryRetriever(list(PASSAGES))
+
+
+def _reader():
+    return LexicalReader()
+
+
 def _engine(llm, retriever, reader, **settings):
     return SearChainEngine(llm, retriever, reader, embedder=HashingEmbedder(),
                            settings=replace(ReasoningSettings(), **settings))
 
 
-def test_a_path_that_adds_no_passage_answers_with_the_draft_itself(retriever, reader):
-    llm = ScriptedLLM([DRAFT, OWN_STEPS])
+@pytest.mark.parametrize("after_first_step", [True, False])
+def test_a_path_that_adds_no_passage_answers_with_the_draft_itself(retriever, reader, after_first_step):
+    script = [OWN_STEPS, DRAFT] if after_first_step else [DRAFT, OWN_STEPS]
+    llm = ScriptedLLM(script)
     events = []
-    result = _engine(llm, retriever, reader, draft_answer=True).answer(QUESTION, on_event=events.append)
+    result = _engine(llm, retriever, reader, draft_answer=True,
+                     draft_after_first_step=after_first_step).answer(QUESTION, on_event=events.append)
     plain_llm = ScriptedLLM([OWN_STEPS, DRAFT])
     plain = _engine(plain_llm, retriever, reader, draft_answer=False).answer(QUESTION)
-    assert len(llm.calls) == 2 and len(plain_llm.calls) == 2  # draft + chain; chain + final
-    assert llm.calls[0] == plain_llm.calls[-1]  # the draft's prompt is the final answer's, word for word
+    assert len(llm.calls) == 2 and len(plain_llm.calls) == 2  # chain + draft; chain + final
+    assert llm.calls[script.index(DRAFT)] == plain_llm.calls[-1]  # the draft's prompt is the final answer's
     assert (result.final_content, result.references, result.answer) == (plain.final_content, plain.references, plain.answer)
     assert result.answer == "Toronto Coach Terminal" and len(result.path) == 2
     assert "final" not in result.tokens_by_phase and PHASE_DRAFT in result.tokens_by_phase
-    # The draft streams first, before any step of the chain.
+    # The draft streams before any step is checked: first of all, or after the chain's first step.
     phases = [e.phase for e in events if isinstance(e, TokenGenerated)]
-    assert phases[0] == PHASE_DRAFT and set(phases[:phases.index("chain")]) == {PHASE_DRAFT}
+    first_check = next(i for i, e in enumerate(events) if isinstance(e, NodeChecked))
+    drafted = [i for i, e in enumerate(events) if isinstance(e, TokenGenerated) and e.phase == PHASE_DRAFT]
+    assert drafted and max(drafted) < first_check
+    assert phases[0] == ("chain" if after_first_step else PHASE_DRAFT)
     assert 0 <= result.first_answer_seconds <= result.seconds and plain.first_answer_seconds is None
+    # The first node is timed either way; it shows before the draft only when written first.
+    assert (result.first_node_seconds <= result.first_answer_seconds) == after_first_step
 
 
-def test_a_path_that_adds_passages_gets_a_final_answer_that_begins_as_the_draft_did(retriever, reader):
-    final = "Kevin Drew was born in Toronto [2]; buses leave from the Toronto Coach Terminal [3]. " \
-            "So the final answer is Toronto Coach Terminal."
-    llm = ScriptedLLM([DRAFT, STEPS, final])
-    result = _engine(llm, retriever, reader, draft_answer=True, question_passages=1).answer(QUESTION)
-    draft_prompt, final_prompt = llm.calls[0][0]["content"], llm.calls[-1][0]["content"]
-    shared = draft_prompt.split("\n\nQuestion:")[0]  # the instructions and the question's passage
-    assert final_prompt.startswith(shared) and len(final_prompt) > len(draft_prompt)
-    assert llm.params[-1].grammar is None and result.tokens_by_phase[PHASE_FINAL][1] > 0
-    assert result.answer == "Toronto Coach Terminal"
-    # The question's passage was retrieved once, for the draft, and read again by the final answer.
-    cited = {r.passage.title for r in result.references}
-    assert "Toronto Coach Terminal" in cited and "Kevin Drew" in cited
+def test_a_chain_written_step_by_step_shows_its_first_node_then_the_draft_then_goes_on():
+    """The draft comes between the chain's first step and its check; the chain then continues
+    its own reply where it stopped (the backend puts its KV state back, llm/prefix_states.py)."""
+    llm = ScriptedReplyLLM([STEPS, DRAFT, "Kevin Drew was born in Toronto [2]. So the final answer is Toronto."])
+    engine = SearChainEngine(llm, _retriever(), _reader(), embedder=HashingEmbedder(),
+                             settings=loop_settings(draft_answer=True, draft_after_first_step=True))
+    seen = []
+
+    def record(e):
+        if isinstance(e, ChainDrafted):
+            seen.append(("step", len(e.branch.nodes)))
+        elif isinstance(e, TokenGenerated) and e.phase == PHASE_DRAFT and seen[-1] != "draft":
+            seen.append("draft")
+        elif isinstance(e, NodeChecked):
+            seen.append(("checked", e.node.position))
+
+    result = engine.answer(QUESTION, on_event=record)
+    assert seen[:4] == [("step", 1), "draft", ("checked", 0), ("step", 2)]
+    assert [n.query for n in result.branches[0].nodes] == [Q1, Q2, Q3] and llm.remaining == 0
+    chain_calls = [c for c in llm.calls if c[0]["content"].startswith(llm.calls[0][0]["content"][:40])]
+    assert len(chain_calls) >= 3  # step 1, then continued after the draft: nothing written twice
+    assert result.first_node_seconds <= result.first_answer_seconds
 
 
 def test_no_draft_under_the_papers_tracing_or_without_question_passages(retriever, reader):

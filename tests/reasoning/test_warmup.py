@@ -27,13 +27,15 @@ def _kind(messages) -> str:
     return "rag" if first.startswith("Answer the question using the numbered passages") else "chain"
 
 
-def test_searchain_reads_the_reader_then_the_chain_then_the_draft_last():
+def test_searchain_reads_the_reader_and_the_draft_then_the_chain_that_comes_first_last():
     book, reader = PromptBook(), LLMReader(llm=None)
     chats = warm_prompts("searchain", ReasoningSettings(), book, reader)
-    assert [_kind(chat) for chat in chats] == ["reader", "chain", "rag"]  # the first call of a question last
+    assert [_kind(chat) for chat in chats] == ["reader", "rag", "chain"]  # the first call of a question last
+    draft_first = replace(ReasoningSettings(), draft_after_first_step=False)
+    assert [_kind(chat) for chat in warm_prompts("searchain", draft_first, book, reader)] == ["reader", "chain", "rag"]
     no_draft = replace(ReasoningSettings(), draft_answer=False)
     assert [_kind(chat) for chat in warm_prompts("searchain", no_draft, book, reader)] == ["reader", "chain"]
-    assert [_kind(chat) for chat in warm_prompts("searchain", ReasoningSettings(), book, None)] == ["chain", "rag"]
+    assert [_kind(chat) for chat in warm_prompts("searchain", ReasoningSettings(), book, None)] == ["rag", "chain"]
     assert [_kind(chat) for chat in warm_prompts("rag", ReasoningSettings(), book)] == ["rag"]
     assert warm_prompts("geek", ReasoningSettings(), book) == []  # its prompts are not read ahead
 

@@ -102,13 +102,14 @@ class ScriptedReplyLLM(ScriptedLLM):
     the caller begins a new reply itself). Either way the returned text ends
     at the first of ``params.stop``, which ``stopped_at`` names. So the same script answers a
     chain asked for whole and one asked for step by step, like a deterministic model would.
+    Replies in progress are remembered by the messages they follow, so a chain continues as
+    written after other calls (a draft, a reader) came between its steps.
     """
 
     def __init__(self, outputs: Sequence[str], **kwargs):
         super().__init__(outputs, **kwargs)
         self._taken = 0
-        self._reply_text = ""
-        self._context: list = []  # the messages the reply in progress follows
+        self._replies: list[tuple[list, str]] = []  # (the messages a reply follows, the reply), newest last
 
     @property
     def supports_prefill(self) -> bool:
@@ -123,25 +124,25 @@ class ScriptedReplyLLM(ScriptedLLM):
         copied = [dict(m) for m in messages]
         with self._lock:
             prefill = bool(split_prefill(copied)[1])
+            context = copied[:-1] if prefill else copied
             if prefill:
                 written = copied[-1]["content"]
-                # A new reply begun by the caller (a prefill): after other messages than the
-                # reply in progress, or where that reply does not go on as written. The script's
-                # next reply must begin with it too, as a model's own would.
-                if copied[:-1] != self._context or not self._reply_text.startswith(written):
+                reply = next((text for after, text in reversed(self._replies)
+                              if after == context and text.startswith(written)), None)
+                # A new reply begun by the caller (a prefill): after other messages than any
+                # reply in progress, or where none goes on as written. The script's next reply
+                # must begin with it too, as a model's own would.
+                if reply is None:
                     if not (self._taken < len(self.outputs) and self.outputs[self._taken].startswith(written)):
                         raise ModelError("ScriptedReplyLLM was asked to continue a reply it did not write.",
                                          hint=f"Script a next reply that begins with {written!r}.")
-                    self._reply_text = self.outputs[self._taken]
-                    self._taken += 1
-                rest = self._reply_text[len(written):]
+                    reply = self._take(context)
+                rest = reply[len(written):]
             else:
                 if self._taken >= len(self.outputs):
                     raise ModelError(f"ScriptedReplyLLM ran out of outputs after {len(self.outputs)} replies.",
                                      hint="Script one more output for this test.")
-                rest = self._reply_text = self.outputs[self._taken]
-                self._taken += 1
-            self._context = copied[:-1] if prefill else copied
+                rest = self._take(context)
             self.calls.append(copied)
             self.params.append(params)
         cuts = [(rest.find(stop), stop) for stop in params.stop if stop and stop in rest]
@@ -153,3 +154,9 @@ class ScriptedReplyLLM(ScriptedLLM):
         words = sum(len(m["content"].split()) for m in copied)
         return Completion(text=text, usage=Usage(words, words, len(text.split())), finish_reason="stop",
                           stopped_at=stopped_at)
+
+    def _take(self, context: list) -> str:
+        reply = self.outputs[self._taken]
+        self._taken += 1
+        self._replies.append((context, reply))
+        return reply
