@@ -119,27 +119,24 @@ class AnswerFlow(QObject):
         self.busy_changed.emit(True)
         return True
 
-    def warm_up(self, *, unload_first: bool = False) -> Job | None:
+    def warm_up(self) -> Job | None:
         """Load the model and read the fixed part of its prompts in the background
         (``Workspace.warm_up``), so that the first question is answered as fast as the next.
 
         Only for a model run here (``llm.warm_up``; a server keeps its own cache), never while a
-        question is answered; a question cancels it. ``unload_first``: the settings replaced the
-        model; the old one is closed on the worker, since a cancelled warm-up's last call may
-        still hold it (closing it on the UI thread would wait for that call). A model that cannot
-        be loaded is named in the status bar: asking shows the full message with its fixes."""
+        question is answered; a question cancels it. A model the settings replaced is closed by
+        the warm-up's worker as it loads the new one (``Workspace.replace_llm``), or by the next
+        question's. A model that cannot be loaded is named in the status bar: asking shows the
+        full message with its fixes."""
         ctx = self.ctx
-        warm = ctx.settings.llm.warm_up and ctx.settings.llm.backend == "llama_cpp"
-        if self.busy or not (warm or unload_first):
+        if self.busy or not (ctx.settings.llm.warm_up and ctx.settings.llm.backend == "llama_cpp"):
             return None
         self.cancel_warm_up()
 
         def work(_on_event, cancel):  # worker thread
             workspace = ctx.workspace()
-            if unload_first:
-                workspace.unload_llm()
-            if not warm or not workspace.resolved_model().path:
-                return None  # off, or no model yet: the first-run guidance says where to get one
+            if not workspace.resolved_model().path:
+                return None  # no model yet: the first-run guidance says where to get one
             return workspace.warm_up(cancel=cancel)
 
         def ended(job_line: tuple[str, int] | None) -> None:
@@ -152,8 +149,7 @@ class AnswerFlow(QObject):
             log.info("warm-up failed: %s", exc)
             ended((f"The model could not be prepared: {describe_error(exc)[0]}", 10_000))
 
-        if warm:
-            self.status.emit("Preparing the model…", 0)
+        self.status.emit("Preparing the model…", 0)
         job = self.runner.start(
             "warm-up", work, on_error=failed,
             on_done=lambda warm: ended(("Model ready", 3000) if warm is not None else ("", 1)),

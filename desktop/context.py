@@ -36,8 +36,10 @@ class AppContext:
     def workspace_opened(self) -> bool:
         return self._workspace is not None
 
-    def settings_changed(self, reload_model: bool = True) -> None:
-        """Persist the settings; the engine drops what depends on them (model, reader, retrievers).
+    def settings_changed(self, model_changed: bool = True) -> None:
+        """Persist the settings; the engine drops what depends on them (retrievers, and with
+        ``model_changed`` the model and reader, closed and loaded afresh by the next worker that
+        needs them: ``Workspace.replace_llm``). Returns at once, safe while a question is answered.
 
         The engine shares this very ``Settings`` object, so new values apply to the next question.
         """
@@ -46,8 +48,8 @@ class AppContext:
             workspace = self._workspace
         if workspace is None:
             return
-        if reload_model:
-            workspace.unload_llm()
+        if model_changed:
+            workspace.replace_llm()
         workspace.forget_retriever()
 
     def close(self) -> None:

@@ -331,8 +331,8 @@ class MainWindow(PassageActions, QMainWindow):
     def _settings_applied(self, model_changed: bool = True) -> None:
         if self.answers.busy:
             self.message_bar.show_message("Settings saved; they apply from the next question.")
-        self.ctx.settings_changed(reload_model=False)  # a replaced model is closed by the warm-up's worker
-        self.answers.warm_up(unload_first=model_changed and not self.answers.busy)
+        self.ctx.settings_changed(model_changed)
+        self.answers.warm_up()
         self.update_status()
 
     def show_shortcuts(self) -> None:

@@ -29,7 +29,11 @@ class Workspace:
         self._second_embedder: Any = None
         self._llm: Any = None
         self._llm_warnings_shown = 0  # how many of the loaded model's warnings answers reported
+        # Bumped by ``replace_llm``; the loaded model and reader note the one they were made for.
+        self._llm_generation = 0
+        self._llm_made_for = 0
         self._reader: Any = None
+        self._reader_made_for = 0
         self._conversations: Any = None
         self._corpora_lock = threading.Lock()
         self._retriever_lock = threading.Lock()
@@ -142,7 +146,14 @@ class Workspace:
     def llm(self, on_event: EventCallback | None = None):
         """The LLM named by ``settings.llm``, loaded on first call (``on_event`` gets progress)."""
         with self._llm_lock:
+            if self._llm is not None and self._llm_made_for != self._llm_generation:
+                # Replaced in the settings: closed here, on the worker that needs the model
+                # (a call still in flight on it is waited for, never on the UI thread).
+                old, self._llm = self._llm, None
+                self._llm_warnings_shown = 0
+                old.close()
             if self._llm is None:
+                self._llm_made_for = self._llm_generation
                 llm_settings = self.settings.llm
                 resolved = self.resolved_model()
                 if llm_settings.backend == "llama_cpp" and not resolved.path:
@@ -168,6 +179,12 @@ class Workspace:
 
         return resolve_model(self.settings.llm, self.paths.models_dir)
 
+    def replace_llm(self) -> None:
+        """The settings name another model (or reader): the next ``llm()`` and ``reader()``
+        close what is loaded and load afresh, on whichever thread asks first. Returns at once,
+        so the UI thread may call it while a worker is still using the old model."""
+        self._llm_generation += 1
+
     def unload_llm(self) -> None:
         """Close and forget the LLM (frees its memory); the next ``llm()`` loads it again."""
         with self._llm_lock:
@@ -182,8 +199,10 @@ class Workspace:
     def reader(self):
         """The reader chosen by ``settings.reasoning.reader`` (auto | dpr | llm)."""
         with self._reader_lock:
-            if self._reader is None:
+            if self._reader is None or self._reader_made_for != self._llm_generation:
                 from .reader.loader import load_reader
+
+                self._reader_made_for = self._llm_generation
 
                 llm = None
                 if self.settings.reasoning.reader in ("llm", "auto"):

@@ -169,17 +169,32 @@ def test_a_new_model_replaces_the_old_one_off_the_ui_thread(qtbot, window, tiny_
     job = window.answers.warm_up()
     qtbot.waitUntil(lambda: not job.running, timeout=120_000)
     workspace = window.ctx.workspace()
-    old, closed_on, unload = workspace._llm, [], workspace.unload_llm
+    old, closed_on, close = workspace._llm, [], workspace._llm.close
 
-    def recorded_unload():
+    def recorded_close():
         closed_on.append(threading.get_ident())
-        unload()
+        close()
 
-    workspace.unload_llm = recorded_unload
+    old.close = recorded_close
     window.use_model(str(tiny_gguf))  # chosen again: loaded afresh, as any new file would be
+    assert not closed_on and workspace._llm is old  # nothing closed or loaded on the UI thread
     job = window.answers.warm_job
     assert job is not None and "It is loading now." in window.message_bar.message.text()
     qtbot.waitUntil(lambda: not job.running, timeout=120_000)
     # Closed on the worker: a warm-up's call in flight would have held the UI thread otherwise.
-    assert closed_on and closed_on[0] != threading.get_ident()
+    assert closed_on == [closed_on[0]] and closed_on[0] != threading.get_ident()
     assert workspace._llm is not None and workspace._llm is not old and job.outcome == "finished"
+
+
+def test_a_model_replaced_with_the_warm_up_off_is_closed_by_the_next_question(qtbot, window, tiny_gguf):
+    window.ctx.settings.llm.warm_up = False
+    assert window.answers.ask("Where is Kestrel Bay?")
+    qtbot.waitUntil(lambda: not window.answers.busy, timeout=300_000)
+    workspace = window.ctx.workspace()
+    old, reader = workspace._llm, workspace._reader
+    window.use_model(str(tiny_gguf))
+    assert window.answers.warm_job is None and workspace._llm is old  # nothing runs until asked
+    assert window.answers.ask("Where is Kestrel Bay?")
+    qtbot.waitUntil(lambda: not window.answers.busy, timeout=300_000)
+    assert workspace._llm is not old and workspace._reader is not reader
+    assert window.chat.entries[-1].status == "done"

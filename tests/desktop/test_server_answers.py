@@ -83,7 +83,7 @@ def test_the_servers_faults_in_the_app_are_clear_and_lose_nothing(qtbot, demo_ho
                   ("sk-right-3", str(tiny_gguf), 1, "sent nothing for 1 s")]
         for n, (key, model, timeout, said) in enumerate(faults):
             llm.server_key, llm.server_model, llm.server_timeout = key, model, timeout
-            window.ctx.settings_changed(reload_model=True)
+            window.ctx.settings_changed(model_changed=True)
             if timeout == 1:
                 os.kill(server.proc.pid, signal.SIGSTOP)  # frozen: takes the request, says nothing
             try:
