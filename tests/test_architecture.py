@@ -58,9 +58,9 @@ LAYERS: dict[str, list[list[str]]] = {
         ["events", "duplicates"],
         ["parts"],
         ["stepwise"],
-        ["loop", "tracing", "followup", "concise", "warmup"],
+        ["loop", "tracing", "followup", "concise"],
         ["baselines", "strategies"],
-        ["engine"],
+        ["engine", "warmup"],
     ],
     "searchain.doctor": [
         ["check"],

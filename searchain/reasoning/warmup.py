@@ -11,8 +11,9 @@ each prompt with a placeholder where the question goes, one token decoded and th
 The prompts are those the mode's first calls send, built by the same ``PromptBook`` and reader,
 so their text up to the question is the real prompts' text. The one the mode sends first is
 read last and stays in the live cache; the backend puts the others back when their prompt comes.
-Modes whose prompts are not listed here (GenGround, GEEK, direct) are not read ahead: the model
-is still loaded, which is most of a cold start.
+GenGround's and GEEK's templates (``strategies/prompts.py``) are read the same way, the one each
+strategy sends first (deduction; decomposition) last. ``direct`` has no fixed part worth it:
+the model is still loaded, which is most of a cold start.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from ..events import CancelToken, check
 from ..llm.base import ChatMessage, GenerationParams
 from ..types import Passage
 from .chain.prompts import TASKS, PromptBook
-from .modes import MODE_COQ, MODE_RAG, MODE_SEARCHAIN
+from .modes import MODE_COQ, MODE_GEEK, MODE_GENGROUND, MODE_RAG, MODE_SEARCHAIN
 
 # Where the question (and a passage) would go: the prompts' shared text ends just before it.
 PLACEHOLDER = "?"
@@ -56,6 +57,8 @@ def warm_prompts(mode: str, settings: Any, prompts: PromptBook, reader: Any = No
         return [rag]
     if mode == MODE_COQ:
         return [chain]
+    if mode in (MODE_GENGROUND, MODE_GEEK):
+        return [[{"role": "user", "content": prompt}] for prompt in _strategy_prompts(mode, settings, passage)]
     if mode != MODE_SEARCHAIN:
         return []
     chats = []
@@ -67,6 +70,18 @@ def warm_prompts(mode: str, settings: Any, prompts: PromptBook, reader: Any = No
     # The first call of a question last: the chain's first step, or the draft before the chain.
     after_step = getattr(settings, "draft_after_first_step", False)
     return chats + ([rag, chain] if after_step else [chain, rag])
+
+
+def _strategy_prompts(mode: str, settings: Any, passage: Passage) -> list[str]:
+    """GenGround's or GEEK's prompts for a first question with no step yet, the first sent last."""
+    from .strategies.run import strategy_prompts
+
+    book, p = strategy_prompts(), PLACEHOLDER
+    if mode == MODE_GENGROUND:
+        return [book.ground(p, p, [passage]), book.deduce(p, [])]
+    return [book.final(p, [], yes_no=False), book.self_answer(p, [], p), book.action_next(p, []),
+            book.extract(p, p, [passage]), book.action_pending(p, [], p),
+            book.decomp(p, [], max(1, int(getattr(settings, "geek_branches", 2))))]
 
 
 def warm_up(llm: Any, chats: list[list[ChatMessage]], cancel: CancelToken | None = None) -> WarmUp:

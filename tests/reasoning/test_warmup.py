@@ -4,6 +4,7 @@ question of a session does; and the workspace's warm-up loads what a first quest
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 import pytest
@@ -12,6 +13,7 @@ from searchain.config import ReasoningSettings
 from searchain.errors import Cancelled
 from searchain.events import CancelToken
 from searchain.llm.base import GenerationParams
+from searchain.llm.fakes.scripted import ScriptedLLM
 from searchain.reader.llm_reader import LLMReader
 from searchain.reasoning.chain.prompts import PromptBook
 from searchain.reasoning.engine import SearChainEngine
@@ -37,7 +39,37 @@ def test_searchain_reads_the_reader_and_the_draft_then_the_chain_that_comes_firs
     assert [_kind(chat) for chat in warm_prompts("searchain", no_draft, book, reader)] == ["reader", "chain"]
     assert [_kind(chat) for chat in warm_prompts("searchain", ReasoningSettings(), book, None)] == ["rag", "chain"]
     assert [_kind(chat) for chat in warm_prompts("rag", ReasoningSettings(), book)] == ["rag"]
-    assert warm_prompts("geek", ReasoningSettings(), book) == []  # its prompts are not read ahead
+    assert warm_prompts("direct", ReasoningSettings(), book) == []  # no fixed part worth reading
+
+
+def _read_ahead(real: str, warmed: list[str], values) -> int:
+    """How much of ``real`` a warmed prompt holds, less the characters before its first question
+    or sub-question (the part no warm-up can know): >= 0 when all of the fixed part was read."""
+    cut = min((real.find(v) for v in values if v in real), default=len(real))
+    return max(len(os.path.commonprefix([real, w])) for w in warmed) - cut
+
+
+@pytest.mark.parametrize("mode", ["genground", "geek"])
+def test_the_strategies_prompts_are_read_ahead_up_to_the_question_first_call_last(mode):
+    from tests.reasoning import test_genground as gg
+    from tests.reasoning import test_geek as gk
+    from tests.reasoning.strategy_helpers import FixedRetriever, engine
+
+    if mode == "genground":
+        script = [gg.step(gg.Q1, "Kevin Drew"), gg.cite(1, "by Kevin Drew", "Kevin Drew"), "[Final Answer]: Kevin Drew"]
+        question, values, retriever = QUESTION, (QUESTION, gg.Q1), FixedRetriever([gg.P1, gg.P2, gg.P3])
+    else:
+        script = [gk.options((gk.QA, "Vancouver")), gk.act("Retrieve"), "[Fact from 1]: Kevin Drew was born in Toronto",
+                  gk.act("AddDecomp"), gk.options(("Is the Toronto Coach Terminal in Toronto?", "yes")),
+                  gk.act("SelfAnswer"), "[Fact]: Yes", gk.act("FinalAnswer"), gk.conclude("Toronto")]
+        question, values = gk.QUESTION, (gk.QUESTION, gk.QA, "Is the Toronto Coach Terminal in Toronto?")
+        retriever = FixedRetriever([gk.P2, gk.P1, gk.P3])
+    llm = ScriptedLLM(script)
+    engine(llm, retriever).answer(question, mode=mode, task="multihop")
+    real = [call[0]["content"] for call in llm.calls]
+    warmed = [chat[0]["content"] for chat in warm_prompts(mode, ReasoningSettings(), PromptBook())]
+    assert all(_read_ahead(prompt, warmed, values) >= 0 for prompt in real), mode
+    assert _read_ahead(real[0], warmed[-1:], values) >= 0  # the first call's prompt stays live
 
 
 @pytest.mark.slow  # a real (tiny) llama.cpp model
