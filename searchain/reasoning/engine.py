@@ -206,17 +206,17 @@ class SearChainEngine:
         steps = getattr(self.settings, "chain_steps", "stepwise")
         stepwise = with_ir and self.chain_grammar is None and can_write_stepwise(self.llm) and steps == "stepwise"
         unused_final = with_ir and getattr(self.settings, "final_answer", "passages") == "passages"
-        drafts = _DraftSlot(self, question, gen, result, started) if with_ir else None
+        slot = _DraftSlot(self, question, gen, result, started) if with_ir else None
         run = ReasoningRun(question, task, generator=gen, prompts=self.prompts, settings=self.settings,
                            retriever=self.retriever, reader=reader, detector=detector,
                            grammar=self.chain_grammar or coq_grammar(self.max_nodes),
                            stepwise_nodes=self.max_nodes if stepwise else 0,
                            stop_before_final=unused_final and steps == "whole_no_final",
-                           before_first_check=drafts.first_step if drafts else None)
-        if drafts is not None and not drafts.after_first_step:
-            drafts.write()
+                           before_first_check=slot.first_step if slot else None)
+        if slot is not None and not slot.after_first_step:
+            slot.write()
         outcome = run.run(with_ir=with_ir)
-        draft = drafts.write() if drafts is not None else None  # no-op once written
+        draft = slot.write() if slot is not None else None  # no-op once written
         result.branches, result.rounds, result.stop_reason = outcome.branches, outcome.rounds, outcome.stop_reason
         if not with_ir:
             # CoQ without IR: the chain is the path; no passages, so no marks can be kept.
