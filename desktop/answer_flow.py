@@ -21,8 +21,8 @@ from searchain.index import OPEN_STAGE
 from searchain.llm import LLMWarning
 from searchain.store import answer_while_saving
 from searchain.reasoning import (
-    PHASE_DRAFT, PHASE_REWRITE, ChainDrafted, ChainGenerated, ChainUnreadable, Done, FeedbackGiven, NodeChecked, QuestionRewritten, RoundStarted,
-    TokenGenerated, describe_strategy_event,
+    PHASE_REWRITE, ChainDrafted, ChainGenerated, ChainUnreadable, Done, DraftStarted, FeedbackGiven, NodeChecked,
+    QuestionRewritten, RoundStarted, TokenGenerated, describe_strategy_event,
 )
 
 from .context import AppContext
@@ -179,9 +179,9 @@ class AnswerFlow(QObject):
             if event.phase == PHASE_REWRITE:  # the rewrite is shown once parsed, not raw
                 self.chat.set_phase("Reading the question with the conversation…")
             else:
-                if event.phase == PHASE_DRAFT and self.chat.stream_phase != PHASE_DRAFT:
-                    self.chat.set_phase("Drafting an answer from the question's passages…")
                 self.chat.append_token(event.text, event.phase)
+        elif isinstance(event, DraftStarted):  # its prompt is read before the first token comes
+            self.chat.set_phase("Drafting an answer from the question's passages…")
         elif (line := describe_strategy_event(event)) is not None:  # a GenGround / GEEK step
             self.reasoning.note_strategy(line)
             self.chat.set_phase(line)

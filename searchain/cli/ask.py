@@ -148,7 +148,9 @@ def _progress(event: Any) -> None:
     from ..corpus.fts_build import FINISH_STAGE
     from ..events import Progress
     from ..index.layout import OPEN_STAGE
-    from ..reasoning.events import ChainUnreadable, FeedbackGiven, NodeChecked, QuestionRewritten, RoundStarted
+    from ..reasoning.events import (
+        ChainUnreadable, DraftStarted, FeedbackGiven, NodeChecked, QuestionRewritten, RoundStarted,
+    )
     from ..reasoning.strategies.view import describe_event
 
     line = describe_event(event)  # GenGround / GEEK steps
@@ -163,6 +165,8 @@ def _progress(event: Any) -> None:
         print(f"read with the conversation as: {event.standalone}", file=sys.stderr)
     elif isinstance(event, RoundStarted):
         print(f"round {event.round}: {event.activity}...", file=sys.stderr)
+    elif isinstance(event, DraftStarted):
+        print("drafting an answer from the question's passages...", file=sys.stderr)
     elif isinstance(event, NodeChecked):
         node = event.node
         conf = f" (reader {node.confidence:.2f})" if node.confidence is not None else ""

@@ -18,7 +18,7 @@ __all__, __getattr__, __dir__ = face(__name__, {
                "DECISION_EMPTY", "DECISION_UNGROUNDED", "DECISION_EXTRACTED", "DECISION_SELF_ANSWERED",
                "SOURCE_LLM_VERIFIED", "SOURCE_LLM_UNVERIFIED", "SOURCE_IR_CORRECTED", "SOURCE_IR_COMPLETED",
                "SOURCE_LLM", "SOURCE_IR_GROUNDED", "SOURCE_IR_EXTRACTED"),
-    "events": ("QuestionRewritten", "RoundStarted", "ChainDrafted", "ChainGenerated", "ChainUnreadable", "NodeChecked",
+    "events": ("QuestionRewritten", "RoundStarted", "ChainDrafted", "DraftStarted", "ChainGenerated", "ChainUnreadable", "NodeChecked",
                "FeedbackGiven", "TokenGenerated", "Done", "Failed", "PHASE_CHAIN", "PHASE_FINAL", "PHASE_REWRITE",
                "PHASE_DRAFT", "streamed_text_action"),
     "modes": ("MODES", "STRATEGIES", "MODE_SEARCHAIN", "MODE_RAG"),

@@ -30,7 +30,7 @@ from .chain.parser import short_answer, strip_marks
 from .chain.prompts import TASKS, PromptBook, detect_task, evidence_excerpt
 from .concise import concise_answer, is_sentence, names_both_options, respan, stated_sentence
 from .duplicates import DuplicateDetector
-from .events import PHASE_DRAFT, PHASE_REWRITE, Done, Failed, QuestionRewritten
+from .events import PHASE_DRAFT, PHASE_REWRITE, Done, DraftStarted, Failed, QuestionRewritten
 from .followup import PriorTurn, rewrite_followup
 from .loop import ReasoningRun
 from .modes import MODE_DIRECT, MODE_GEEK, MODE_GENGROUND, MODE_RAG, MODE_SEARCHAIN, check_mode, needs_ir
@@ -253,6 +253,7 @@ class SearChainEngine:
         if not passages:
             return None
         messages = [{"role": "user", "content": self.prompts.rag(question, passages)}]
+        emit(gen.on_event, DraftStarted())
         text = gen.chat(messages, PHASE_DRAFT, None).text
         result.first_answer_seconds = time.perf_counter() - started
         return _Draft(passages, text)

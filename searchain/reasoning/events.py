@@ -78,6 +78,13 @@ class ChainDrafted:
 
 
 @dataclass(frozen=True)
+class DraftStarted:
+    """SearChain's draft (plain RAG's answer over the question's passages) is being written; its
+    tokens follow after the prompt is read (seconds on a CPU), as ``TokenGenerated`` of phase
+    ``draft``."""
+
+
+@dataclass(frozen=True)
 class ChainUnreadable:
     """The model's output in round ``round`` had no [Query]/[Answer] step that could be read
     (``text`` is what it wrote). ``retrying``: the model is asked again with a reminder of the
@@ -129,4 +136,4 @@ class Failed:
     message: str
 
 
-ReasoningEvent = Union[QuestionRewritten, RoundStarted, ChainDrafted, ChainGenerated, ChainUnreadable, NodeChecked, FeedbackGiven, TokenGenerated, Done, Failed]
+ReasoningEvent = Union[QuestionRewritten, RoundStarted, ChainDrafted, DraftStarted, ChainGenerated, ChainUnreadable, NodeChecked, FeedbackGiven, TokenGenerated, Done, Failed]

@@ -105,7 +105,7 @@ def test_the_first_step_shows_then_the_draft_replaces_its_text_and_stays(window)
     """#37 (``reasoning.draft_after_first_step``): the chain's first step streams and shows in the
     tree, then the draft replaces the step's text in the chat, said so, and stays while the chain
     goes on, until the final answer replaces it."""
-    from searchain.reasoning import PHASE_DRAFT, Branch, ChainDrafted, Node, TokenGenerated
+    from searchain.reasoning import PHASE_DRAFT, Branch, ChainDrafted, DraftStarted, Node, TokenGenerated
     from desktop.views.chat import DRAFT_LABEL
 
     window.chat.begin_answer("Who founded Kestrel Bay?")
@@ -114,8 +114,9 @@ def test_the_first_step_shows_then_the_draft_replaces_its_text_and_stays(window)
     step = Node(round=1, position=0, query="Who founded <i>Kestrel</i> Bay?", llm_answer="Ada")
     on_event(ChainDrafted(1, Branch(round=1, raw_text="", nodes=[step])))
     assert window.reasoning.node_item(1, 0) is not None
-    on_event(TokenGenerated("Ada founded it <b>[1]</b>.", PHASE_DRAFT))
+    on_event(DraftStarted())  # said while its prompt is read, before any of its tokens
     assert window.chat.phase.text() == "Drafting an answer from the question's passages…"
+    on_event(TokenGenerated("Ada founded it <b>[1]</b>.", PHASE_DRAFT))
     shown = window.chat.transcript.toPlainText()
     assert DRAFT_LABEL.strip() in shown and "Ada founded it <b>[1]</b>." in shown and "[Query 1]" not in shown
     on_event(TokenGenerated("\n[Query 2]: Where", "chain"))  # the chain goes on behind the draft

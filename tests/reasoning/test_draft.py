@@ -11,7 +11,7 @@ from searchain.config import ReasoningSettings
 from searchain.llm.fakes.scripted import ScriptedLLM, ScriptedReplyLLM
 from searchain.reasoning.engine import SearChainEngine
 from searchain.reasoning.events import (
-    PHASE_DRAFT, PHASE_FINAL, ChainDrafted, NodeChecked, TokenGenerated, streamed_text_action,
+    PHASE_DRAFT, PHASE_FINAL, ChainDrafted, DraftStarted, NodeChecked, TokenGenerated, streamed_text_action,
 )
 from searchain.reasoning.inmemory import InMemoryRetriever, LexicalReader
 from searchain.store.streamed import PartialText
@@ -55,6 +55,8 @@ def test_a_path_that_adds_no_passage_answers_with_the_draft_itself(retriever, re
     first_check = next(i for i, e in enumerate(events) if isinstance(e, NodeChecked))
     drafted = [i for i, e in enumerate(events) if isinstance(e, TokenGenerated) and e.phase == PHASE_DRAFT]
     assert drafted and max(drafted) < first_check
+    said = [i for i, e in enumerate(events) if isinstance(e, DraftStarted)]
+    assert len(said) == 1 and said[0] < min(drafted)  # said once, before its first token
     assert phases[0] == ("chain" if after_first_step else PHASE_DRAFT)
     assert 0 <= result.first_answer_seconds <= result.seconds and plain.first_answer_seconds is None
     # The first node is timed either way; it shows before the draft only when written first.
