@@ -51,3 +51,19 @@ def test_a_bug_is_one_line_on_stderr_and_a_traceback_in_the_log(home, capsys, mo
     monkeypatch.setenv("SEARCHAIN_TRACEBACK", "1")
     assert main(["doctor"]) == 1
     assert "Traceback (most recent call last)" in capsys.readouterr().err
+
+
+def test_ask_says_on_stderr_what_the_engine_is_doing(capsys):
+    from searchain.cli.ask import _progress
+    from searchain.reasoning.events import DraftStarted, NodeChecked, RoundStarted
+    from searchain.reasoning.result import DECISION_PASS, Node
+
+    node = Node(round=1, position=0, query="Who founded Kestrel Bay?", llm_answer="Ada",
+                confidence=0.91, decision=DECISION_PASS)
+    for event in (RoundStarted(1), DraftStarted(), NodeChecked(1, node)):
+        _progress(event)
+    out, err = capsys.readouterr()
+    assert out == ""  # stdout keeps the answer alone
+    assert err.splitlines() == ["round 1: writing a chain of queries...",
+                                "drafting an answer from the question's passages...",
+                                "  verified      Who founded Kestrel Bay? -> Ada (reader 0.91)"]
