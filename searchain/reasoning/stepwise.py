@@ -28,6 +28,7 @@ from typing import Callable
 from ..llm.base import ChatMessage
 from .chain.grammar import coq_grammar
 from .chain.parser import ParsedStep, parse_chain
+from .events import TokenGenerated
 from .parts import Generator
 
 # Where a step call stops: the start of the next step, or of the chain's closing line. Each stop
@@ -113,6 +114,7 @@ class StepWriter:
                    else coq_grammar(self.max_nodes, start=start, **options))
         self.last_call_start = len(self.text)
         self.text += header
+        self._show(header)
         messages = list(self.messages)
         if self.text:
             messages.append({"role": "assistant", "content": self.text})
@@ -127,16 +129,25 @@ class StepWriter:
             query = _LAST_QUERY.search(self.text)
             if query is not None:
                 self.text += f"{UNSOLVED_LINE}: {query.group(1).strip()}"
+                self._show(f"{UNSOLVED_LINE}: {query.group(1).strip()}")
         steps = list(parse_chain(self.text).steps)
         self.written = len(steps)
         if completion.stopped_at in (NEXT_STEP, UNSOLVED_STOP):
             # A step ended (or a preamble did): the next call starts the next step on its own line.
             self.text += "\n"
+            self._show("\n")
         else:
             # The final line, the end of the reply or the token budget: the chain is complete.
             self.done = True
             self.reached_final = completion.stopped_at == FINAL_STOP
         return steps
+
+    def _show(self, text: str) -> None:
+        """Stream text the writer writes itself (a header, a line break, an unsolved line's copy)
+        as the model's own is streamed, so the chain on screen reads as it is written. IR's
+        answer written in place is not: a stream cannot take back the model's; the tree shows it."""
+        if text and self.gen.on_event is not None:
+            self.gen.on_event(TokenGenerated(text, self.phase))
 
     def answer_in_place(self, answer: str, reference: str = "") -> bool:
         """Replace the answer of the step the last call wrote with ``answer`` (IR's), followed by

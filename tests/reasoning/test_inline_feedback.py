@@ -74,6 +74,8 @@ def test_inline_is_the_default_and_turns_are_still_there():
 class _OneReply:
     """A generator stand-in that writes one fixed text per call."""
 
+    on_event = None  # nothing watches the stream
+
     def __init__(self, *texts):
         from searchain.llm.base import GenerationParams
 

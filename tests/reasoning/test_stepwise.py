@@ -215,3 +215,14 @@ def test_a_settled_answer_over_several_lines_is_prefilled_on_one_line():
     result = engine.answer(QUESTION)
     assert [call[-1]["content"] for call in llm.calls if len(call) == 4][0] == f"[Query 1]: {Q1}\n[Answer 1]: Kevin Drew\n[Query 2]:"
     assert [n.query for n in result.branches[1].nodes] == [Q1, Q2] and llm.remaining == 0
+
+
+def test_the_streamed_chain_reads_as_written_headers_included():
+    """The headers the writer writes (not decoded) stream with the model's text, so a view of
+    the streamed chain shows "[Query 2]: ..." and not the query alone after the last answer."""
+    from searchain.reasoning.events import TokenGenerated
+
+    result, events = _answer(ScriptedReplyLLM(DIALOGUES["passes"]), "stepwise")
+    streamed = "".join(e.text for e in events if isinstance(e, TokenGenerated) and e.phase == "chain")
+    raw = result.branches[0].raw_text
+    assert streamed.rstrip("\n") == raw and raw.startswith("[Query 1]:") and "\n[Query 3]:" in raw
