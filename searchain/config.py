@@ -209,9 +209,10 @@ class ReasoningSettings:
     # so the draft is the final answer; otherwise it continues from the draft prompt's saved KV.
     # Measured: first answer at 1.00x RAG's time, the whole answer's cost unchanged (BENCHMARKS.md, Lever 7).
     draft_answer: bool = True
-    # With a draft: write the chain's first step before the draft (then IR checks it), so the
-    # tree's first node shows within one chain step of asking, and the draft one step later;
-    # off, the draft comes first and the first node after it (BENCHMARKS.md, Lever 13).
+    # With a draft and a chain written step by step: write the chain's first step before the
+    # draft (then IR checks it), so the tree's first node shows within one chain step of asking,
+    # and the draft one step later; off (and for whole chains), the draft comes first and the
+    # first node after it (BENCHMARKS.md, Lever 13).
     draft_after_first_step: bool = True
     # A stated answer that is a sentence ("So the final answer is Kate Millett attended Oxford
     # University.") cut to the words that answer ("Oxford") by the LLM reader's span prompt over

@@ -90,7 +90,8 @@ class ReasoningBox(QGroupBox):
         self.draft_after_first_step.setObjectName("draftAfterFirstStep")
         self.draft_after_first_step.setToolTip("The tree's first step shows within one chain step of asking "
                                                "and the draft follows it; off, the draft comes first and the "
-                                               "first step after it. The whole answer takes as long either way.")
+                                               "first step after it. The whole answer takes as long either way. "
+                                               "A server's chains, written whole, always get the draft first.")
         self.draft_answer.toggled.connect(self.draft_after_first_step.setEnabled)
         self.concise_answer = QCheckBox("Cut an answer stated as a sentence to the words that answer", self)
         self.concise_answer.setObjectName("conciseAnswer")

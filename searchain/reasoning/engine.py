@@ -206,7 +206,7 @@ class SearChainEngine:
         steps = getattr(self.settings, "chain_steps", "stepwise")
         stepwise = with_ir and self.chain_grammar is None and can_write_stepwise(self.llm) and steps == "stepwise"
         unused_final = with_ir and getattr(self.settings, "final_answer", "passages") == "passages"
-        slot = _DraftSlot(self, question, gen, result, started) if with_ir else None
+        slot = _DraftSlot(self, question, gen, result, started, stepwise) if with_ir else None
         run = ReasoningRun(question, task, generator=gen, prompts=self.prompts, settings=self.settings,
                            retriever=self.retriever, reader=reader, detector=detector,
                            grammar=self.chain_grammar or coq_grammar(self.max_nodes),
@@ -323,15 +323,19 @@ class _Draft:
 
 
 class _DraftSlot:
-    """When SearChain's draft is written: before the chain, or (``reasoning.draft_after_first_step``)
-    once the chain's first step is written and before IR checks it, so the tree's first node
-    shows within the time of one chain step while the draft is written. Either way it is written
-    once, and at the latest before the final answer (a chain with no step to check)."""
+    """When SearChain's draft is written: before the chain, or (``reasoning.draft_after_first_step``,
+    for a chain written step by step) once the chain's first step is written and before IR checks
+    it, so the tree's first node shows within the time of one chain step while the draft is
+    written. A chain written whole (a server) streams its first node anyway and would hold the
+    draft back until its end, so its draft comes first. Either way the draft is written once, and
+    at the latest before the final answer (a chain with no step to check).
+    ``result.first_node_seconds``: when the first step was ready to check (a chain written whole
+    showed it earlier, while it streamed)."""
 
     def __init__(self, engine: SearChainEngine, question: str, gen: Generator, result: AnswerResult,
-                 started: float):
+                 started: float, stepwise: bool):
         self.engine, self.question, self.gen, self.result, self.started = engine, question, gen, result, started
-        self.after_first_step = bool(getattr(engine.settings, "draft_after_first_step", False))
+        self.after_first_step = stepwise and bool(getattr(engine.settings, "draft_after_first_step", False))
         self.written = False
         self.draft: _Draft | None = None
 

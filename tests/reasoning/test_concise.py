@@ -63,7 +63,7 @@ def test_when_the_reader_finds_no_span_the_sentence_stays(retriever):
 
 def test_searchain_cuts_the_final_answer_after_the_chain(retriever, reader):
     steps = chain((Q1, "Kevin Drew"), (Q3, "Toronto Coach Terminal"))
-    llm = ScriptedLLM([steps, RAG_TEXT, "Toronto Coach Terminal"])  # chain, draft, cut
+    llm = ScriptedLLM([RAG_TEXT, steps, "Toronto Coach Terminal"])  # draft (a whole chain: first), chain, cut
     result = _engine(llm, retriever, reader).answer(QUESTION)
     assert result.answer == "Toronto Coach Terminal" and SENTENCE in result.final_content
     assert len(llm.calls) == 3 and result.costs_by_phase[PHASE_CONCISE]["calls"] == 1

@@ -36,17 +36,23 @@ def _engine(llm, retriever, reader, **settings):
                            settings=replace(ReasoningSettings(), **settings))
 
 
-@pytest.mark.parametrize("after_first_step", [True, False])
-def test_a_path_that_adds_no_passage_answers_with_the_draft_itself(retriever, reader, after_first_step):
-    script = [OWN_STEPS, DRAFT] if after_first_step else [DRAFT, OWN_STEPS]
-    llm = ScriptedLLM(script)
+@pytest.mark.parametrize("model, after_first_step", [
+    (ScriptedReplyLLM, True),  # a chain written step by step: its first step, then the draft
+    (ScriptedReplyLLM, False),
+    (ScriptedLLM, True),  # written whole (a server): the draft first, not after the whole chain
+])
+def test_a_path_that_adds_no_passage_answers_with_the_draft_itself(retriever, reader, model, after_first_step):
+    chain_first = after_first_step and model is ScriptedReplyLLM
+    script = [OWN_STEPS, DRAFT] if chain_first else [DRAFT, OWN_STEPS]
+    llm = model(script)
     events = []
     result = _engine(llm, retriever, reader, draft_answer=True,
                      draft_after_first_step=after_first_step).answer(QUESTION, on_event=events.append)
     plain_llm = ScriptedLLM([OWN_STEPS, DRAFT])
     plain = _engine(plain_llm, retriever, reader, draft_answer=False).answer(QUESTION)
-    assert len(llm.calls) == 2 and len(plain_llm.calls) == 2  # chain + draft; chain + final
-    assert llm.calls[script.index(DRAFT)] == plain_llm.calls[-1]  # the draft's prompt is the final answer's
+    answer_calls = [c for c in llm.calls if c[0]["content"].startswith("Answer the question")]
+    assert len(answer_calls) == 1 and len(plain_llm.calls) == 2  # the draft, no final call; chain + final
+    assert answer_calls[0] == plain_llm.calls[-1]  # the draft's prompt is the final answer's
     assert (result.final_content, result.references, result.answer) == (plain.final_content, plain.references, plain.answer)
     assert result.answer == "Toronto Coach Terminal" and len(result.path) == 2
     assert "final" not in result.tokens_by_phase and PHASE_DRAFT in result.tokens_by_phase
@@ -57,10 +63,10 @@ def test_a_path_that_adds_no_passage_answers_with_the_draft_itself(retriever, re
     assert drafted and max(drafted) < first_check
     said = [i for i, e in enumerate(events) if isinstance(e, DraftStarted)]
     assert len(said) == 1 and said[0] < min(drafted)  # said once, before its first token
-    assert phases[0] == ("chain" if after_first_step else PHASE_DRAFT)
+    assert phases[0] == ("chain" if chain_first else PHASE_DRAFT)
     assert 0 <= result.first_answer_seconds <= result.seconds and plain.first_answer_seconds is None
     # The first node is timed either way; it shows before the draft only when written first.
-    assert (result.first_node_seconds <= result.first_answer_seconds) == after_first_step
+    assert (result.first_node_seconds <= result.first_answer_seconds) == chain_first
 
 
 def test_a_chain_written_step_by_step_shows_its_first_node_then_the_draft_then_goes_on():
