@@ -67,8 +67,9 @@ def warm_prompts(mode: str, settings: Any, prompts: PromptBook, reader: Any = No
     drafts = getattr(settings, "draft_answer", False) and getattr(settings, "final_answer", "passages") == "passages"
     if not drafts:
         return chats + [chain]
-    # The first call of a question last: the chain's first step, or the draft before the chain.
-    after_step = getattr(settings, "draft_after_first_step", False)
+    # The first call of a question last: the chain's first step, or the draft before the chain
+    # (as the engine orders them: after the first step only for chains written step by step).
+    after_step = getattr(settings, "draft_after_first_step", False) and getattr(settings, "chain_steps", "") == "stepwise"
     return chats + ([rag, chain] if after_step else [chain, rag])
 
 

@@ -35,6 +35,8 @@ def test_searchain_reads_the_reader_and_the_draft_then_the_chain_that_comes_firs
     assert [_kind(chat) for chat in chats] == ["reader", "rag", "chain"]  # the first call of a question last
     draft_first = replace(ReasoningSettings(), draft_after_first_step=False)
     assert [_kind(chat) for chat in warm_prompts("searchain", draft_first, book, reader)] == ["reader", "chain", "rag"]
+    whole = replace(ReasoningSettings(), chain_steps="whole")  # whole chains: the draft comes first
+    assert [_kind(chat) for chat in warm_prompts("searchain", whole, book, reader)] == ["reader", "chain", "rag"]
     no_draft = replace(ReasoningSettings(), draft_answer=False)
     assert [_kind(chat) for chat in warm_prompts("searchain", no_draft, book, reader)] == ["reader", "chain"]
     assert [_kind(chat) for chat in warm_prompts("searchain", ReasoningSettings(), book, None)] == ["rag", "chain"]
