@@ -155,11 +155,6 @@ class ChatView(QWidget):
     def set_phase(self, text: str) -> None:
         self.phase.setText(text)
 
-    @property
-    def stream_phase(self) -> str | None:
-        """The phase of the streamed text on screen (``chain``, ``draft``, ``final``...), None before any."""
-        return self._stream_phase
-
     # -- streaming ---------------------------------------------------------------------------
     def begin_answer(self, question: str, key: str = "pending", run: Any = None) -> None:
         """Show the question and an empty assistant message that tokens stream into; ``run``

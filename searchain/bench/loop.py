@@ -264,7 +264,7 @@ def summarize_loop(outcomes: dict[tuple[str, str], list], modes: list[str], vari
             quality[mode] = {"cover_em": round(report.cover_em, 4), "strict_cover_em": round(report.strict_cover_em, 4),
                              "f1": round(report.f1, 4), "several_options_named": report.several_options_named}
             costs[mode]["first_answer_seconds_median"] = first_answer_median(mode_outcomes)
-            nodes = [o.first_node_seconds for o in mode_outcomes if getattr(o, "first_node_seconds", None) is not None]
+            nodes = [o.first_node_seconds for o in mode_outcomes if o.first_node_seconds is not None]
             if nodes:  # SearChain: when the tree's first step showed
                 costs[mode]["first_node_seconds_median"] = round(statistics.median(nodes), 3)
         firsts = {m: costs[m]["first_answer_seconds_median"] for m in modes}

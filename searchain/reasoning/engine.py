@@ -17,7 +17,7 @@ import queue
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from ..config import ReasoningSettings
 from ..errors import Cancelled, ConfigError, SearchainError
@@ -206,7 +206,11 @@ class SearChainEngine:
         steps = getattr(self.settings, "chain_steps", "stepwise")
         stepwise = with_ir and self.chain_grammar is None and can_write_stepwise(self.llm) and steps == "stepwise"
         unused_final = with_ir and getattr(self.settings, "final_answer", "passages") == "passages"
-        slot = _DraftSlot(self, question, gen, result, started, stepwise) if with_ir else None
+        slot = None
+        if with_ir:
+            after_step = stepwise and getattr(self.settings, "draft_after_first_step", False)
+            slot = _DraftSlot(lambda: self._draft(question, gen, result, started), result, started,
+                              after_first_step=after_step)
         run = ReasoningRun(question, task, generator=gen, prompts=self.prompts, settings=self.settings,
                            retriever=self.retriever, reader=reader, detector=detector,
                            grammar=self.chain_grammar or coq_grammar(self.max_nodes),
@@ -332,10 +336,10 @@ class _DraftSlot:
     ``result.first_node_seconds``: when the first step was ready to check (a chain written whole
     showed it earlier, while it streamed)."""
 
-    def __init__(self, engine: SearChainEngine, question: str, gen: Generator, result: AnswerResult,
-                 started: float, stepwise: bool):
-        self.engine, self.question, self.gen, self.result, self.started = engine, question, gen, result, started
-        self.after_first_step = stepwise and bool(getattr(engine.settings, "draft_after_first_step", False))
+    def __init__(self, draft: Callable[[], _Draft | None], result: AnswerResult, started: float, *,
+                 after_first_step: bool):
+        self._draft, self.result, self.started = draft, result, started
+        self.after_first_step = bool(after_first_step)
         self.written = False
         self.draft: _Draft | None = None
 
@@ -349,7 +353,7 @@ class _DraftSlot:
     def write(self) -> _Draft | None:
         if not self.written:
             self.written = True
-            self.draft = self.engine._draft(self.question, self.gen, self.result, self.started)
+            self.draft = self._draft()
         return self.draft
 
 

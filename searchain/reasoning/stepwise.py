@@ -113,8 +113,7 @@ class StepWriter:
         grammar = (self.grammar_for(start, **options) if self.grammar_for
                    else coq_grammar(self.max_nodes, start=start, **options))
         self.last_call_start = len(self.text)
-        self.text += header
-        self._show(header)
+        self._write(header)
         messages = list(self.messages)
         if self.text:
             messages.append({"role": "assistant", "content": self.text})
@@ -128,24 +127,24 @@ class StepWriter:
         if completion.stopped_at == UNSOLVED_STOP:
             query = _LAST_QUERY.search(self.text)
             if query is not None:
-                self.text += f"{UNSOLVED_LINE}: {query.group(1).strip()}"
-                self._show(f"{UNSOLVED_LINE}: {query.group(1).strip()}")
+                self._write(f"{UNSOLVED_LINE}: {query.group(1).strip()}")
         steps = list(parse_chain(self.text).steps)
         self.written = len(steps)
         if completion.stopped_at in (NEXT_STEP, UNSOLVED_STOP):
             # A step ended (or a preamble did): the next call starts the next step on its own line.
-            self.text += "\n"
-            self._show("\n")
+            self._write("\n")
         else:
             # The final line, the end of the reply or the token budget: the chain is complete.
             self.done = True
             self.reached_final = completion.stopped_at == FINAL_STOP
         return steps
 
-    def _show(self, text: str) -> None:
-        """Stream text the writer writes itself (a header, a line break, an unsolved line's copy)
-        as the model's own is streamed, so the chain on screen reads as it is written. IR's
-        answer written in place is not: a stream cannot take back the model's; the tree shows it."""
+    def _write(self, text: str) -> None:
+        """Add text the writer writes itself (a header, a line break, an unsolved line's copy) to
+        the reply, streamed as the model's own is, so the chain on screen reads as it is written.
+        IR's answer written in place is not streamed: a stream cannot take back the model's; the
+        tree shows it."""
+        self.text += text
         if text and self.gen.on_event is not None:
             self.gen.on_event(TokenGenerated(text, self.phase))
 

@@ -39,7 +39,8 @@ def _span(passage: Passage, text: str) -> tuple[int, int]:
 def no_background_warm_up(request, monkeypatch):
     """The app loads its model in the background at start and after every settings change
     (``AnswerFlow.warm_up`` -> ``Workspace.warm_up``); in window tests that would load models
-    nobody asked about, so the engine's part does nothing (a replaced model is still closed).
+    nobody asked about, so the engine's part does nothing (a replaced model is closed when a
+    question next needs the model).
     Tests of the warm-up itself are marked ``warm_up``."""
     if request.node.get_closest_marker("warm_up") is None:
         from searchain.workspace import Workspace
