@@ -53,7 +53,7 @@ LAYERS: dict[str, list[list[str]]] = {
         ["fakes"],
     ],
     "searchain.reasoning": [
-        ["modes", "accounting", "inmemory"],
+        ["modes", "accounting", "inmemory", "draft_rules"],
         ["result", "chain"],
         ["events", "duplicates"],
         ["parts"],

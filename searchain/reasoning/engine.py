@@ -36,6 +36,7 @@ from .loop import ReasoningRun
 from .modes import MODE_DIRECT, MODE_GEEK, MODE_GENGROUND, MODE_RAG, MODE_SEARCHAIN, check_mode, needs_ir
 from .parts import Generator
 from .result import AnswerResult, Node
+from .draft_rules import draft_after_first_step, writes_draft
 from .stepwise import CHAIN_STEPS, FEEDBACK_STYLES, can_write_stepwise
 from .tracing import FINAL_ANSWERS, compose_from_path, extract_final_content, finalize, passage_sources, renumber_marks
 
@@ -208,9 +209,8 @@ class SearChainEngine:
         unused_final = with_ir and getattr(self.settings, "final_answer", "passages") == "passages"
         slot = None
         if with_ir:
-            after_step = stepwise and getattr(self.settings, "draft_after_first_step", False)
             slot = _DraftSlot(lambda: self._draft(question, gen, result, started), result, started,
-                              after_first_step=after_step)
+                              after_first_step=draft_after_first_step(self.settings, stepwise=stepwise))
         run = ReasoningRun(question, task, generator=gen, prompts=self.prompts, settings=self.settings,
                            retriever=self.retriever, reader=reader, detector=detector,
                            grammar=self.chain_grammar or coq_grammar(self.max_nodes),
@@ -250,8 +250,7 @@ class SearChainEngine:
         """Plain RAG's answer over the question's passages, written first and streamed as a draft
         (``reasoning.draft_answer``, the ``passages`` final answer only: its prompt is exactly
         the final answer's when the path adds no passage, and the beginning of it otherwise)."""
-        if not getattr(self.settings, "draft_answer", False) or self.retriever is None \
-                or getattr(self.settings, "final_answer", "passages") != "passages":
+        if not writes_draft(self.settings) or self.retriever is None:
             return None
         passages = self._question_passages(question)
         if not passages:

@@ -26,6 +26,7 @@ from ..events import CancelToken, check
 from ..llm.base import ChatMessage, GenerationParams
 from ..types import Passage
 from .chain.prompts import TASKS, PromptBook
+from .draft_rules import draft_after_first_step, writes_draft
 from .modes import MODE_COQ, MODE_GEEK, MODE_GENGROUND, MODE_RAG, MODE_SEARCHAIN
 
 # Where the question (and a passage) would go: the prompts' shared text ends just before it.
@@ -64,13 +65,12 @@ def warm_prompts(mode: str, settings: Any, prompts: PromptBook, reader: Any = No
     chats = []
     if reader is not None and hasattr(reader, "messages"):
         chats.append(reader.messages(PLACEHOLDER, PLACEHOLDER, PLACEHOLDER))
-    drafts = getattr(settings, "draft_answer", False) and getattr(settings, "final_answer", "passages") == "passages"
-    if not drafts:
+    if not writes_draft(settings):
         return chats + [chain]
-    # The first call of a question last: the chain's first step, or the draft before the chain
-    # (as the engine orders them: after the first step only for chains written step by step).
-    after_step = getattr(settings, "draft_after_first_step", False) and getattr(settings, "chain_steps", "") == "stepwise"
-    return chats + ([rag, chain] if after_step else [chain, rag])
+    # The first call of a question last: the chain's first step, or the draft before the chain,
+    # by the engine's own rule (a model run here writes its chain step by step where set to).
+    stepwise = getattr(settings, "chain_steps", "stepwise") == "stepwise"
+    return chats + ([rag, chain] if draft_after_first_step(settings, stepwise=stepwise) else [chain, rag])
 
 
 def _strategy_prompts(mode: str, settings: Any, passage: Passage) -> list[str]:
