@@ -214,6 +214,14 @@ class ReasoningSettings:
     # and the draft one step later; off (and for whole chains), the draft comes first and the
     # first node after it (BENCHMARKS.md, Lever 13).
     draft_after_first_step: bool = True
+    # The "passages" final answer with the path's checked steps in view: after the passages, a
+    # list of the verified steps ("Where was Teodor Vance born? Lisk [3]"), so an answer the chain
+    # found in a passage RAG also read is not lost to RAG's own reading of it. "off": passages
+    # only (the draft is the final answer when the path adds no passage); "disagree": the steps
+    # are listed, and where the path adds no passage the final answer is asked again only when
+    # the path's last checked answer is not in the draft's; "always": asked again whenever a
+    # step was checked.
+    final_steps: str = "off"
     # A stated answer that is a sentence ("So the final answer is Kate Millett attended Oxford
     # University.") cut to the words that answer ("Oxford") by the LLM reader's span prompt over
     # that sentence; the final content keeps the sentence (reasoning/concise.py, BENCHMARKS.md).

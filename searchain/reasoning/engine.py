@@ -38,7 +38,8 @@ from .parts import Generator
 from .result import AnswerResult, Node
 from .draft_rules import draft_after_first_step, writes_draft
 from .stepwise import CHAIN_STEPS, FEEDBACK_STYLES, can_write_stepwise
-from .tracing import FINAL_ANSWERS, compose_from_path, extract_final_content, finalize, passage_sources, renumber_marks
+from .tracing import (FINAL_ANSWERS, checked_steps, compose_from_path, extract_final_content, finalize,
+                      passage_sources, path_disagrees, renumber_marks)
 
 # Without a grammar, stop the model when it starts inventing a new few-shot example.
 _CHAIN_STOPS = ("\n[Question]",)
@@ -287,10 +288,14 @@ class SearChainEngine:
             # them when it appends the path's.
             extra = draft.passages if draft is not None else self._question_passages(question)
             sources, marks = passage_sources(path, extra)
-            if draft is not None and len(sources) == len(extra):
+            listed = getattr(self.settings, "final_steps", "off")
+            steps = checked_steps(path, sources) if listed != "off" else []
+            ask_again = bool(steps) and (listed == "always" or draft is None
+                                         or path_disagrees(draft.text, path))
+            if draft is not None and len(sources) == len(extra) and not ask_again:
                 model_text = draft.text  # the final prompt would be the draft's own
             else:
-                messages = [{"role": "user", "content": self.prompts.rag(question, sources)}]
+                messages = [{"role": "user", "content": self.prompts.rag(question, sources, steps)}]
                 model_text = gen.chat(messages, "final", None).text
             return finalize(renumber_marks(model_text, marks), path, extra, question)
         if path:

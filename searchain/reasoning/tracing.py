@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from ..metrics import not_equal
 from ..types import Passage
 from .chain.parser import answer_tail, parse_chain, rewrite_marks, short_answer, strip_marks
 from .parts import locate
@@ -20,6 +21,8 @@ from .result import Node, Reference
 
 # How the final answer is written (``reasoning.final_answer``): see ``SearChainEngine._write_final``.
 FINAL_ANSWERS = ("passages", "tracing")
+# Whether the ``passages`` final answer lists the path's checked steps (``reasoning.final_steps``).
+FINAL_STEPS = ("off", "disagree", "always")
 
 _FINAL_MARKER = re.compile(r"\[\s*final\s+content\s*\]\s*:?", re.IGNORECASE)
 
@@ -185,3 +188,18 @@ def passage_sources(path: Sequence[Node], passages: Sequence[Passage]) -> tuple[
             sources.append(node.passage)
             marks.append(n)
     return sources, marks
+
+
+def checked_steps(path: Sequence[Node], sources: Sequence[Passage]) -> list[tuple[str, str, int]]:
+    """The path's supported steps as ``(query, answer, number of its passage in sources)``, as
+    the ``passages`` final answer lists them (``PromptBook.rag(steps=)``)."""
+    number = {p.pid: k for k, p in enumerate(sources, start=1)}
+    return [(n.query, n.answer, number[n.passage.pid]) for n in path
+            if n.supported and n.answer and n.passage.pid in number]
+
+
+def path_disagrees(stated_text: str, path: Sequence[Node]) -> bool:
+    """Whether the path's last checked answer is missing from the answer ``stated_text`` states
+    (its "So the final answer is ..."): the chain found something the draft did not conclude."""
+    steps = [n for n in path if n.supported and n.answer]
+    return bool(steps) and not_equal(steps[-1].answer, short_answer(stated_text))

@@ -153,8 +153,14 @@ class PromptBook:
     def direct(self, question: str) -> str:
         return fill(self.templates["direct"], question=question.strip())
 
-    def rag(self, question: str, passages: Sequence[Passage]) -> str:
+    def rag(self, question: str, passages: Sequence[Passage],
+            steps: Sequence[tuple[str, str, int]] = ()) -> str:
+        """Plain RAG's prompt; ``steps`` (query, answer, passage number) are listed after the
+        passages, so the prompt begins as the one without them (its KV state is reused)."""
         blocks = [f"[{n}] {p.title}: {_cut(p.text)}" for n, p in enumerate(passages, start=1)]
+        if steps:
+            blocks.append("\nSteps already checked against these passages:")
+            blocks += [f"- {' '.join(q.split())} {' '.join(a.split())} [{n}]" for q, a, n in steps]
         return fill(self.templates["rag"], question=question.strip(), passages="\n".join(blocks))
 
 
