@@ -106,14 +106,14 @@ def test_schema_choices_match_what_the_engine_accepts():
     from searchain.reasoning.modes import MODES
     from searchain.reasoning.chain.prompts import TASKS
     from searchain.reasoning.stepwise import CHAIN_STEPS, FEEDBACK_STYLES
-    from searchain.reasoning.tracing import FINAL_ANSWERS
+    from searchain.reasoning.tracing import FINAL_ANSWERS, FINAL_STEPS
     from searchain.settings_schema import CHOICES, RANGES, flatten
 
     assert CHOICES == {
         "retrieval.retriever": KINDS, "retrieval.hybrid_method": METHODS, "llm.backend": BACKENDS,
         "reasoning.mode": MODES, "reasoning.reader": READER_CHOICES, "reasoning.task": ("auto",) + TASKS,
         "reasoning.final_answer": FINAL_ANSWERS, "reasoning.chain_steps": CHAIN_STEPS,
-        "reasoning.feedback_style": FEEDBACK_STYLES,
+        "reasoning.feedback_style": FEEDBACK_STYLES, "reasoning.final_steps": FINAL_STEPS,
         "retrieval.embed_precision": PRECISIONS, "retrieval.embed_device": DEVICES, "llm.isolation": ISOLATIONS,
         "llm.server_grammar": GRAMMAR_MODES, "llm.server_family": FAMILIES,
     }
