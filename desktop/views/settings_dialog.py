@@ -4,6 +4,7 @@ cross-encoder re-ranker (choose, download). Saved on Apply/OK."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from searchain.index import DEFAULT_RERANKER
+from searchain.llm import starter_label
 
 from ..context import AppContext
 from ..workers import JobRunner
@@ -46,6 +48,10 @@ class SettingsDialog(QDialog):
         llm, reasoning = ctx.settings.llm, ctx.settings.reasoning
         self.model_path = QLineEdit(llm.model_path, self)
         self.model_path.setObjectName("modelPath")
+        starter = starter_label(replace(llm, model_path=""), ctx.paths.models_dir)
+        self.model_path.setPlaceholderText(
+            f"None chosen: the tiny starter model ({starter}) answers; Browse… or Settings > Model catalogue"
+            if starter else "None chosen: Browse… for a GGUF file, or Settings > Model catalogue")
         browse = QPushButton("Browse…", self)
         browse.clicked.connect(self._browse)
         path_row = QHBoxLayout()

@@ -319,3 +319,14 @@ def test_restore_defaults_resets_the_fields_but_keeps_the_model_and_saves_only_o
     saved = Settings.load(home)
     assert (saved.llm.n_ctx, saved.reasoning.top_k, saved.llm.model_path) == (
         defaults.llm.n_ctx, defaults.reasoning.top_k, "/models/mine.gguf")
+
+
+def test_an_empty_model_field_says_which_model_answers_instead(qtbot, home, monkeypatch):
+    import desktop.views.settings_dialog as dialog_module
+
+    monkeypatch.setattr(dialog_module, "starter_label", lambda llm, models_dir=None: "SmolLM2-135M")
+    field = _settings_dialog(qtbot, home).model_path
+    assert field.text() == "" and "the tiny starter model (SmolLM2-135M) answers" in field.placeholderText()
+    monkeypatch.setattr(dialog_module, "starter_label", lambda llm, models_dir=None: "")  # none installed
+    field = _settings_dialog(qtbot, home).model_path
+    assert "starter" not in field.placeholderText() and "Browse" in field.placeholderText()
