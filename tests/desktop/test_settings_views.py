@@ -74,6 +74,11 @@ def test_model_dialog_lists_and_chooses_local_gguf(qtbot, home, tiny_gguf):
         pass  # the rows are listed on a worker
     assert sorted(p.split("/")[-1] for p in dialog.local_paths()) == ["broken.gguf", "tiny.gguf"]
     assert dialog.catalogue.rowCount() > 0
+    dialog.show()  # at its own size, both long texts of the catalogue are in view, side by side
+    columns = dialog.catalogue.horizontalHeader()
+    suits, licence = columns.sectionSize(3), columns.sectionSize(4)
+    assert suits > 150 and licence > 150
+    assert columns.sectionViewportPosition(4) + licence <= dialog.catalogue.viewport().width()
     broken_row = [p.split("/")[-1] for p in dialog.local_paths()].index("broken.gguf")
     parameters = dialog.local.item(broken_row, 2)
     assert parameters.text() == "unreadable" and "not a GGUF" in parameters.toolTip()

@@ -17,6 +17,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
+    QHeaderView,
     QLabel,
     QMessageBox,
     QPushButton,
@@ -54,7 +55,10 @@ class ModelDialog(QDialog):
         self.job: Job | None = None
         self._installing_from_pypi = False
         self.catalogue = read_only_table(self, "catalogueModels",
-                                ("Name", "Size", "Needs (RAM / GPU)", "Suits", "Licence"), stretch=3)
+                                ("Name", "Size", "Needs (RAM / GPU)", "Suits", "Licence"), stretch=4)
+        # Both long texts share the spare width (cut, the whole in each cell's tooltip): fitted to
+        # its contents, either one pushed the other out of view.
+        self.catalogue.horizontalHeader().setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         self.recommendation = QLabel(self)
         self.recommendation.setObjectName("modelRecommendation")
         self.recommendation.setTextFormat(Qt.TextFormat.PlainText)
