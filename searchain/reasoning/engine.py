@@ -29,6 +29,7 @@ from .chain.grammar import DEFAULT_MAX_NODES, coq_grammar, final_content_grammar
 from .chain.parser import short_answer, strip_marks
 from .chain.prompts import TASKS, PromptBook, detect_task, evidence_excerpt
 from .concise import concise_answer, is_sentence, names_both_options, respan, stated_sentence
+from .draft_rules import draft_after_first_step, writes_draft
 from .duplicates import DuplicateDetector
 from .events import PHASE_DRAFT, PHASE_REWRITE, Done, DraftStarted, Failed, QuestionRewritten
 from .followup import PriorTurn, rewrite_followup
@@ -36,9 +37,8 @@ from .loop import ReasoningRun
 from .modes import MODE_DIRECT, MODE_GEEK, MODE_GENGROUND, MODE_RAG, MODE_SEARCHAIN, check_mode, needs_ir
 from .parts import Generator
 from .result import AnswerResult, Node
-from .draft_rules import draft_after_first_step, writes_draft
 from .stepwise import CHAIN_STEPS, FEEDBACK_STYLES, can_write_stepwise
-from .tracing import (FINAL_ANSWERS, checked_steps, compose_from_path, extract_final_content, finalize,
+from .tracing import (FINAL_ANSWERS, FINAL_STEPS, checked_steps, compose_from_path, extract_final_content, finalize,
                       passage_sources, path_disagrees, renumber_marks)
 
 # Without a grammar, stop the model when it starts inventing a new few-shot example.
@@ -191,6 +191,9 @@ class SearChainEngine:
         steps = getattr(self.settings, "chain_steps", "stepwise")
         if mode == MODE_SEARCHAIN and steps not in CHAIN_STEPS:
             raise ConfigError(f"Unknown way of writing chains {steps!r}.", hint=f"Use one of: {', '.join(CHAIN_STEPS)}.")
+        listed = getattr(self.settings, "final_steps", "off")
+        if mode == MODE_SEARCHAIN and listed not in FINAL_STEPS:
+            raise ConfigError(f"Unknown final_steps {listed!r}.", hint=f"Use one of: {', '.join(FINAL_STEPS)}.")
         style = getattr(self.settings, "feedback_style", "inline")
         if mode == MODE_SEARCHAIN and style not in FEEDBACK_STYLES:
             raise ConfigError(f"Unknown feedback style {style!r}.", hint=f"Use one of: {', '.join(FEEDBACK_STYLES)}.")
@@ -276,7 +279,8 @@ class SearChainEngine:
         final answer is the draft when the path adds no passage (the same prompt, so the same
         greedy answer), and otherwise its prompt begins as the draft's did, whose KV state the
         backend kept aside (``llm/prefix_states.py``): only the path's passages and the question
-        are evaluated again.
+        are evaluated again. ``reasoning.final_steps`` lists the path's checked steps after the
+        passages, and may ask again where the draft stands as it is (``tracing.path_disagrees``).
         """
         style = getattr(self.settings, "final_answer", "passages")
         # With nothing verified and no closing line of the model's own to fall back on (a chain

@@ -71,3 +71,14 @@ def test_disagreement_is_the_last_checked_answer_missing_from_the_stated_one():
     assert not path_disagrees("So the final answer is Varrow.", [])  # nothing checked
     unchecked = replace(node, decision="unchecked", passage=None)
     assert not path_disagrees("So the final answer is Varrow.", [unchecked])
+
+
+def test_an_unknown_choice_is_refused_before_any_model_call():
+    from searchain.errors import ConfigError
+
+    llm = ScriptedLLM([AGREES, OWN_STEPS])
+    engine = SearChainEngine(llm, InMemoryRetriever(list(PASSAGES)), LexicalReader(), embedder=HashingEmbedder(),
+                             settings=replace(ReasoningSettings(), final_steps="sometimes"))
+    with pytest.raises(ConfigError, match="final_steps"):
+        engine.answer(QUESTION)
+    assert llm.calls == []
