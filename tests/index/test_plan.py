@@ -37,6 +37,9 @@ def test_a_rebuild_plans_every_passage_from_a_measured_speed(indexed_copy, embed
     # Disk: 20 float32 vectors + ids as checkpoints, plus the graph; memory: graph + model.
     assert plan.disk_bytes >= 20 * (4 * 384 + 8) and plan.ram_bytes > plan.disk_bytes
     assert any("measuring" in e.message for e in events)
+    # The last progress line is not the plan's headline, which the caller shows next (once).
+    headline = plan.summary().splitlines()[0]
+    assert events[-1].done == events[-1].total == 1 and headline not in [e.message for e in events]
     # The measured speed is cached per model, device, precision, batch and machine: the next
     # plan on this machine measures nothing.
     cache = json.loads((indexed_copy.cache_dir / plan_mod.CACHE_FILE).read_text())
