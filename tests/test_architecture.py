@@ -58,7 +58,7 @@ LAYERS: dict[str, list[list[str]]] = {
         ["events", "duplicates"],
         ["parts"],
         ["stepwise"],
-        ["loop", "tracing", "followup", "concise"],
+        ["loop", "tracing", "followup", "concise", "polar"],
         ["baselines", "strategies"],
         ["engine", "warmup"],
     ],

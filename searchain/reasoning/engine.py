@@ -36,6 +36,7 @@ from .followup import PriorTurn, rewrite_followup
 from .loop import ReasoningRun
 from .modes import MODE_DIRECT, MODE_GEEK, MODE_GENGROUND, MODE_RAG, MODE_SEARCHAIN, check_mode, needs_ir
 from .parts import Generator
+from .polar import polar_answer
 from .result import AnswerResult, Node
 from .stepwise import CHAIN_STEPS, FEEDBACK_STYLES, can_write_stepwise
 from .tracing import (FINAL_ANSWERS, FINAL_STEPS, checked_steps, compose_from_path, extract_final_content, finalize,
@@ -157,8 +158,13 @@ class SearChainEngine:
 
     def _concise(self, question: str, result: AnswerResult, gen: Generator) -> None:
         """A stated answer that is a sentence, cut to the words that answer (``concise.py``,
-        ``reasoning.concise_answer``); the final content is left as written."""
+        ``reasoning.concise_answer``), or to yes or no for a yes/no question (``polar.py``); the
+        final content is left as written."""
         if not getattr(self.settings, "concise_answer", False) or self.llm is None:
+            return
+        polar = polar_answer(question, result.answer or "")
+        if polar is not None:  # a yes/no question: yes or no, read from the words (``polar.py``)
+            result.answer = polar
             return
         if result.mode in (MODE_GENGROUND, MODE_GEEK):  # the strategy's [Final Answer] field
             stated = result.answer if is_sentence(result.answer) else None
