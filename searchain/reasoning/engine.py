@@ -26,7 +26,7 @@ from ..llm.base import GenerationParams
 from .accounting import metered_reader
 from .baselines import answer_direct, answer_rag
 from .chain.grammar import DEFAULT_MAX_NODES, coq_grammar, final_content_grammar
-from .chain.parser import short_answer, strip_marks
+from .chain.parser import answer_tail, short_answer, strip_marks
 from .chain.prompts import TASKS, PromptBook, detect_task, evidence_excerpt
 from .concise import concise_answer, is_sentence, names_both_options, respan, stated_sentence
 from .draft_rules import draft_after_first_step, writes_draft
@@ -162,11 +162,13 @@ class SearChainEngine:
         final content is left as written."""
         if not getattr(self.settings, "concise_answer", False) or self.llm is None:
             return
-        polar = polar_answer(question, result.answer or "")
-        if polar is not None:  # a yes/no question: yes or no, read from the words (``polar.py``)
-            result.answer = polar
-            return
-        if result.mode in (MODE_GENGROUND, MODE_GEEK):  # the strategy's [Final Answer] field
+        strategy = result.mode in (MODE_GENGROUND, MODE_GEEK)  # the [Final Answer] field is stated
+        if strategy or answer_tail(result.final_content) is not None:  # only a stated answer is read
+            polar = polar_answer(question, result.answer or "")
+            if polar is not None:  # a yes/no question: yes or no, read from the words (``polar.py``)
+                result.answer = polar
+                return
+        if strategy:  # the strategy's [Final Answer] field
             stated = result.answer if is_sentence(result.answer) else None
         else:
             stated = stated_sentence(result.final_content)

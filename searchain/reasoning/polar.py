@@ -6,7 +6,9 @@ city." The final content keeps that sentence (the user reads it, with its marks)
 answer (``AnswerResult.answer``, what the eval scores and ``searchain ask --json`` gives) is "no". A stated answer that
 begins with yes or no is cut to that word; one that is a sentence without either is read as
 no when it denies (not, never, neither, "n't", false, different...) and yes otherwise; "True"
-and "False" as they say. No model call: the words decide.
+and "False" as they say. No model call: the words decide. Only a stated answer is read (after
+"the answer is", or a strategy's ``[Final Answer]``): a reply that reasons without concluding is
+left as it is, not guessed from.
 
 A yes/no question begins with an auxiliary ("Is", "Were", "Did", "Can", ...) and offers no
 options: "Is Mount X or Mount Y taller?" asks for a name (``concise.question_options`` and an

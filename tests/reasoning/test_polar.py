@@ -49,3 +49,19 @@ def test_the_engine_answers_a_yes_no_question_yes_or_no_and_keeps_the_sentence()
     result = engine.answer("Is Kevin Drew from the same city as the Toronto Coach Terminal?", mode="rag")
     assert result.answer == "no" and "not in the same city" in result.final_content
     assert len(llm.calls) == 1  # no model call for the cut
+
+
+def test_a_reply_that_states_no_answer_is_not_guessed_from():
+    from dataclasses import replace
+
+    from searchain.config import ReasoningSettings
+    from searchain.llm.fakes.scripted import ScriptedLLM
+    from searchain.reasoning.engine import SearChainEngine
+    from searchain.reasoning.inmemory import InMemoryRetriever
+    from tests.fixtures.reasoning import PASSAGES
+
+    rambling = "Kevin Drew wrote songs [1]. The terminal serves buses [2]."
+    engine = SearChainEngine(ScriptedLLM([rambling]), InMemoryRetriever(list(PASSAGES)), None,
+                             settings=replace(ReasoningSettings(), mode="rag"))
+    result = engine.answer("Is Kevin Drew from the same city as the Toronto Coach Terminal?", mode="rag")
+    assert result.answer not in ("yes", "no")
