@@ -8,7 +8,7 @@ import importlib
 # of its own has a folder, and its command module is named here.
 BENCH_MODULES = ("retrieval", "ann.hnsw_bench", "ingest.command", "llm", "grammar", "engine", "store", "embed",
                  "discovery", "cluster", "bundle", "scale.command", "strategies", "wikitext",
-                 "documents.command", "server", "update", "loop", "lookup", "keyword_update", "warmup")
+                 "documents.command", "server", "update", "loop", "lookup", "keyword_update", "warmup", "batch")
 
 
 def register(sub) -> None:

@@ -50,7 +50,7 @@ def register(sub) -> None:
 
     p = msub.add_parser("make-test-model", help="write a random-weight GGUF for tests/benchmarks")
     p.add_argument("path")
-    p.add_argument("--layout", default="tiny", choices=("tiny", "llama-1b", "llama-8b"))
+    p.add_argument("--layout", default="tiny", choices=("tiny", "llama-1b", "llama-8b", "qwen2.5-1.5b", "qwen2.5-0.5b"))
     p.add_argument("--quant", default="default",
                    help="llama.cpp file type, e.g. Q4_K_M; 'none' keeps F32/F16 "
                         "(default: none for tiny, Q4_K_M for the real layouts)")

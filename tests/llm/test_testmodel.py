@@ -63,3 +63,32 @@ def test_real_layouts_have_real_shapes():
     one_b, eight_b = LAYOUTS["llama-1b"], LAYOUTS["llama-8b"]
     assert (one_b.n_embd, one_b.n_layer, one_b.n_ff, one_b.vocab_size) == (2048, 16, 8192, 128256)
     assert (eight_b.n_embd, eight_b.n_layer, eight_b.n_ff) == (4096, 32, 14336)
+
+
+def _parameters(layout) -> int:
+    head_dim = layout.n_embd // layout.n_head
+    kv = head_dim * layout.n_head_kv
+    per_layer = 2 * layout.n_embd ** 2 + 2 * kv * layout.n_embd + 3 * layout.n_embd * layout.n_ff
+    embeddings = layout.vocab_size * layout.n_embd * (1 if layout.tied_embeddings else 2)
+    return layout.n_layer * per_layer + embeddings
+
+
+def test_qwen_layouts_have_the_published_parameter_counts():
+    # Qwen2.5-1.5B: 1.54 B parameters, 0.5B: 0.49 B (their model cards; QKV biases aside)
+    assert _parameters(LAYOUTS["qwen2.5-1.5b"]) / 1e9 == pytest.approx(1.54, abs=0.01)
+    assert _parameters(LAYOUTS["qwen2.5-0.5b"]) / 1e9 == pytest.approx(0.49, abs=0.01)
+    assert LAYOUTS["qwen2.5-1.5b"].vocab_size == LAYOUTS["qwen2.5-0.5b"].vocab_size == 151936
+
+
+def test_make_test_model_offers_tiny_and_every_real_shape():
+    import argparse
+
+    from searchain.cli import models
+
+    parser = argparse.ArgumentParser()
+    models.register(parser.add_subparsers())
+    sub = next(a for a in parser._subparsers._group_actions[0].choices["models"]._subparsers._group_actions
+               if hasattr(a, "choices")).choices["make-test-model"]
+    layout = next(a for a in sub._actions if a.dest == "layout")
+    real = {name for name, spec in LAYOUTS.items() if spec.default_quant}  # not the test-only shapes
+    assert set(layout.choices) == {"tiny"} | real

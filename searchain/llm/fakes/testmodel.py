@@ -6,7 +6,8 @@ the real ``llama_cpp.Llama``. Its output is gibberish, but every byte is a token
 can always be followed and grammar-constrained text is well formed.
 
 Layouts ``llama-1b`` and ``llama-8b`` copy the tensor shapes of Llama 3.2 1B and Llama 3.1 8B
-(vocabulary padded to 128,256 tokens). Decode speed does not depend on the weights' values, so such
+(vocabulary padded to 128,256 tokens), ``qwen2.5-1.5b`` and ``qwen2.5-0.5b`` those of the starter
+model and its draft model (151,936 tokens). Decode speed does not depend on the weights' values, so such
 a file quantised with llama.cpp's own quantiser (``--quant Q4_K_M``) runs exactly as fast as the
 real model: that is how the benchmark measures realistic speeds without downloading weights.
 """
@@ -47,6 +48,11 @@ LAYOUTS: dict[str, Layout] = {
     "llama-1b": Layout(2048, 16, 32, 8, 8192, 131072, 128256, True, 500000.0, "f16", "Q4_K_M"),
     # Llama 3.1 8B: 4096 wide, 32 layers, 32 heads / 8 KV heads, FFN 14336, separate output.
     "llama-8b": Layout(4096, 32, 32, 8, 14336, 131072, 128256, False, 500000.0, "f16", "Q4_K_M"),
+    # Qwen2.5(-Coder)-1.5B and -0.5B, the starter model and its draft: 1536 / 896 wide, 28 / 24
+    # layers, 12 / 14 heads over 2 KV heads, FFN 8960 / 4864, 151,936 tokens, tied output. Written
+    # as llama (no QKV bias: three vectors a layer, nothing to decode speed).
+    "qwen2.5-1.5b": Layout(1536, 28, 12, 2, 8960, 32768, 151936, True, 1000000.0, "f16", "Q4_K_M"),
+    "qwen2.5-0.5b": Layout(896, 24, 14, 2, 4864, 32768, 151936, True, 1000000.0, "f16", "Q4_K_M"),
 }
 
 WEIGHT_STD = 0.02
