@@ -220,6 +220,37 @@ def test_bench_ingest_with_workers_prints_runs_per_worker_count(tmp_path, capsys
     assert main(["bench", "ingest", "--source", str(dump), "--workers", "0"]) != 0
 
 
+def test_bench_ingest_times_wikiextractor_at_the_counts_asked_and_compares_like_with_like(tmp_path, capsys):
+    import json
+
+    from searchain.cli.main import main
+
+    pytest.importorskip("wikiextractor")
+    dump = make_dump(tmp_path / "wiki.xml.bz2", 40, random.Random(3))
+    assert main(["bench", "ingest", "--source", str(dump), "--workers", "1,2", "--repeats", "1",
+                 "--wikiextractor-workers", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [r["processes"] for r in out["wikiextractor"]["runs"]] == [2]
+    one, two = out["runs"]
+    assert "vs_wikiextractor" not in one  # no wikiextractor run with 1 process to compare with
+    assert two["vs_wikiextractor"] == pytest.approx(
+        two["pages_per_s"] / out["wikiextractor"]["runs"][0]["pages_per_s"], rel=0.02)
+
+
+def test_multistream_streams_compressed_in_processes_are_the_same_bytes(tmp_path):
+    from searchain.bench.ingest.multistream import repeat_pages
+
+    dump = repeat_pages(make_dump(tmp_path / "w.xml.bz2", 30, random.Random(4)), tmp_path / "r.xml", 3)
+    assert dump.read_bytes()[:3] != b"BZh"  # a .xml name: written plain
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    one = to_multistream(dump, tmp_path / "a" / "w-multistream.xml.bz2", pages_per_stream=7)
+    two = to_multistream(dump, tmp_path / "b" / "w-multistream.xml.bz2", pages_per_stream=7, processes=2)
+    assert one[0].read_bytes() == two[0].read_bytes() and one[1].read_bytes() == two[1].read_bytes()
+    index = __import__("bz2").decompress(two[1].read_bytes()).decode().splitlines()
+    assert len(index) == 90 and len({line.split(":")[0] for line in index}) == 13  # 90 pages, 7 a stream
+
+
 def test_a_cancel_stops_the_workers_and_keeps_a_prefix(home, tmp_path):
     from searchain.events import CancelToken, Cancelled
 

@@ -19,6 +19,8 @@ def register(sub) -> None:
     p.add_argument("--workers", default="1,2", help="with --source: worker counts, e.g. 1,2,4 (default 1,2)")
     p.add_argument("--no-wikiextractor", action="store_true",
                    help="with --source: do not time wikiextractor on the same dump")
+    p.add_argument("--wikiextractor-workers", default="",
+                   help="with --source: time wikiextractor at these process counts only (default: each --workers)")
     p.add_argument("--json", action="store_true", help="accepted for symmetry: the output is always JSON")
     p.set_defaults(func=handle)
 
@@ -33,7 +35,9 @@ def handle(ctx, args) -> int:
         if not args.source.is_file():
             raise SearchainError(f"{args.source} is not a file.", hint="Pass a dump or a ZIM file.")
         result = measure(args.source, parse_workers(args.workers), max(1, args.repeats),
-                         wikiextractor=not args.no_wikiextractor)
+                         wikiextractor=not args.no_wikiextractor,
+                         wikiextractor_counts=parse_workers(args.wikiextractor_workers)
+                         if args.wikiextractor_workers else None)
         print(json.dumps(result, indent=1))
         return 0
     from .measure import main

@@ -47,7 +47,8 @@ def parse_workers(text: str) -> list[int]:
     return counts
 
 
-def measure(source: Path, counts: list[int], repeats: int, wikiextractor: bool = True) -> dict:
+def measure(source: Path, counts: list[int], repeats: int, wikiextractor: bool = True,
+            wikiextractor_counts: list[int] | None = None) -> dict:
     from ...corpus.sources.detect import detect_format
 
     source = Path(source)
@@ -68,10 +69,12 @@ def measure(source: Path, counts: list[int], repeats: int, wikiextractor: bool =
         for run in runs:
             run["per_worker_vs_first"] = round(run["pages_per_s"] / run["workers"] / base, 2)
         if wikiextractor and fmt == "mediawiki" and _has_wikiextractor():
-            wx = [_wikiextractor(source, n, repeats, pages, Path(tmp)) for n in counts]
+            wx = [_wikiextractor(source, n, repeats, pages, Path(tmp)) for n in wikiextractor_counts or counts]
             out["wikiextractor"] = {"pages_per_s": wx[-1]["pages_per_s"], "runs": wx}
-            for run, theirs in zip(runs, wx):
-                run["vs_wikiextractor"] = round(run["pages_per_s"] / theirs["pages_per_s"], 2)
+            theirs_at = {theirs["processes"]: theirs for theirs in wx}
+            for run in runs:  # compared at the same number of processes only
+                if run["workers"] in theirs_at:
+                    run["vs_wikiextractor"] = round(run["pages_per_s"] / theirs_at[run["workers"]]["pages_per_s"], 2)
         else:
             out["wikiextractor"] = None
     return out
