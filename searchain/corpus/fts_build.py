@@ -2,8 +2,9 @@
 
 A small ingest (and every update) indexes each batch of passages in the batch's own
 transaction. An ingest whose workers parse faster than such a writer can keep up with
-(``worth_deferring``) would spend ~75 % of its one writer's CPU on that, and the writer, not
-the parsers, would bound it; so it stores the passages alone and builds the index at its end,
+(``worth_deferring``, or ``WriterWatch`` on the writer's pace measured mid-ingest) would spend
+~75 % of its one writer's CPU on that, and the writer, not the parsers, would bound it; so it
+stores the passages alone (from then on) and builds the index at its end,
 in id ranges of ``CHUNK`` passages, one transaction each (measured in BENCHMARKS.md, "The
 writer without per-batch FTS": the writer stores ~4x more passages per CPU second, and the
 whole ingest costs less CPU, since FTS5 merges far less when it indexes 200,000 passages a
@@ -62,6 +63,52 @@ def worth_deferring(source, workers: int) -> bool:
     """Whether an ingest of ``source`` with ``workers`` processes should build its index at the end."""
     rate = getattr(source, "parse_passages_per_core_s", 0)
     return workers > 1 and workers * rate >= DEFER_FROM_PASSAGES_PER_S
+
+
+# Mid-ingest (``WriterWatch``): the build indexes ~2.9-3.0x as many passages a second as per-batch
+# indexing on both machines measured (dev VM 59,000 / 20,000; 16 vCPUs 46,300 / 13,900), so with a
+# per-batch rate R deferring pays once the workers parse P > R / (1 - 1/BUILD_OVER_BATCH) ~ 1.5 R.
+BUILD_OVER_BATCH = 2.9
+WATCH_SKIP_BATCHES = 2  # the first batches wait for the workers to start: not the writer's pace
+WATCH_PASSAGES = 10_000  # passages timed before deciding (~20 batches, ~1 s of writing)
+WATCH_BUSY = 0.75  # the writer's share of the time: below it, it waits for passages and keeps up
+
+
+class WriterWatch:
+    """Times a per-batch writer and says once, after ``WATCH_PASSAGES``, whether to defer the rest.
+
+    ``worth_deferring`` decides before the ingest from a constant measured on one machine; where
+    the writer is slower against the workers than there (16 vCPUs: 8 workers bound by a per-batch
+    writer, BENCHMARKS.md "Ingest on 16 vCPUs") the writer's own pace, measured here, decides:
+    busy most of the time, and the workers' declared rate ``workers * parse_rate`` above ~1.5x
+    the passages it stores a second."""
+
+    def __init__(self, workers: int, parse_rate: float):
+        self.parse = workers * parse_rate
+        self.batches = self.passages = 0
+        self.writing = self.waiting = 0.0
+        self.decided = workers < 2 or parse_rate <= 0
+
+    def observe(self, passages: int, waited: float, wrote: float) -> bool:
+        """Record one batch (seconds waiting for it, seconds storing it); True once: defer now."""
+        if self.decided:
+            return False
+        self.batches += 1
+        if self.batches <= WATCH_SKIP_BATCHES:
+            return False
+        self.passages += passages
+        self.waiting += waited
+        self.writing += wrote
+        if self.passages < WATCH_PASSAGES:
+            return False
+        self.decided = True
+        return self.verdict()
+
+    def verdict(self) -> bool:
+        if self.writing <= 0 or self.writing / (self.writing + self.waiting) < WATCH_BUSY:
+            return False
+        per_batch_rate = self.passages / self.writing
+        return self.parse > per_batch_rate / (1 - 1 / BUILD_OVER_BATCH)
 
 
 def indexed_to(conn: sqlite3.Connection) -> int | None:

@@ -60,8 +60,9 @@ def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFA
     A source that yields nothing at all (empty, or every record malformed) is a CorpusError.
     ``workers``: processes that parse a source that can be split (``parallel``; 0 = auto, by
     the cores and the file's size); the passages, their order and ids do not depend on it.
-    With workers that parse faster than a per-batch writer stores (``fts_build.worth_deferring``),
-    the FTS5 keyword index is built once at the end, and after a failure for what was stored; a
+    With workers that parse faster than a per-batch writer stores (``fts_build.worth_deferring``
+    before the start, else ``fts_build.WriterWatch`` on the writer's measured pace after its first
+    ~10,000 passages), the FTS5 keyword index is built once at the end (from there), and after a failure for what was stored; a
     cancel leaves it to the next add (or the first search). An index a killed ingest left
     unbuilt is built at the end of any ingest.
     """
@@ -74,14 +75,17 @@ def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFA
     processes, head_start = worker_plan(source, workers) if workers != 1 else (1, False)
     stream: Iterator[Passage] = (parallel_passages(source, processes, head_start) if processes > 1
                                  else iter(source.passages()))
+    watch = None
     if fts_build.worth_deferring(source, processes) and (ids_from is None or store.count() == 0):
         store.defer_fts()  # (with ids_from, only into an empty store: else ids may fall below X)
+    elif ids_from is None and fts_build.indexed_to(store.conn) is None:  # the writer's pace decides
+        watch = fts_build.WriterWatch(processes, getattr(source, "parse_passages_per_core_s", 0))
     emit(on_event, Progress(STAGE, 0, None, f"reading {path}" + (
         f" (continuing after page {source.resume_after})" if getattr(source, "resume_after", None)
         else "") + (f" with {processes} worker processes" if processes > 1 else ""), started))
     try:
         _store_all(store, source, stream, report, batch_size=batch_size, ids_from=ids_from,
-                   count_as=count_as, on_event=on_event, cancel=cancel, started=started)
+                   count_as=count_as, on_event=on_event, cancel=cancel, started=started, watch=watch)
     except Cancelled:
         raise  # prompt: the index is built by the next add, or before the first search
     except CorpusError:  # a damaged file, a full disk: what was stored becomes searchable if it can
@@ -124,8 +128,10 @@ def build_fts(store: PassageStore, *, on_event: EventCallback | None = None,
 
 
 def _store_all(store: PassageStore, source, stream: Iterator[Passage], report: IngestReport, *,
-               batch_size: int, ids_from, count_as, on_event, cancel, started: float) -> None:
-    """Store ``stream`` batch by batch, checking ``cancel`` between batches."""
+               batch_size: int, ids_from, count_as, on_event, cancel, started: float,
+               watch: fts_build.WriterWatch | None = None) -> None:
+    """Store ``stream`` batch by batch, checking ``cancel`` between batches; ``watch`` times the
+    writer and may defer the keyword index for the rest (the index is complete between batches)."""
     def put(batch: list[Passage]) -> None:
         result = store.add(batch, batch_size=batch_size, ids_from=ids_from, count_as=count_as)
         report.added += result.added
@@ -134,6 +140,7 @@ def _store_all(store: PassageStore, source, stream: Iterator[Passage], report: I
     while True:
         check(cancel)
         batch: list[Passage] = []
+        asked = time.monotonic()
         try:
             batch.extend(islice(stream, batch_size))
         except CorpusError:  # the file breaks off: what was read before it is stored, as promised
@@ -141,7 +148,10 @@ def _store_all(store: PassageStore, source, stream: Iterator[Passage], report: I
                 put(batch)
             raise
         if batch:
+            got = time.monotonic()
             put(batch)
+            if watch is not None and watch.observe(len(batch), got - asked, time.monotonic() - got):
+                store.defer_fts()
         report.files += sum(1 for d in source.documents if d.passages)
         store.put_documents(source.documents)
         source.documents.clear()
