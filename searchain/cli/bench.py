@@ -6,9 +6,10 @@ import importlib
 
 # Modules under ``searchain.bench``, each with ``register(sub)``; a benchmark with helper modules
 # of its own has a folder, and its command module is named here.
-BENCH_MODULES = ("retrieval", "ann.hnsw_bench", "ingest.command", "llm", "grammar", "engine", "store", "embed",
-                 "discovery", "cluster", "bundle", "scale.command", "strategies", "wikitext",
-                 "documents.command", "server", "update", "loop", "lookup", "keyword_update", "warmup", "batch")
+BENCH_MODULES = ("retrieval", "ann.hnsw_bench", "ingest.command", "decoding.llm", "decoding.grammar", "engine",
+                 "store", "embed", "discovery", "cluster", "bundle", "scale.command", "strategies", "wikitext",
+                 "documents.command", "decoding.server", "update", "loop", "decoding.lookup", "keyword_update",
+                 "warmup", "decoding.batch")
 
 
 def register(sub) -> None:

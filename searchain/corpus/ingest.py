@@ -63,8 +63,8 @@ def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFA
     With workers that parse faster than a per-batch writer stores (``fts_build.worth_deferring``
     before the start, else ``fts_build.WriterWatch`` on the writer's measured pace after its first
     ~10,000 passages), the FTS5 keyword index is built once at the end (from there on), and after
-    a failure for what was stored; a cancel leaves it to the next add (or the first search). An index a killed ingest left
-    unbuilt is built at the end of any ingest.
+    a failure for what was stored; a cancel leaves it to the next add (or the first search). An
+    index a killed ingest left unbuilt is built at the end of any ingest.
     """
     started = time.monotonic()
     problems = ProblemLog()

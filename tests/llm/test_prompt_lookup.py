@@ -101,7 +101,7 @@ def test_bench_lookup_reports_speed_and_identity(tmp_path, tiny_gguf):
     import argparse
     import json
 
-    from searchain.bench.lookup import run
+    from searchain.bench.decoding.lookup import run
     from searchain.config import Settings
     from searchain.errors import ConfigError
 

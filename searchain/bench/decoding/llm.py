@@ -54,9 +54,9 @@ def run(ctx, args) -> int:
 def measure(base_settings, args) -> dict:
     import llama_cpp
 
-    from ..llm.base import GenerationParams
-    from ..llm.isolated import ProcessLLM
-    from ..llm.llama_cpp_backend import LlamaCppLLM, open_llama
+    from ...llm.base import GenerationParams
+    from ...llm.isolated import ProcessLLM
+    from ...llm.llama_cpp_backend import LlamaCppLLM, open_llama
 
     settings = replace(base_settings, model_path=args.model, backend="llama_cpp",
                        n_ctx=args.n_ctx, n_threads=args.threads, n_gpu_layers=args.gpu_layers)
@@ -159,7 +159,7 @@ def _ignore(_text: str) -> None:
 
 def _dialogue(backend, *, reuse: bool) -> list[int]:
     """Prompt tokens evaluated in each round of a 3-round chat (the cache starts empty)."""
-    from ..llm.base import GenerationParams
+    from ...llm.base import GenerationParams
 
     backend.reset_cache()
     messages = [{"role": "system", "content": "You answer questions in one short sentence."}]

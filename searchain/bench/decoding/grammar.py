@@ -51,8 +51,8 @@ def run(ctx, args) -> int:
 
 def cases() -> list[tuple[str, list[dict], str]]:
     """(kind, chat messages, grammar) for each prompt the benchmark runs."""
-    from ..reasoning.chain.grammar import coq_grammar, final_content_grammar, standalone_grammar
-    from ..reasoning.chain.prompts import PromptBook, detect_task
+    from ...reasoning.chain.grammar import coq_grammar, final_content_grammar, standalone_grammar
+    from ...reasoning.chain.prompts import PromptBook, detect_task
 
     book = PromptBook()
     out = [("chain", [{"role": "user", "content": book.coq(q, detect_task(q))}], coq_grammar())
@@ -65,8 +65,8 @@ def cases() -> list[tuple[str, list[dict], str]]:
 
 
 def measure(base_settings, args) -> dict:
-    from ..llm.base import GenerationParams
-    from ..llm.llama_cpp_backend import LlamaCppLLM
+    from ...llm.base import GenerationParams
+    from ...llm.llama_cpp_backend import LlamaCppLLM
 
     settings = replace(base_settings, model_path=args.model, backend="llama_cpp",
                        n_ctx=args.n_ctx, n_threads=args.threads, n_gpu_layers=args.gpu_layers)

@@ -51,8 +51,8 @@ def run(ctx, args) -> int:
 
 
 def measure(paths, base_settings, args) -> dict:
-    from ..llm.llama_cpp_backend import LlamaCppLLM
-    from ..llm.loader import load_llm
+    from ...llm.llama_cpp_backend import LlamaCppLLM
+    from ...llm.loader import load_llm
 
     llm = replace(base_settings.llm, model_path=str(args.model), backend="llama_cpp",
                   isolation="inprocess", n_ctx=args.n_ctx, n_threads=args.threads,
@@ -76,7 +76,7 @@ def measure(paths, base_settings, args) -> dict:
 
 
 def _speed(local, remote, args) -> dict:
-    from ..llm.base import GenerationParams
+    from ...llm.base import GenerationParams
 
     params = GenerationParams(max_tokens=args.tokens, temperature=0.0)
 
@@ -116,8 +116,8 @@ def _speed(local, remote, args) -> dict:
 
 def _loop(paths, base_settings, llm_local, llm_served, local, remote, args) -> dict:
     """Each demo question in each mode through both models; the answers compared whole."""
-    from ..library import DEMO_NAME, demo_questions
-    from ..workspace import Workspace
+    from ...library import DEMO_NAME, demo_questions
+    from ...workspace import Workspace
 
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     questions = demo_questions(limit=args.questions)
@@ -189,7 +189,7 @@ class _Server:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 self._log.close()
-                from ..errors import ModelError
+                from ...errors import ModelError
 
                 raise ModelError(f"llama_cpp.server exited with {self.proc.returncode}: "
                                  f"{self.log.read_text(errors='replace')[-500:]}",

@@ -21,7 +21,7 @@ import json
 import statistics
 import time
 
-from ..errors import ConfigError
+from ...errors import ConfigError
 
 
 def register(sub) -> None:
@@ -57,8 +57,8 @@ def run(settings, args) -> dict:
 
     import numpy as np
 
-    from ..llm.llama_cpp_backend import LlamaCppLLM
-    from ..llm.speculation import eval_batch_all_logits
+    from ...llm.llama_cpp_backend import LlamaCppLLM
+    from ...llm.speculation import eval_batch_all_logits
 
     sizes = parse_sizes(args.sizes)
     if args.repeats < 1 or args.at < 1 or args.prompt < 1:
@@ -93,7 +93,7 @@ def run(settings, args) -> dict:
             for k in sizes[r % len(sizes):] + sizes[:r % len(sizes)]:
                 seconds[k].append(timed(args.at, tokens[args.at:args.at + k]))
         one = statistics.median(seconds[1])
-        rows = [{"tokens": k, "median_s": round(statistics.median(s), 5), "runs_s": [round(x, 5) for x in s],
+        rows = [{"tokens": k, "median_s": round(statistics.median(s), 7), "runs_s": [round(x, 7) for x in s],
                  "steps": round(statistics.median(s) / one, 3),
                  "ceiling_speedup": round(k * one / statistics.median(s), 3)} for k, s in seconds.items()]
         return {"benchmark": "batch", "model": str(args.model), "at": args.at,

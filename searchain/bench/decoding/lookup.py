@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 
-from ..errors import ConfigError
+from ...errors import ConfigError
 
 
 def register(sub) -> None:
@@ -40,7 +40,7 @@ def handle(ctx, args) -> int:
 
 
 def _passages(record: dict):
-    from ..types import Passage
+    from ...types import Passage
 
     contexts = [c for c in record["contexts"] if c.get("is_supporting")] or record["contexts"][:1]
     return [Passage(pid=str(i), corpus="bench", title=c["title"], text=c["paragraph_text"])
@@ -51,11 +51,11 @@ def run(settings, args) -> dict:
     import dataclasses
     import time
 
-    from ..llm.base import GenerationParams
-    from ..llm.llama_cpp_backend import LlamaCppLLM
-    from ..reader.llm_reader import LLMReader
-    from ..reasoning.chain.grammar import coq_grammar
-    from ..reasoning.chain.prompts import PromptBook, detect_task
+    from ...llm.base import GenerationParams
+    from ...llm.llama_cpp_backend import LlamaCppLLM
+    from ...reader.llm_reader import LLMReader
+    from ...reasoning.chain.grammar import coq_grammar
+    from ...reasoning.chain.prompts import PromptBook, detect_task
 
     drafts = [int(d) for d in args.drafts.split(",") if d.strip()]
     if not drafts or drafts[0] != 0 or any(d < 0 for d in drafts):
