@@ -49,3 +49,29 @@ def package_folders(name: str) -> list[Path]:
     if spec is None or not spec.submodule_search_locations:
         return []
     return [Path(folder) for folder in spec.submodule_search_locations]
+
+
+# What a second hardware thread of a core adds to CPU-bound work such as parsing: ~15 %. The lent
+# 16-vCPU machine (BENCHMARKS.md, "Ingest on 16 vCPUs") ran 16 copies of a loop 1.7-1.8x slower
+# than one, i.e. ~9 cores' worth, as 8 cores of 2 threads with this yield would.
+SMT_YIELD = 0.15
+
+
+def cpu_cores(root: Path = Path("/sys/devices/system/cpu")) -> tuple[int, int]:
+    """(logical CPUs, physical cores): the cores are the distinct ``thread_siblings_list`` sets of
+    the CPUs (Linux sysfs); where those cannot be read, both are the logical count."""
+    logical = max(1, os.cpu_count() or 1)
+    siblings = set()
+    for cpu in range(logical):
+        try:
+            siblings.add((root / f"cpu{cpu}" / "topology" / "thread_siblings_list").read_text().strip())
+        except OSError:
+            return logical, logical
+    return logical, max(1, min(logical, len(siblings)))
+
+
+def cpu_capacity(root: Path = Path("/sys/devices/system/cpu")) -> float:
+    """How many cores' worth of CPU-bound work the machine does at once: its physical cores plus
+    ``SMT_YIELD`` of each extra hardware thread (a plan's time estimates; not a worker count)."""
+    logical, physical = cpu_cores(root)
+    return physical + SMT_YIELD * (logical - physical)

@@ -32,3 +32,24 @@ def test_file_sha256_streams_reports_progress_and_stops_when_cancelled(tmp_path)
     token.cancel()
     with pytest.raises(Cancelled):
         file_sha256(path, cancel=token)
+
+
+def _sysfs(root, siblings):
+    for cpu, threads in enumerate(siblings):
+        folder = root / f"cpu{cpu}" / "topology"
+        folder.mkdir(parents=True)
+        (folder / "thread_siblings_list").write_text(threads + "\n")
+    return root
+
+
+def test_hardware_threads_count_as_cores_only_in_part(tmp_path, monkeypatch):
+    from searchain import machine
+
+    monkeypatch.setattr(machine.os, "cpu_count", lambda: 4)
+    two_cores = _sysfs(tmp_path / "smt", ["0,2", "1,3", "0,2", "1,3"])  # 2 cores x 2 threads
+    assert machine.cpu_cores(two_cores) == (4, 2)
+    assert machine.cpu_capacity(two_cores) == pytest.approx(2 + 2 * machine.SMT_YIELD)
+    four_cores = _sysfs(tmp_path / "plain", ["0", "1", "2", "3"])
+    assert machine.cpu_cores(four_cores) == (4, 4) and machine.cpu_capacity(four_cores) == 4
+    # no topology to read (not Linux, a sandbox): every CPU counts as a core
+    assert machine.cpu_cores(tmp_path / "none") == (4, 4) and machine.cpu_capacity(tmp_path / "none") == 4

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ...corpus.fts_build import BUILD_PASSAGES_PER_S, DEFER_FROM_PASSAGES_PER_S
 from ...files import free_bytes
+from ...machine import cpu_capacity, cpu_cores
 from ...units import duration, size
 from .remote import Release
 
@@ -151,7 +152,7 @@ def make_plan(settings, models_dir: Path, corpus: str, release: Release, job: Pa
     pps, device, how = embed_speed(settings, model, cache_file)
     index = estimated_index_bytes(n, dim)
     tantivy = TANTIVY_BYTES_PER_PASSAGE * n if n >= TANTIVY_FROM else 0
-    ingest, ingest_note = ingest_rate(release, cores, settings.corpus.ingest_workers, n)
+    ingest, ingest_note = ingest_rate(release, cores, settings.corpus.ingest_workers, n, cpu_capacity())
     stages = [
         Stage("download", left_to_download / DOWNLOAD_BYTES_PER_S, left_to_download, 64 * 2**20,
               left_to_download, f"at an assumed {size(DOWNLOAD_BYTES_PER_S)}/s"),
@@ -209,17 +210,20 @@ def serial_rate(source: str, passages: int) -> float:
 
 
 def ingest_rate(release: Release, cores: int, workers_setting: int = 0,
-                passages: int = WRITER_MEASURED_AT) -> tuple[float, str]:
+                passages: int = WRITER_MEASURED_AT, capacity: float | None = None) -> tuple[float, str]:
     """(passages/s, how) of ingesting ``release`` (``passages`` of it) with ``cores`` cores: one
     process reads and stores; with workers, they parse on the cores the writer leaves while the
     one writer stores (the slower of the two bounds that phase), indexing each batch, or, where
     the workers parse fast enough for that to pay (as ``corpus.fts_build.worth_deferring``
     decides), storing alone and then building the keyword index. A single-stream dump (no
-    multistream index) parses in one process."""
+    multistream index) parses in one process. ``capacity``: the cores' worth of parsing the
+    machine does at once (``machine.cpu_capacity``: hardware threads beyond the physical cores add
+    little), default ``cores``."""
     source = release.source
     workers = workers_setting if workers_setting > 0 else min(cores, 16)
     splittable = source != "dump" or any(f.name.endswith("-index.txt.bz2") for f in release.files)
-    parse_cores = min(workers, max(1, cores - 1)) if splittable else 1
+    capacity = cores if capacity is None else min(cores, capacity)
+    parse_cores = min(workers, max(1, capacity - 1)) if splittable else 1
     serial = serial_rate(source, passages)
     if workers <= 1 or cores <= 1:
         return serial, f"{serial:,.0f} passages/s in one process"
@@ -227,15 +231,21 @@ def ingest_rate(release: Release, cores: int, workers_setting: int = 0,
     if not splittable or workers * PARSE_PASSAGES_PER_CORE_S[source] < DEFER_FROM_PASSAGES_PER_S:
         writer = writer_rate(passages)  # the writer indexes per batch (``fts_build.worth_deferring``)
         rate = max(serial, min(writer, parse))
-        bound = "the writer" if rate == writer else f"{parse_cores} parsing core(s)"
+        bound = "the writer" if rate == writer else _parsing(parse_cores)
         return float(rate), f"{rate:,.0f} passages/s, {workers} worker processes, bound by {bound}"
     writer = store_rate(passages)
     store = min(writer, parse)
     fts = fts_build_rate(passages)
     rate = max(serial, 1 / (1 / store + 1 / fts))
-    bound = "the writer" if store == writer else f"{parse_cores} parsing core(s)"
+    bound = "the writer" if store == writer else _parsing(parse_cores)
     return float(rate), (f"{rate:,.0f} passages/s: {workers} worker processes, bound by {bound} "
                          f"({store:,.0f}/s), then the keyword index ({fts:,.0f}/s)")
+
+
+def _parsing(cores: float) -> str:
+    if float(cores).is_integer():
+        return f"{int(cores)} parsing core(s)"
+    return f"~{cores:.1f} cores' worth of parsing (hardware threads beyond the cores add ~15 %)"
 
 
 def _second_model(settings, models_dir: Path, passages: int) -> str:
@@ -271,7 +281,7 @@ def embed_speed(settings, model: str, cache_file: Path | None) -> tuple[float, s
                 return float(entry["passages_per_s"]), device, "measured here"
     if device == "cuda":
         return float(GPU_PASSAGES_PER_S.get(model, 3000)), device, "H100 figure"
-    cores = max(1, os.cpu_count() or 1)
+    cores = cpu_cores()[1]  # torch runs a thread per physical core
     return float(CPU_PASSAGES_PER_CORE_S * cores), device, "estimate, not measured here"
 
 
