@@ -40,7 +40,8 @@ PYEOF
   step data
   timeout 60 $B --source /tmp/small/enwiki-x8-multistream.xml.bz2 --workers 1 --no-wikiextractor > $W/dump_1.json 2>> $W/errors.txt; step "dump x8, 1 worker rc=$?"
   timeout 120 $B --source /tmp/art50k.parquet --workers 1,4,16 > $W/parquet.json 2>> $W/errors.txt; step "parquet rc=$?"
-  timeout 100 $B --source /tmp/big/enwiki-x48-multistream.xml.bz2 --workers 8,16 --wikiextractor-workers 16 > $W/dump_big.json 2>> $W/errors.txt; step "dump x48 rc=$?"
+  timeout 100 $B --source /tmp/big/enwiki-x48-multistream.xml.bz2 --workers 8 --writer-watch both --no-wikiextractor > $W/dump_watch.json 2>> $W/errors.txt; step "dump x48, 8 workers, watch off/on rc=$?"
+  timeout 100 $B --source /tmp/big/enwiki-x48-multistream.xml.bz2 --workers 16 --wikiextractor-workers 16 > $W/dump_big.json 2>> $W/errors.txt; step "dump x48, 16 workers rc=$?"
 fi
 if [ "$PART" = gpu ]; then
   tar xJf $D/llama_trim.tar.xz -C /tmp

@@ -237,6 +237,38 @@ def test_bench_ingest_times_wikiextractor_at_the_counts_asked_and_compares_like_
         two["pages_per_s"] / out["wikiextractor"]["runs"][0]["pages_per_s"], rel=0.02)
 
 
+def test_bench_ingest_times_each_count_without_and_with_the_writers_watch(tmp_path, capsys):
+    import json
+
+    from searchain.cli.main import main
+    from searchain.corpus import fts_build
+
+    watched = fts_build.WATCH_PASSAGES
+    dump = make_dump(tmp_path / "wiki.xml.bz2", 40, random.Random(5))
+    assert main(["bench", "ingest", "--source", str(dump), "--workers", "1,2", "--repeats", "1",
+                 "--writer-watch", "both", "--no-wikiextractor"]) == 0
+    runs = json.loads(capsys.readouterr().out)["runs"]
+    assert [(r["workers"], r["writer_watch"]) for r in runs] == [(1, "off"), (1, "on"), (2, "off"), (2, "on")]
+    assert len({r["passages"] for r in runs}) == 1
+    assert fts_build.WATCH_PASSAGES == watched  # the switch is the benchmark's alone
+
+
+def test_the_benchmarks_watch_off_keeps_the_watch_from_deciding(tmp_path, monkeypatch):
+    from searchain.bench.ingest import workers
+    from searchain.corpus import fts_build
+
+    seen = []
+
+    def timed(*args):
+        watch = fts_build.WriterWatch(8, 3_380)
+        seen.append(any(watch.observe(500, 0.0, 0.05) for _ in range(200)))  # a writer-bound pace
+        return {}
+    monkeypatch.setattr(workers, "_timed", timed)
+    assert workers._ours(tmp_path, "mediawiki", 8, 1, tmp_path, "off")["writer_watch"] == "off"
+    assert workers._ours(tmp_path, "mediawiki", 8, 1, tmp_path, "on")["writer_watch"] == "on"
+    assert seen == [False, True]
+
+
 def test_multistream_streams_compressed_in_processes_are_the_same_bytes(tmp_path):
     from searchain.bench.ingest.multistream import repeat_pages
 

@@ -21,6 +21,9 @@ def register(sub) -> None:
                    help="with --source: do not time wikiextractor on the same dump")
     p.add_argument("--wikiextractor-workers", default="",
                    help="with --source: time wikiextractor at these process counts only (default: each --workers)")
+    p.add_argument("--writer-watch", choices=("on", "off", "both"), default="on",
+                   help="with --source: the writer's watch that may defer the keyword index mid-ingest "
+                        "(fts_build.WriterWatch); both: each worker count without it, then with it")
     p.add_argument("--json", action="store_true", help="accepted for symmetry: the output is always JSON")
     p.set_defaults(func=handle)
 
@@ -37,7 +40,7 @@ def handle(ctx, args) -> int:
         result = measure(args.source, parse_workers(args.workers), max(1, args.repeats),
                          wikiextractor=not args.no_wikiextractor,
                          wikiextractor_counts=parse_workers(args.wikiextractor_workers)
-                         if args.wikiextractor_workers else None)
+                         if args.wikiextractor_workers else None, writer_watch=args.writer_watch)
         print(json.dumps(result, indent=1))
         return 0
     from .measure import main

@@ -48,7 +48,7 @@ def parse_workers(text: str) -> list[int]:
 
 
 def measure(source: Path, counts: list[int], repeats: int, wikiextractor: bool = True,
-            wikiextractor_counts: list[int] | None = None) -> dict:
+            wikiextractor_counts: list[int] | None = None, writer_watch: str = "on") -> dict:
     from ...corpus.sources.detect import detect_format
 
     source = Path(source)
@@ -56,7 +56,8 @@ def measure(source: Path, counts: list[int], repeats: int, wikiextractor: bool =
     parallel = min(max(counts), os.cpu_count() or 1)
     checks = [core_check(parallel)]
     with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
-        runs = [_ours(source, fmt, n, repeats, Path(tmp)) for n in counts]
+        watches = ("off", "on") if writer_watch == "both" else (writer_watch,)
+        runs = [_ours(source, fmt, n, repeats, Path(tmp), watch) for n in counts for watch in watches]
         checks.append(core_check(parallel))
         pages = runs[0].pop("_pages")
         for run in runs[1:]:
@@ -111,7 +112,22 @@ def _spin(loops: int) -> float:
     return time.perf_counter() - started
 
 
-def _ours(source: Path, fmt: str, workers: int, repeats: int, tmp: Path) -> dict:
+def _ours(source: Path, fmt: str, workers: int, repeats: int, tmp: Path, watch: str = "on") -> dict:
+    """Full ingests of ``source`` with ``workers``; ``watch`` "off" keeps the writer's watch from
+    ever deciding (``fts_build.WriterWatch``: the keyword index then stays per batch unless the
+    rule before the start defers it), to time what it changes on the same machine."""
+    from ...corpus import fts_build
+
+    watched = fts_build.WATCH_PASSAGES
+    if watch == "off":
+        fts_build.WATCH_PASSAGES = 1 << 62  # a benchmark's own switch, restored below
+    try:
+        return {**_timed(source, fmt, workers, repeats, tmp), "writer_watch": watch}
+    finally:
+        fts_build.WATCH_PASSAGES = watched
+
+
+def _timed(source: Path, fmt: str, workers: int, repeats: int, tmp: Path) -> dict:
     from ...corpus.ingest import ingest_source
     from ...corpus.store import PassageStore
 
