@@ -49,8 +49,9 @@ HASH_BYTES = 128 << 20  # pending terms kept in memory before a segment is writt
 # of the source, measured, times the workers): with a free core each, a writer indexing per batch
 # stores ~20,000/s, one that defers 80,000/s and then builds 59,000/s, so deferring is faster
 # once 1/20,000 > 1/P + 1/59,000, i.e. P > ~30,000 (parquet from 2 workers, a multistream dump
-# from 9). Slower parsing leaves the per-batch writer idle part of the time, the indexing fits in
-# it, and deferring would only add the build after the parse (a third slower at P = 20,000).
+# from 8 since session 30's faster stripper). Slower parsing leaves the per-batch writer idle part
+# of the time, the indexing fits in it, and deferring would only add the build after the parse
+# (a third slower at P = 20,000).
 DEFER_FROM_PASSAGES_PER_S = 30_000
 # The build, per CPU second (BENCHMARKS.md, "The writer without per-batch FTS", at ce68b3f):
 # 59,200 over 2 M passages, 64,700 over 400k; the rate a plan or a progress line quotes.

@@ -61,7 +61,7 @@ def test_deferring_pays_when_the_workers_parse_faster_than_a_per_batch_writer(tm
                    "mediawiki")
     assert fts_build.worth_deferring(hub, 2) and not fts_build.worth_deferring(hub, 1)
     assert not fts_build.worth_deferring(single, 16)  # the parent decompresses: ~2 workers' worth
-    assert not fts_build.worth_deferring(multi, 8) and fts_build.worth_deferring(multi, 9)
+    assert not fts_build.worth_deferring(multi, 7) and fts_build.worth_deferring(multi, 8)
     zim = source(write_zim(tmp_path / "w.zim"), "zim")
     assert not fts_build.worth_deferring(zim, 7) and fts_build.worth_deferring(zim, 8)
 

@@ -3,6 +3,9 @@ leftovers gone, section paths, and the comparison bench's figures."""
 
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from searchain.bench.wikitext import RESIDUE, measure
 from searchain.corpus.sources.wikitext import strip_wikitext, wikitext_sections
 
@@ -59,3 +62,35 @@ def test_residue_counts_another_languages_category_left_as_text_but_not_a_title_
     links = RESIDUE["links"]
     assert links.search("Ein Text.\nKategorie:Mensch") and links.search("A caption 200px")
     assert not links.search("He starred in Star Trek: Voyager.\nSee http://example.org too.")
+
+
+# The stripper runs some patterns only on text holding a literal (wikitext.py, _strip_markup):
+# exact only if every match of the pattern holds it. Checked on text made of markup's characters.
+_MARKUP = st.text(alphabet="{|}!=',;:() \t\n*#-[]aISBNdoi", max_size=40)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_MARKUP)
+def test_a_guard_never_skips_text_its_pattern_would_change(text):
+    from searchain.corpus.sources import wikitext as w
+
+    if w._BRACKET_EDGE_OUT.search(text):
+        assert w._EDGE_OUT_CANDIDATE.search(text)
+    if w._TABLE.search(text) or w._INLINE_TABLE.search(text):
+        assert "{|" in text
+    if w._TABLE_ROW.search(text):
+        assert "|" in text or "!!" in text
+    if w._CITATION_ITEM.search(text):
+        assert any(word in text for word in w._CITATION_WORDS)
+    if w._HEADING.search(text):
+        assert "=" in text
+    if w._QUOTES.search(text):
+        assert "''" in text
+
+
+def test_the_guarded_patterns_still_strip_what_they_match():
+    from searchain.corpus.sources.wikitext import strip_wikitext
+
+    text = strip_wikitext("Intro ''bold'' (born 1950; ) text.\n{|\n| cell\n|}\n* Book. ISBN 978-0-00-000000-0\n"
+                          "\nMore , ) prose.\n=== Heading ===\nLast.")
+    assert text == "Intro bold (born 1950) text.\n\nMore) prose.\n\nLast."

@@ -48,6 +48,7 @@ _UNCLOSED_FILE = re.compile(r"\[\[[ \t]*(?:file|image)[ \t]*:[^\n]*", re.I)
 # LCCN with a number. List items only: prose that mentions an ISBN stays.
 _CITATION_ITEM = re.compile(r"^[*#:;]+[^\n]*?(?:\bISBN[\s:\-]*[0-9]|\bISSN[\s:]*[0-9]|\bdoi:\s*10\.|"
                             r"\bOCLC[\s:]*[0-9]|\bLCCN[\s:]*[0-9])[^\n]*$", re.M)
+_CITATION_WORDS = ("ISBN", "ISSN", "doi:", "OCLC", "LCCN")  # one is in every _CITATION_ITEM
 _EXTERNAL = re.compile(r"\[(?:https?:|ftp:|//)[^\s\]]*\s*([^\]]*)\]")
 _HEADING = re.compile(r"^[ \t]*=+[^\n]*=+[ \t]*$", re.M)
 _QUOTES = re.compile(r"'{2,}")
@@ -82,6 +83,9 @@ _SECTION_HEADING = re.compile(r"^[ \t]*(={2,6})[ \t]*(.+?)[ \t]*\1[ \t]*$", re.M
 _EMPTY_BRACKETS = re.compile(r"\((?:\s|[,;:\u2013\u2014-])*\)|\[\s*\]")
 _BRACKET_EDGE_IN = re.compile(r"\((?:[ \t]*[,;:])+[ \t]*(?=[^\s)])")
 _BRACKET_EDGE_OUT = re.compile(r"(?<=[^\s(])[ \t]*(?:[,;:][ \t]*)+\)")
+# Every match of _BRACKET_EDGE_OUT holds this; searching for it first is ~10x cheaper than the
+# lookbehind's scan (a quarter of all stripping time on real pages), and most texts have none.
+_EDGE_OUT_CANDIDATE = re.compile(r"[,;:][ \t,;:]*\)")
 _PUNCT_LINE = re.compile(r"^[ \t]*(?:[.,;:+\u2013\u2014-][ \t]*)+$", re.M)  # what a removed formula leaves
 _SPACE_BEFORE_PUNCT = re.compile(r"[ \t]+([,.;:!?)])")
 # Inline templates whose words belong to the sentence: name -> which positional arguments to keep.
@@ -142,25 +146,35 @@ def _strip_markup(markup: str) -> str:
     text = _REF.sub("", text)
     text = _DROPPED_TAGS.sub("", text)
     text = _remove_nested(_TEMPLATE, text, _template_words)
-    text = _remove_nested(_TABLE, text)
-    text = _INLINE_TABLE.sub("", text)
-    text = _TABLE_ROW.sub("", text)  # rows of a table that never closed (a "|" line is no prose)
+    # Each pattern below runs only on text holding a literal every match of it holds: the same
+    # text, without scanning every line of the ~90 % of sections that have no such markup.
+    if "{|" in text:
+        text = _remove_nested(_TABLE, text)
+        text = _INLINE_TABLE.sub("", text)
+    if "|" in text or "!!" in text:
+        text = _TABLE_ROW.sub("", text)  # rows of a table that never closed (a "|" line is no prose)
     text = _resolve_links(text)
     text = _UNCLOSED_FILE.sub("", text)  # a file link never closed: its caption to the line's end
     text = _EXTERNAL.sub(lambda m: m.group(1), text)
-    text = _CITATION_ITEM.sub("", text)
-    text = _HEADING.sub("", text)
-    text = _QUOTES.sub("", text)
+    if any(word in text for word in _CITATION_WORDS):
+        text = _CITATION_ITEM.sub("", text)
+    if "=" in text:
+        text = _HEADING.sub("", text)
+    if "''" in text:
+        text = _QUOTES.sub("", text)
     text = _TAG.sub("", text)
     text = _MAGIC.sub("", text)
     text = html.unescape(text).replace("\xa0", " ")
     text = _LIST_MARKER.sub("", text)
-    lines = [_SPACES.sub(" ", line).strip() for line in text.split("\n")]
+    lines = [(_SPACES.sub(" ", line) if "  " in line or "\t" in line else line).strip()
+             for line in text.split("\n")]
     text = "\n".join(lines)
     text = _BLANK_LINES.sub("\n\n", text)
     # Leftovers of broken markup (an unclosed template) are not worth keeping.
     text = re.sub(r"\{\{|\}\}|\[\[|\]\]", "", text)
-    text = _BRACKET_EDGE_IN.sub("(", _BRACKET_EDGE_OUT.sub(")", text))  # "(; Afon Elin)"
+    if _EDGE_OUT_CANDIDATE.search(text):
+        text = _BRACKET_EDGE_OUT.sub(")", text)  # "(Afon Elin; )"
+    text = _BRACKET_EDGE_IN.sub("(", text)  # "(; Afon Elin)"
     text = _EMPTY_BRACKETS.sub("", text)  # "( )", "(; )": what removed templates leave
     text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
     text = _BLANK_LINES.sub("\n\n", _PUNCT_LINE.sub("", text))
