@@ -95,11 +95,11 @@ class MediaWikiSource(Source):
     @property
     def parse_passages_per_core_s(self) -> int:
         """Passages a worker parses per CPU second, measured on real English pages (BENCHMARKS.md,
-        #33; 3,380 before session 30's stripper guards, x1.17 since), for ``fts_build``; a
+        #33; 3,380 before session 30's stripper guards, x1.26 since), for ``fts_build``; a
         single-stream dump is read by the parent: ~2 workers' worth."""
         from .multistream import find_index
 
-        return 3_950 if find_index(self.path) is not None else 0
+        return 4_250 if find_index(self.path) is not None else 0
 
     def work_items(self) -> Iterator[tuple[object, int]]:
         """``(item, bytes_done)`` in file order: streams of a multistream dump when its index lies

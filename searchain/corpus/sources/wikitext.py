@@ -218,6 +218,8 @@ def _resolve_links(text: str) -> str:
     def replace(match: re.Match) -> str:
         inner = match.group(1)
         target, _, label = inner.partition("|")
+        if ":" not in target:  # an article's link: every dropped, namespaced or interwiki one has ":"
+            return label.rsplit("|", 1)[-1] if label else (target.split("#")[0] or target)
         low = target.strip().lower()
         if low.startswith(_DROPPED_LINK_PREFIXES) or _INTERWIKI.match(low):
             return ""
@@ -230,6 +232,8 @@ def _resolve_links(text: str) -> str:
         if low.startswith(":") and low[1:].startswith(_DROPPED_LINK_PREFIXES):
             return target.split(":", 2)[-1]  # [[:Category:People from X]]: a link, shown by name
         return target.lstrip(":").split("#")[0] or target
+    if "[[" not in text:
+        return text
     for _ in range(_MAX_PASSES):
         text, n = _LINK.subn(replace, text)
         if not n:

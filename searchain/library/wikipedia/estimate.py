@@ -35,11 +35,11 @@ DOWNLOAD_BYTES_PER_S = 25e6
 # generated parquet file of 20,000 articles with English Wikipedia's lengths (80k passages);
 # dump: 1,648 real English pages (gensim's excerpt, repeated) as a multistream dump. One
 # process is slower than a worker per passage: it also stores them.
-# Dump rates x1.24 (serial) and x1.17 (a worker's CPU) since session 30's stripper guards, measured
+# Dump rates x1.23 (serial) and x1.26 (a worker's CPU) since session 30's stripper guards, measured
 # on the same pages before and after (BENCHMARKS.md, "The stripper's guards").
 SERIAL_PASSAGES_PER_S = {"hub": 17_000, "dump": 3_400}  # parse and store in one process...
 SERIAL_MEASURED_AT = {"hub": 80_000, "dump": 38_700}  # ...over an ingest of this many passages
-PARSE_PASSAGES_PER_CORE_S = {"hub": 32_000, "dump": 3_950}  # in a worker, per core
+PARSE_PASSAGES_PER_CORE_S = {"hub": 32_000, "dump": 4_250}  # in a worker, per core
 # The one writer in one process (no workers: SQLite + FTS5 batch by batch, the same for every
 # source): 20,500 passages/s over a 400k-passage ingest, 23,500 over 80k (FTS5 merges grow with
 # the index); the two sizes fit N^-0.083, which ``writer_rate`` carries on to larger corpora (an
