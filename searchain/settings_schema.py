@@ -34,7 +34,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "reasoning.final_answer": ("passages", "tracing"),
     "reasoning.chain_steps": ("stepwise", "whole", "whole_no_final"),  # reasoning.stepwise.CHAIN_STEPS
     "reasoning.feedback_style": ("turn", "inline"),  # reasoning.stepwise.FEEDBACK_STYLES
-    "reasoning.final_steps": ("off", "disagree", "always"),
+    "reasoning.final_steps": ("off", "found", "disagree", "always"),
 }
 # Old spellings still read (settings files write every field, so old values stay around).
 LEGACY_CHOICES: dict[str, tuple[str, ...]] = {"retrieval.hybrid_method": ("score",)}

@@ -28,7 +28,7 @@ from .baselines import answer_direct, answer_rag
 from .chain.grammar import DEFAULT_MAX_NODES, coq_grammar, final_content_grammar
 from .chain.parser import answer_tail, short_answer, strip_marks
 from .chain.prompts import TASKS, PromptBook, detect_task, evidence_excerpt
-from .concise import concise_answer, is_sentence, names_both_options, respan, stated_sentence
+from .concise import concise_answer, is_sentence, names_both_options, question_options, respan, stated_sentence
 from .draft_rules import draft_after_first_step, writes_draft
 from .duplicates import DuplicateDetector
 from .events import PHASE_DRAFT, PHASE_REWRITE, Done, DraftStarted, Failed, QuestionRewritten
@@ -36,11 +36,11 @@ from .followup import PriorTurn, rewrite_followup
 from .loop import ReasoningRun
 from .modes import MODE_DIRECT, MODE_GEEK, MODE_GENGROUND, MODE_RAG, MODE_SEARCHAIN, check_mode, needs_ir
 from .parts import Generator
-from .polar import polar_answer
+from .polar import is_polar, polar_answer
 from .result import AnswerResult, Node
 from .stepwise import CHAIN_STEPS, FEEDBACK_STYLES, can_write_stepwise
 from .tracing import (FINAL_ANSWERS, FINAL_STEPS, checked_steps, compose_from_path, extract_final_content, finalize,
-                      passage_sources, path_disagrees, renumber_marks)
+                      ir_found_otherwise, passage_sources, path_disagrees, renumber_marks)
 
 # Without a grammar, stop the model when it starts inventing a new few-shot example.
 _CHAIN_STOPS = ("\n[Question]",)
@@ -288,7 +288,8 @@ class SearChainEngine:
         greedy answer), and otherwise its prompt begins as the draft's did, whose KV state the
         backend kept aside (``llm/prefix_states.py``): only the path's passages and the question
         are evaluated again. ``reasoning.final_steps`` lists the path's checked steps after the
-        passages, and may ask again where the draft stands as it is (``tracing.path_disagrees``).
+        passages, and may ask again where the draft stands as it is (``tracing.path_disagrees``,
+        or only where IR answered the last step: ``tracing.ir_found_otherwise``).
         """
         style = getattr(self.settings, "final_answer", "passages")
         # With nothing verified and no closing line of the model's own to fall back on (a chain
@@ -302,8 +303,12 @@ class SearChainEngine:
             sources, marks = passage_sources(path, extra)
             listed = getattr(self.settings, "final_steps", "off")
             steps = checked_steps(path, sources) if listed != "off" else []
-            ask_again = bool(steps) and (listed == "always" or draft is None
-                                         or path_disagrees(draft.text, path))
+            ask_again = bool(steps) and (listed == "always" or draft is None or (
+                path_disagrees(draft.text, path) if listed == "disagree" else
+                # "found": only where IR answered the last step and the question asks for a thing
+                # (a yes/no or a choice question ends on one side's fact, which proves nothing)
+                not is_polar(question) and not question_options(question)
+                and ir_found_otherwise(draft.text, path)))
             if draft is not None and len(sources) == len(extra) and not ask_again:
                 model_text = draft.text  # the final prompt would be the draft's own
             else:

@@ -17,12 +17,12 @@ from ..metrics import not_equal
 from ..types import Passage
 from .chain.parser import answer_tail, parse_chain, rewrite_marks, short_answer, strip_marks
 from .parts import locate
-from .result import Node, Reference
+from .result import SOURCE_IR_COMPLETED, SOURCE_IR_CORRECTED, Node, Reference
 
 # How the final answer is written (``reasoning.final_answer``): see ``SearChainEngine._write_final``.
 FINAL_ANSWERS = ("passages", "tracing")
 # Whether the ``passages`` final answer lists the path's checked steps (``reasoning.final_steps``).
-FINAL_STEPS = ("off", "disagree", "always")
+FINAL_STEPS = ("off", "found", "disagree", "always")
 
 _FINAL_MARKER = re.compile(r"\[\s*final\s+content\s*\]\s*:?", re.IGNORECASE)
 
@@ -196,6 +196,16 @@ def checked_steps(path: Sequence[Node], sources: Sequence[Passage]) -> list[tupl
     number = {p.pid: k for k, p in enumerate(sources, start=1)}
     return [(n.query, n.answer, number[n.passage.pid]) for n in path
             if n.supported and n.answer and n.passage.pid in number]
+
+
+def ir_found_otherwise(stated_text: str, path: Sequence[Node]) -> bool:
+    """Whether IR itself answered the path's last checked step (completed or corrected it) and
+    the answer ``stated_text`` states lacks that answer: what the passages gave, not what the
+    model believed, is missing from the draft ("In which town was the author of The Salt Ledger
+    born?": IR completed "Lisk", the draft said "Varrow")."""
+    steps = [n for n in path if n.supported and n.answer]
+    return (bool(steps) and steps[-1].source in (SOURCE_IR_COMPLETED, SOURCE_IR_CORRECTED)
+            and not_equal(steps[-1].answer, short_answer(stated_text)))
 
 
 def path_disagrees(stated_text: str, path: Sequence[Node]) -> bool:

@@ -82,3 +82,59 @@ def test_an_unknown_choice_is_refused_before_any_model_call():
     with pytest.raises(ConfigError, match="final_steps"):
         engine.answer(QUESTION)
     assert llm.calls == []
+
+
+# "found": IR answered the chain's last step ([Unsolved Query] completed from a passage).
+IR_LAST = chain((Q1, "Kevin Drew"), (Q3, None), final=None)
+GOES_ON = "So the final answer is Toronto Coach Terminal [2]."  # the chain after IR's answer
+
+
+def _found(draft: str, question: str = QUESTION, final_steps: str = "found"):
+    llm = ScriptedLLM([draft, IR_LAST, GOES_ON, FINAL, FINAL])  # the chain asks once more after IR
+    engine = SearChainEngine(llm, InMemoryRetriever(list(PASSAGES)), LexicalReader(), embedder=HashingEmbedder(),
+                             settings=replace(ReasoningSettings(), draft_answer=True, final_steps=final_steps))
+    result = engine.answer(question)
+    answers = [c[0]["content"] for c in llm.calls if c[0]["content"].startswith("Answer the question")]
+    return result, answers
+
+
+def test_found_asks_again_where_ir_answered_the_last_step_and_the_draft_lacks_it():
+    result, answers = _found(DIFFERS)
+    assert result.path[-1].source == "ir_completed"
+    assert len(answers) == 2 and "Steps already checked" in answers[1]
+    assert result.answer == "Toronto Coach Terminal"
+    off, answers = _found(DIFFERS, final_steps="off")
+    assert len(answers) == 1 and off.answer == "Union Station"  # the draft, as before
+
+
+def test_found_leaves_the_draft_where_the_model_answered_the_last_step_itself():
+    # Both steps the model's own, verified: "disagree" would ask again here, "found" does not.
+    llm = ScriptedLLM([DIFFERS, OWN_STEPS, FINAL])
+    engine = SearChainEngine(llm, InMemoryRetriever(list(PASSAGES)), LexicalReader(), embedder=HashingEmbedder(),
+                             settings=replace(ReasoningSettings(), draft_answer=True, final_steps="found"))
+    result = engine.answer(QUESTION)
+    assert result.answer == "Union Station" and "final" not in result.tokens_by_phase
+
+
+def test_found_leaves_a_yes_no_question_to_the_draft():
+    # A yes/no (or choice) question's chain ends on one side's fact, which proves nothing.
+    question = "Do Greyhound buses in the birthplace of the performer of Spirit If... leave from Union Station?"
+    result, answers = _found(DIFFERS, question)
+    assert result.path[-1].source == "ir_completed" and len(answers) == 1
+
+
+def test_ir_found_otherwise_reads_only_ir_answered_last_steps():
+    from searchain.reasoning.result import (DECISION_COMPLETED, DECISION_PASS, SOURCE_IR_COMPLETED,
+                                            SOURCE_LLM_VERIFIED, Node)
+    from searchain.reasoning.tracing import ir_found_otherwise
+    from searchain.types import Passage
+
+    passage = Passage("c", "p", "Vance", "He was born in Lisk.")
+    found = Node(1, 0, "Where was he born?", None, unsolved=True, reader_answer="Lisk", confidence=0.9,
+                 decision=DECISION_COMPLETED, source=SOURCE_IR_COMPLETED, passage=passage)
+    believed = Node(1, 0, "Where was he born?", "Lisk", reader_answer="Lisk", confidence=0.9,
+                    decision=DECISION_PASS, source=SOURCE_LLM_VERIFIED, passage=passage)
+    assert ir_found_otherwise("He worked in Varrow. So the final answer is Varrow.", [found])
+    assert not ir_found_otherwise("So the final answer is Lisk.", [found])
+    assert not ir_found_otherwise("So the final answer is Varrow.", [believed])
+    assert not ir_found_otherwise("So the final answer is Varrow.", [found, believed])  # the last step decides
