@@ -302,13 +302,13 @@ class SearChainEngine:
             extra = draft.passages if draft is not None else self._question_passages(question)
             sources, marks = passage_sources(path, extra)
             listed = getattr(self.settings, "final_steps", "off")
-            steps = checked_steps(path, sources) if listed != "off" else []
-            ask_again = bool(steps) and (listed == "always" or draft is None or (
-                path_disagrees(draft.text, path) if listed == "disagree" else
-                # "found": only where IR answered the last step and the question asks for a thing
-                # (a yes/no or a choice question ends on one side's fact, which proves nothing)
-                not is_polar(question) and not question_options(question)
-                and ir_found_otherwise(draft.text, path)))
+            # "found": the steps only where IR answered the last step, the draft lacks it, and the
+            # question asks for a thing (a yes/no or a choice question ends on one side's fact)
+            found = (listed == "found" and draft is not None and not is_polar(question)
+                     and not question_options(question) and ir_found_otherwise(draft.text, path))
+            steps = checked_steps(path, sources) if listed in ("disagree", "always") or found else []
+            ask_again = bool(steps) and (listed == "always" or draft is None or found
+                                         or path_disagrees(draft.text, path))
             if draft is not None and len(sources) == len(extra) and not ask_again:
                 model_text = draft.text  # the final prompt would be the draft's own
             else:
