@@ -78,7 +78,8 @@ def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFA
     watch = None
     if fts_build.worth_deferring(source, processes) and (ids_from is None or store.count() == 0):
         store.defer_fts()  # (with ids_from, only into an empty store: else ids may fall below X)
-    elif ids_from is None and fts_build.indexed_to(store.conn) is None:  # the writer's pace decides
+    elif processes > 1 and ids_from is None and fts_build.indexed_to(store.conn) is None:
+        # the writer's own pace decides, once it has stored a few batches
         watch = fts_build.WriterWatch(processes, getattr(source, "parse_passages_per_core_s", 0))
     emit(on_event, Progress(STAGE, 0, None, f"reading {path}" + (
         f" (continuing after page {source.resume_after})" if getattr(source, "resume_after", None)

@@ -24,11 +24,12 @@ DIFFERS = "Kevin Drew lives in Toronto [1]. So the final answer is Union Station
 FINAL = "Greyhound buses leave from the Toronto Coach Terminal [2]. So the final answer is Toronto Coach Terminal."
 
 
-def _answer(draft: str, final_steps: str):
-    llm = ScriptedLLM([draft, OWN_STEPS, FINAL])  # written whole: the draft comes first
+def _answer(draft: str, final_steps: str, chain_replies=(OWN_STEPS,), question: str = QUESTION):
+    """The engine's result and the prompts of its RAG-style answers (the draft, then any final)."""
+    llm = ScriptedLLM([draft, *chain_replies, FINAL])  # written whole: the draft comes first
     engine = SearChainEngine(llm, InMemoryRetriever(list(PASSAGES)), LexicalReader(), embedder=HashingEmbedder(),
                              settings=replace(ReasoningSettings(), draft_answer=True, final_steps=final_steps))
-    result = engine.answer(QUESTION)
+    result = engine.answer(question)
     answers = [c[0]["content"] for c in llm.calls if c[0]["content"].startswith("Answer the question")]
     return result, answers
 
@@ -90,12 +91,8 @@ GOES_ON = "So the final answer is Toronto Coach Terminal [2]."  # the chain afte
 
 
 def _found(draft: str, question: str = QUESTION, final_steps: str = "found"):
-    llm = ScriptedLLM([draft, IR_LAST, GOES_ON, FINAL, FINAL])  # the chain asks once more after IR
-    engine = SearChainEngine(llm, InMemoryRetriever(list(PASSAGES)), LexicalReader(), embedder=HashingEmbedder(),
-                             settings=replace(ReasoningSettings(), draft_answer=True, final_steps=final_steps))
-    result = engine.answer(question)
-    answers = [c[0]["content"] for c in llm.calls if c[0]["content"].startswith("Answer the question")]
-    return result, answers
+    # the chain goes on after IR's answer, and asks once more
+    return _answer(draft, final_steps, (IR_LAST, GOES_ON, FINAL), question)
 
 
 def test_found_asks_again_where_ir_answered_the_last_step_and_the_draft_lacks_it():
@@ -109,11 +106,8 @@ def test_found_asks_again_where_ir_answered_the_last_step_and_the_draft_lacks_it
 
 def test_found_leaves_the_draft_where_the_model_answered_the_last_step_itself():
     # Both steps the model's own, verified: "disagree" would ask again here, "found" does not.
-    llm = ScriptedLLM([DIFFERS, OWN_STEPS, FINAL])
-    engine = SearChainEngine(llm, InMemoryRetriever(list(PASSAGES)), LexicalReader(), embedder=HashingEmbedder(),
-                             settings=replace(ReasoningSettings(), draft_answer=True, final_steps="found"))
-    result = engine.answer(QUESTION)
-    assert result.answer == "Union Station" and "final" not in result.tokens_by_phase
+    result, answers = _answer(DIFFERS, "found")
+    assert len(answers) == 1 and result.answer == "Union Station" and "final" not in result.tokens_by_phase
 
 
 def test_found_leaves_a_yes_no_question_to_the_draft():
