@@ -18,6 +18,7 @@ from searchain.reasoning import (
     DECISION_DUPLICATE,
     DECISION_NO_ANSWER,
     DECISION_NOT_CONFIRMED,
+    DECISION_NOT_READ,
     DECISION_PASS,
     DECISION_UNCHECKED,
 )
@@ -54,7 +55,7 @@ LIGHT = Colours(
     banner_error=("#fdecea", "#f5c6cb"), banner_info=("#e8f4fd", "#b6dcf7"),
     badges={DECISION_PASS: "#2e7d32", DECISION_CORRECTED: "#c62828", DECISION_COMPLETED: "#1565c0",
             DECISION_DUPLICATE: "#6d6d6d", DECISION_UNCHECKED: "#737373",
-            DECISION_NOT_CONFIRMED: "#8a5300", DECISION_NO_ANSWER: "#8a5300",
+            DECISION_NOT_CONFIRMED: "#8a5300", DECISION_NO_ANSWER: "#8a5300", DECISION_NOT_READ: "#737373",
             DECISION_GROUNDED: "#2e7d32", DECISION_EXTRACTED: "#1565c0", DECISION_SELF_ANSWERED: "#6a1b9a",
             DECISION_EMPTY: "#6d6d6d", DECISION_UNGROUNDED: "#8a5300"},
 )
@@ -67,7 +68,7 @@ DARK = Colours(
     banner_error=("#4a2326", "#7a3b40"), banner_info=("#1d3346", "#35597a"),
     badges={DECISION_PASS: "#81c784", DECISION_CORRECTED: "#ef9a9a", DECISION_COMPLETED: "#90caf9",
             DECISION_DUPLICATE: "#bdbdbd", DECISION_UNCHECKED: "#9e9e9e",
-            DECISION_NOT_CONFIRMED: "#ffcc80", DECISION_NO_ANSWER: "#ffcc80",
+            DECISION_NOT_CONFIRMED: "#ffcc80", DECISION_NO_ANSWER: "#ffcc80", DECISION_NOT_READ: "#9e9e9e",
             DECISION_GROUNDED: "#81c784", DECISION_EXTRACTED: "#90caf9", DECISION_SELF_ANSWERED: "#ce93d8",
             DECISION_EMPTY: "#bdbdbd", DECISION_UNGROUNDED: "#ffcc80"},
 )

@@ -20,6 +20,7 @@ from searchain.reasoning import (
     DECISION_DUPLICATE,
     DECISION_NO_ANSWER,
     DECISION_NOT_CONFIRMED,
+    DECISION_NOT_READ,
     DECISION_PASS,
     DECISION_UNCHECKED,
     Node,
@@ -46,6 +47,7 @@ BADGES: dict[str, str] = {
     DECISION_PASS: "verified",
     DECISION_NOT_CONFIRMED: "not confirmed",
     DECISION_NO_ANSWER: "no answer in passage",
+    DECISION_NOT_READ: "yes/no: not read",
     DECISION_CORRECTED: "corrected by IR",
     DECISION_COMPLETED: "completed by IR",
     DECISION_DUPLICATE: "skipped: duplicate",
@@ -66,6 +68,9 @@ BADGE_EXPLANATIONS: dict[str, str] = {
                             "it) or the passage lacks the answer's words. The LLM's answer stands, unconfirmed.",
     DECISION_NO_ANSWER: "The reader found no answer to this step in the top passage, so nothing confirms "
                         "the LLM's answer; it stands unchecked.",
+    DECISION_NOT_READ: "A yes/no step: the reader copies an answer out of a passage and cannot answer yes "
+                       "or no, so the top passage was retrieved (shown here) but not read. The LLM's "
+                       "answer stands unchecked.",
     DECISION_CORRECTED: "The reader found a different answer in the top passage with confidence above θ; "
                         "the LLM was shown it and rewrote its chain from this step.",
     DECISION_COMPLETED: "The LLM could not answer this step (an unsolved query); the answer was taken "

@@ -227,6 +227,11 @@ class ReasoningSettings:
     # against 14 of 51, F1 level, a fifth more time; found on 401-478, cover-EM 38 against 36 of
     # 78, 2 won and none lost, asked again on 14 % of questions.
     final_steps: str = "found"
+    # Read a yes/no step's passage ("Is 749 ft greater than 628 ft?") with the reader. A reader
+    # copies a span and cannot say yes or no: on 72 such steps of HotpotQA runs it found nothing on
+    # 66, an unconfirming span on 4 and "corrected" "No." to a place on 2. Off: the passage is
+    # retrieved and shown but not read (decision "not_read"), one reader call fewer.
+    read_yes_no_steps: bool = True
     # A stated answer that is a sentence ("So the final answer is Kate Millett attended Oxford
     # University.") cut to the words that answer ("Oxford") by the LLM reader's span prompt over
     # that sentence; the final content keeps the sentence (reasoning/concise.py, BENCHMARKS.md).

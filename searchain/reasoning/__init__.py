@@ -13,7 +13,8 @@ from ..faces import face
 
 __all__, __getattr__, __dir__ = face(__name__, {
     "result": ("AnswerResult", "Reference", "Node", "Branch", "honest_decision", "honest_source",
-               "DECISION_PASS", "DECISION_NOT_CONFIRMED", "DECISION_NO_ANSWER", "DECISION_CORRECTED",
+               "DECISION_PASS", "DECISION_NOT_CONFIRMED", "DECISION_NO_ANSWER", "DECISION_NOT_READ",
+               "DECISION_CORRECTED",
                "DECISION_COMPLETED", "DECISION_DUPLICATE", "DECISION_UNCHECKED", "DECISION_GROUNDED",
                "DECISION_EMPTY", "DECISION_UNGROUNDED", "DECISION_EXTRACTED", "DECISION_SELF_ANSWERED",
                "SOURCE_LLM_VERIFIED", "SOURCE_LLM_UNVERIFIED", "SOURCE_IR_CORRECTED", "SOURCE_IR_COMPLETED",

@@ -34,9 +34,10 @@ from .events import (
     NodeChecked, RoundStarted,
 )
 from .parts import Generator, LoopOutcome, Retriever, locate
+from .polar import is_polar
 from .result import (
-    DECISION_COMPLETED, DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_NOT_CONFIRMED, DECISION_PASS,
-    DECISION_UNCHECKED, SOURCE_IR_COMPLETED, SOURCE_IR_CORRECTED, SOURCE_LLM_UNVERIFIED,
+    DECISION_COMPLETED, DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_NOT_CONFIRMED, DECISION_NOT_READ,
+    DECISION_PASS, DECISION_UNCHECKED, SOURCE_IR_COMPLETED, SOURCE_IR_CORRECTED, SOURCE_LLM_UNVERIFIED,
     SOURCE_LLM_VERIFIED, Branch, Node, judge_agreement,
 )
 from .stepwise import FINAL_STOP, StepWriter
@@ -338,6 +339,25 @@ class ReasoningRun:
         best = max(range(len(hits)), key=lambda i: results[i].confidence)
         return hits[best].passage, results[best]
 
+    def _not_for_the_reader(self, query: str) -> bool:
+        """A yes/no step a span reader cannot answer (``reasoning.read_yes_no_steps`` off)."""
+        return (self.task != TASK_LONGFORM and not getattr(self.settings, "read_yes_no_steps", True)
+                and is_polar(query))
+
+    def _retrieve_only(self, node: Node) -> None:
+        """A step IR retrieves for but does not read: its passage is kept (the tree shows it, the
+        final answer may read it); an answered step stands unchecked on the path, an unsolved one
+        stays off it, as when the reader finds nothing."""
+        hits = self.retriever.search(node.query, k=1)
+        check(self.gen.cancel)
+        if not hits:
+            return None
+        node.passage = hits[0].passage
+        if not node.unsolved:
+            node.decision, node.source = DECISION_NOT_READ, SOURCE_LLM_UNVERIFIED
+            self.path.append(node)
+        return None
+
     def _disagrees(self, reader_answer: str, llm_answer: str | None, passage: Passage) -> bool:
         if self.task == TASK_LONGFORM:
             return rouge_l(llm_answer or "", passage.text) <= self.settings.alpha
@@ -345,6 +365,8 @@ class ReasoningRun:
 
     def _check_node(self, node: Node) -> Feedback | None:
         """IR(q_i, a_i) of Algorithm 1: completion, correction, or pass."""
+        if self._not_for_the_reader(node.query):
+            return self._retrieve_only(node)
         passage, result = self._top_passage(node.query)
         check(self.gen.cancel)
         if passage is None:

@@ -16,6 +16,8 @@ DECISION_PASS = "verified"  # the reader found an answer in the passage and it a
 DECISION_NOT_CONFIRMED = "not_confirmed"  # the reader found an answer that does not back the LLM's,
 #   but was not confident enough (<= θ) to correct it: the LLM's answer stands, unconfirmed
 DECISION_NO_ANSWER = "no_answer"  # the reader found no answer in the passage: the LLM's stands, unchecked
+DECISION_NOT_READ = "not_read"  # a yes/no step: a reader copies spans and cannot answer one, so its
+#   passage is retrieved (and shown) but not read; the LLM's answer stands, unchecked
 DECISION_CORRECTED = "corrected"  # reader confident and disagreed: correction feedback
 DECISION_COMPLETED = "completed"  # [Unsolved Query] answered by IR: completion feedback
 DECISION_DUPLICATE = "duplicate"  # query already processed in an earlier round: skipped
@@ -26,7 +28,7 @@ DECISION_EMPTY = "empty"  # GenGround: a batch with nothing to cite ("Empty"); t
 DECISION_UNGROUNDED = "ungrounded"  # no passage could back the step: the model's answer stands
 DECISION_EXTRACTED = "extracted"  # GEEK: Retrieve & Extract condensed the passages into a fact
 DECISION_SELF_ANSWERED = "self_answered"  # GEEK: SelfAnswer, from the facts so far, no retrieval
-DECISIONS = (DECISION_PASS, DECISION_NOT_CONFIRMED, DECISION_NO_ANSWER, DECISION_CORRECTED,
+DECISIONS = (DECISION_PASS, DECISION_NOT_CONFIRMED, DECISION_NO_ANSWER, DECISION_NOT_READ, DECISION_CORRECTED,
              DECISION_COMPLETED, DECISION_DUPLICATE, DECISION_UNCHECKED,
              DECISION_GROUNDED, DECISION_EMPTY, DECISION_UNGROUNDED, DECISION_EXTRACTED,
              DECISION_SELF_ANSWERED)

@@ -17,8 +17,8 @@ import re
 from typing import Callable
 
 from ..reasoning.result import (
-    DECISION_COMPLETED, DECISION_CORRECTED, DECISION_NO_ANSWER, DECISION_NOT_CONFIRMED, DECISION_PASS,
-    AnswerResult, Reference, honest_decision,
+    DECISION_COMPLETED, DECISION_CORRECTED, DECISION_NO_ANSWER, DECISION_NOT_CONFIRMED, DECISION_NOT_READ,
+    DECISION_PASS, AnswerResult, Reference, honest_decision,
 )
 from .records import (ROLE_USER, STATE_CANCELLED, STATE_FAILED, STATE_STREAMING, Conversation,
                       Message)
@@ -28,6 +28,7 @@ _FATES = {
     DECISION_PASS: "verified",
     DECISION_NOT_CONFIRMED: "not confirmed",
     DECISION_NO_ANSWER: "no answer in passage",
+    DECISION_NOT_READ: "yes/no step, not read",
     DECISION_CORRECTED: "corrected by IR",
     DECISION_COMPLETED: "completed by IR",
 }

@@ -12,8 +12,8 @@ from searchain.reader.base import ReaderResult
 from searchain.reader.llm_reader import LLMReader
 from searchain.reasoning.engine import SearChainEngine
 from searchain.reasoning.result import (
-    DECISION_NO_ANSWER, DECISION_NOT_CONFIRMED, DECISION_PASS, SOURCE_LLM, SOURCE_LLM_UNVERIFIED,
-    SOURCE_LLM_VERIFIED, Node, honest_decision, honest_source,
+    DECISION_NO_ANSWER, DECISION_NOT_CONFIRMED, DECISION_NOT_READ, DECISION_PASS, SOURCE_LLM,
+    SOURCE_LLM_UNVERIFIED, SOURCE_LLM_VERIFIED, Node, honest_decision, honest_source,
 )
 from tests.fixtures.reasoning import PAPER_TRACING, PASSAGES, Q1, Q2, QUESTION, chain
 
@@ -107,3 +107,48 @@ def test_grounded_step_that_kept_the_models_answer_counts_as_verified():
     ungrounded = Node(1, 1, "Where?", "Toronto", decision=DECISION_UNGROUNDED, source=SOURCE_LLM)
     assert honest_source(grounded) == SOURCE_LLM_VERIFIED
     assert honest_source(ungrounded) == SOURCE_LLM_UNVERIFIED
+
+
+class CountingReader(FixedReader):
+    """A confident reader that also notes every query it was asked to read for."""
+
+    def __init__(self, span: str, confidence: float):
+        super().__init__(span, confidence)
+        self.queries: list[str] = []
+
+    def read(self, question, title, text):
+        self.queries.append(question)
+        return super().read(question, title, text)
+
+
+POLAR = "Was Kevin Drew born in Toronto?"
+
+
+def _polar_run(retriever, read_yes_no_steps: bool, *steps):
+    reader = CountingReader("Toronto", confidence=5.0)
+    # A correction asks for a new chain: the second one passes (the reader agrees with it).
+    llm = ScriptedLLM([chain(*steps), chain((Q2, "Toronto")), "[Final Content]: Yes. So the final answer is yes."])
+    settings = replace(ReasoningSettings(), duplicate_threshold=2.0, read_yes_no_steps=read_yes_no_steps,
+                       **PAPER_TRACING)
+    return SearChainEngine(llm, retriever, reader, settings=settings).answer(QUESTION), reader
+
+
+def test_a_yes_no_step_is_retrieved_for_but_not_read_when_asked(retriever):
+    # Read, a confident reader "corrects" the step's "Yes" to a place: the span it copies.
+    read, reader = _polar_run(retriever, True, (Q1, "Kevin Drew"), (POLAR, "Yes"))
+    assert reader.queries[:2] == [Q1, POLAR]
+    assert read.path[1].decision == "corrected" and read.path[1].answer == "Toronto"
+
+    result, reader = _polar_run(retriever, False, (Q1, "Kevin Drew"), (POLAR, "Yes"))
+    assert reader.queries == [Q1]  # the yes/no step cost no reader call
+    node = result.path[1]
+    assert (node.query, node.decision, node.source) == (POLAR, DECISION_NOT_READ, SOURCE_LLM_UNVERIFIED)
+    assert node.answer == "Yes" and node.reader_answer is None and node.span is None
+    assert node.passage is not None and node.passage.title == "Kevin Drew"  # retrieved, shown in the tree
+    assert not node.supported  # nothing read it, so nothing cites it
+
+
+def test_an_unsolved_yes_no_step_stays_off_the_path_unread(retriever):
+    result, reader = _polar_run(retriever, False, (Q1, "Kevin Drew"), (POLAR, None))
+    assert reader.queries == [Q1]
+    assert [n.query for n in result.path] == [Q1]
