@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from searchain.config import HOME_ENV, AppPaths, Settings
-from searchain.errors import ConfigError
+from searchain.errors import ConfigError, SearchainError
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -31,22 +31,32 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def load_settings(paths: AppPaths) -> tuple[Settings, str]:
-    """Settings, or defaults plus a note when the file is broken (it is kept, renamed, not lost).
-    Bad values in a readable file fall back to their defaults one by one, with a note; a copy of
-    the file as it was is kept beside it."""
+def load_settings(paths: AppPaths) -> tuple[Settings, str, str]:
+    """Settings, a note for the message bar and its kind ("error" or "info"; "" with no note).
+    A broken file gives the defaults, and is kept, renamed, not lost. Bad values in a readable
+    file fall back to their defaults one by one, with a note; a copy of the file as it was is
+    kept beside it. A file from before settings kept only changed values takes the defaults
+    improved since and is saved in the short form at once (a copy kept), with a note naming them."""
     problems: list[str] = []
+    adopted: list[str] = []
     try:
-        settings = Settings.load(paths, problems)
-        if not problems:
-            return settings, ""
+        settings = Settings.load(paths, problems, adopted)
+        if not problems and not adopted:
+            return settings, "", ""
         kept = paths.settings_file.with_name(f"settings.before-{time.strftime('%Y%m%d-%H%M%S')}.json")
         try:
             shutil.copy2(paths.settings_file, kept)
             saved = f" A copy of the file as it was is kept as {kept}."
         except OSError:
             saved = ""
-        return settings, "Some settings could not be used: " + " ".join(problems) + saved
+        if problems:
+            return settings, "Some settings could not be used: " + " ".join(problems) + saved, "error"
+        if saved:  # only with the old file kept: rewriting loses nothing then
+            try:
+                settings.save(paths)
+            except (OSError, SearchainError):
+                pass  # the new defaults still apply this time; the file is rewritten on the next save
+        return settings, "Improved defaults adopted: " + " ".join(adopted) + saved, "info"
     except ConfigError as exc:
         broken = paths.settings_file
         kept = broken.with_name(f"settings.broken-{time.strftime('%Y%m%d-%H%M%S')}.json")
@@ -54,7 +64,7 @@ def load_settings(paths: AppPaths) -> tuple[Settings, str]:
             broken.replace(kept)
         except OSError:
             kept = broken
-        return Settings(), f"{exc.message} Started with default settings; your file was kept as {kept}."
+        return Settings(), f"{exc.message} Started with default settings; your file was kept as {kept}.", "error"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"error: cannot create the SearChain folders: {exc}", file=sys.stderr)
         return 1
-    settings, settings_note = load_settings(paths)
+    settings, settings_note, note_kind = load_settings(paths)
 
     from .context import AppContext
     from .main_window import MainWindow, app_icon
@@ -81,14 +91,15 @@ def main(argv: list[str] | None = None) -> int:
     window = MainWindow(ctx, restore=not args.no_restore)
     hooks = []
     try:
-        return run_window(app, window, args, settings_note, started, hooks)
+        return run_window(app, window, args, (settings_note, note_kind), started, hooks)
     finally:
         for hook in hooks:
             hook.uninstall()
 
 
-def run_window(app, window, args, settings_note: str, started: float, hooks: list) -> int:
+def run_window(app, window, args, settings_note: tuple[str, str], started: float, hooks: list) -> int:
     """Show the window and run the event loop until the app quits; returns its exit code.
+    ``settings_note``: ``load_settings``'s note and its kind, for the message bar and the log.
     The log file and the error hooks (appended to ``hooks``) start right after the first frame."""
     from PySide6.QtCore import QTimer
 
@@ -101,15 +112,16 @@ def run_window(app, window, args, settings_note: str, started: float, hooks: lis
 
         QTimer.singleShot(0, report)
         return app.exec()
-    if settings_note:
-        window.message_bar.show_message(settings_note, kind="error")
+    note, note_kind = settings_note
+    if note:
+        window.message_bar.show_message(note, kind=note_kind)
 
     def start_diagnostics() -> None:
         from .diagnostics import ErrorHooks, start_logging
 
         start_logging(window.ctx.paths)
-        if settings_note:
-            logging.getLogger("desktop").warning("%s", settings_note)
+        if note:
+            logging.getLogger("desktop").log(logging.WARNING if note_kind == "error" else logging.INFO, "%s", note)
         hooks.append(ErrorHooks(window).install())
 
     QTimer.singleShot(0, start_diagnostics)

@@ -270,7 +270,8 @@ class CorpusSettings:
 
 @dataclass
 class Settings:
-    """Everything a user can set. Persisted as JSON; unknown keys are ignored on load."""
+    """Everything a user can set. Persisted as JSON, only the values changed from their defaults
+    (``settings_file``); unknown keys are ignored on load."""
 
     active_corpus: str = "demo"
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
@@ -290,9 +291,12 @@ class Settings:
         return _from_dict(cls, data, "settings", problems)
 
     @classmethod
-    def load(cls, paths: AppPaths, problems: list[str] | None = None) -> "Settings":
+    def load(cls, paths: AppPaths, problems: list[str] | None = None,
+             notes: list[str] | None = None) -> "Settings":
         """Read settings; a missing file gives defaults, one that is not JSON a clear ConfigError.
-        ``problems``: collect bad values (and unknown keys) there instead of failing on them."""
+        ``problems``: collect bad values (and unknown keys) there instead of failing on them.
+        ``notes``: where a file written before settings kept only what was changed gets the
+        defaults improved since (``settings_file``), one line per value."""
         path = paths.settings_file
         if not path.exists():
             return cls()
@@ -302,6 +306,11 @@ class Settings:
             raise ConfigError(f"Cannot read settings file {path}: {exc}", hint=UNREADABLE_HINT) from exc
         if not isinstance(data, dict):
             raise ConfigError(f"Settings file {path} does not hold a JSON object.", hint=UNREADABLE_HINT)
+        from .settings_file import adopt_changed_defaults
+
+        adopted = adopt_changed_defaults(data, cls())
+        if notes is not None:
+            notes += adopted
         if problems is not None:
             from .settings_schema import unknown_key_notes
 
@@ -333,9 +342,12 @@ class Settings:
         return aside
 
     def save(self, paths: AppPaths) -> None:
-        """Write atomically (temp file + rename) so a crash never leaves half a settings file."""
+        """Write atomically (temp file + rename) so a crash never leaves half a settings file.
+        Only the values not at their default are written (``settings_file.saved_form``)."""
+        from .settings_file import saved_form
+
         paths.config_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(paths.settings_file, json.dumps(self.to_dict(), indent=2))
+        atomic_write_text(paths.settings_file, json.dumps(saved_form(self), indent=2))
 
 
 def _from_dict(cls: type, data: dict[str, Any], where: str, problems: list[str] | None = None):

@@ -133,7 +133,7 @@ def unknown_keys(data: dict[str, Any], settings_cls) -> list[str]:
     sections = {key.split(".")[0] for key in known if "." in key}
     found: list[str] = []
     for name, value in data.items():
-        if name in SKIPPED_SECTIONS:
+        if name in SKIPPED_SECTIONS or name == "settings_version":  # settings_file.VERSION_KEY
             continue
         if name in sections and isinstance(value, dict):
             found += [f"{name}.{sub}" for sub in value if f"{name}.{sub}" not in known]

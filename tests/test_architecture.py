@@ -20,7 +20,7 @@ LAYERS: dict[str, list[list[str]]] = {
     "searchain": [
         ["errors", "types", "units", "machine", "quiet", "metrics", "faces"],
         ["events", "settings_schema"],
-        ["files"],
+        ["files", "settings_file"],
         ["config"],
         ["logs", "hub_folder"],
         ["corpus", "llm"],
@@ -53,12 +53,12 @@ LAYERS: dict[str, list[list[str]]] = {
         ["fakes"],
     ],
     "searchain.reasoning": [
-        ["modes", "accounting", "inmemory", "draft_rules"],
+        ["modes", "accounting", "inmemory", "draft_rules", "polar"],
         ["result", "chain"],
         ["events", "duplicates"],
         ["parts"],
         ["stepwise"],
-        ["loop", "tracing", "followup", "concise", "polar"],
+        ["loop", "tracing", "followup", "concise"],
         ["baselines", "strategies"],
         ["engine", "warmup"],
     ],

@@ -23,8 +23,8 @@ def test_window_shows_without_heavy_imports(tmp_path):
 
 def test_broken_settings_file_is_kept_and_defaults_used(home):
     home.settings_file.write_text("{ not json", encoding="utf-8")
-    settings, note = load_settings(home)
-    assert settings.active_corpus == "demo" and "default settings" in note
+    settings, note, kind = load_settings(home)
+    assert settings.active_corpus == "demo" and "default settings" in note and kind == "error"
     kept = list(home.config_dir.glob("settings.broken-*.json"))
     assert len(kept) == 1 and kept[0].read_text() == "{ not json"
 
@@ -32,8 +32,8 @@ def test_broken_settings_file_is_kept_and_defaults_used(home):
 def test_bad_values_fall_back_one_by_one_and_the_file_is_copied(home):
     original = '{"active_corpus": "wiki", "reasoning": {"top_k": 0}}'
     home.settings_file.write_text(original, encoding="utf-8")
-    settings, note = load_settings(home)
-    assert settings.active_corpus == "wiki" and settings.reasoning.top_k == 1
+    settings, note, kind = load_settings(home)
+    assert settings.active_corpus == "wiki" and settings.reasoning.top_k == 1 and kind == "error"
     assert "reasoning.top_k must be at least 1" in note and "Using the default" in note
     [kept] = home.config_dir.glob("settings.before-*.json")
     assert kept.read_text() == original and str(kept) in note
