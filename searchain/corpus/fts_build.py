@@ -60,10 +60,22 @@ BUILD_PASSAGES_PER_S = 59_200
 FINISH_STAGE = "finish keyword index"
 
 
-def worth_deferring(source, workers: int) -> bool:
-    """Whether an ingest of ``source`` with ``workers`` processes should build its index at the end."""
+def worth_deferring(source, workers: int, capacity: float | None = None) -> bool:
+    """Whether an ingest of ``source`` with ``workers`` processes should build its index at the end.
+    ``capacity``: the cores' worth of work the machine does at once (``machine.cpu_capacity``;
+    read when None): workers beyond it share cores and parse no faster together."""
     rate = getattr(source, "parse_passages_per_core_s", 0)
-    return workers > 1 and workers * rate >= DEFER_FROM_PASSAGES_PER_S
+    return workers > 1 and parsing_cores(workers, capacity) * rate >= DEFER_FROM_PASSAGES_PER_S
+
+
+def parsing_cores(workers: int, capacity: float | None = None) -> float:
+    """The cores' worth of parsing ``workers`` processes get: all of them up to the machine's
+    capacity, no more (8 workers on 4 cores with 2 threads each parse at ~4.6 cores' rate)."""
+    if capacity is None:
+        from ..machine import cpu_capacity
+
+        capacity = cpu_capacity()
+    return min(float(workers), max(1.0, capacity))
 
 
 # Mid-ingest (``WriterWatch``): the build indexes ~2.9-3.0x as many passages a second as per-batch
@@ -81,11 +93,11 @@ class WriterWatch:
     ``worth_deferring`` decides before the ingest from a constant measured on one machine; where
     the writer is slower against the workers than there (16 vCPUs: 8 workers bound by a per-batch
     writer, BENCHMARKS.md "Ingest on 16 vCPUs") the writer's own pace, measured here, decides:
-    busy most of the time, and the workers' declared rate ``workers * parse_rate`` above ~1.5x
-    the passages it stores a second."""
+    busy most of the time, and the workers' declared rate (``parse_rate`` times the cores' worth
+    they get, ``parsing_cores``) above ~1.5x the passages it stores a second."""
 
-    def __init__(self, workers: int, parse_rate: float):
-        self.parse = workers * parse_rate
+    def __init__(self, workers: int, parse_rate: float, capacity: float | None = None):
+        self.parse = parsing_cores(workers, capacity) * parse_rate if workers > 1 else 0.0
         self.batches = self.passages = 0
         self.writing = self.waiting = 0.0
         self.decided = workers < 2 or parse_rate <= 0

@@ -59,11 +59,18 @@ def test_deferring_pays_when_the_workers_parse_faster_than_a_per_batch_writer(tm
     single = source(make_dump(tmp_path / "w.xml.bz2", 5, random.Random(1)), "mediawiki")
     multi = source(to_multistream(tmp_path / "w.xml.bz2", tmp_path / "m-multistream.xml.bz2")[0],
                    "mediawiki")
-    assert fts_build.worth_deferring(hub, 2) and not fts_build.worth_deferring(hub, 1)
-    assert not fts_build.worth_deferring(single, 16)  # the parent decompresses: ~2 workers' worth
-    assert not fts_build.worth_deferring(multi, 7) and fts_build.worth_deferring(multi, 8)
+    def defers(src, workers, capacity=16.0):  # a 16-core machine unless said
+        return fts_build.worth_deferring(src, workers, capacity)
+
+    assert defers(hub, 2) and not defers(hub, 1)
+    assert not defers(single, 16)  # the parent decompresses: ~2 workers' worth
+    assert not defers(multi, 7) and defers(multi, 8)
     zim = source(write_zim(tmp_path / "w.zim"), "zim")
-    assert not fts_build.worth_deferring(zim, 7) and fts_build.worth_deferring(zim, 8)
+    assert not defers(zim, 7) and defers(zim, 8)
+    # Workers beyond the machine's cores parse no faster: 8 on 4 cores with 2 threads each
+    # (capacity 4.6) parse a dump at ~4.6 cores' rate, too slowly to outrun a per-batch writer.
+    assert not defers(multi, 8, capacity=4.6) and not defers(zim, 16, capacity=4.6)
+    assert defers(hub, 2, capacity=1.15)  # parquet parses fast enough on one core and a thread
 
 
 def test_an_ingest_with_workers_builds_the_index_at_its_end_and_answers_as_per_batch(home, tmp_path,
@@ -343,9 +350,10 @@ def test_the_search_command_finishes_a_left_index_and_says_so(home, tmp_path, ca
     assert '"p3"' in out and fts_state(manager, "w") == ({"state": "complete"}, 0, True)
 
 
-def _watch(workers, rate, batches):
-    """Feed ``WriterWatch`` (passages, waited s, wrote s) batches; the verdicts it gave."""
-    watch = fts_build.WriterWatch(workers, rate)
+def _watch(workers, rate, batches, capacity=16.0):
+    """Feed ``WriterWatch`` (passages, waited s, wrote s) batches on a machine of ``capacity``
+    cores' worth; the verdicts it gave."""
+    watch = fts_build.WriterWatch(workers, rate, capacity)
     return [watch.observe(*b) for b in batches], watch
 
 
@@ -358,6 +366,8 @@ def test_the_writer_watch_defers_where_the_16_vcpu_machine_was_writer_bound():
     assert verdicts == [False] * 21 + [True]  # once, after the 10,000 timed passages
     # 4 workers there (13,520/s declared) kept per-batch indexing, rightly (16.9 s against ~20)
     assert not any(_watch(4, 3_380, start + busy)[0])
+    # 8 workers on a machine of 4.6 cores' worth parse at most ~15,500/s: per batch keeps up
+    assert not any(_watch(8, 3_380, start + busy, capacity=4.6)[0])
     # a writer that waits for its passages keeps up whatever the workers declare
     idle = [(500, 0.05, 500 / 13_900)] * 20
     assert not any(_watch(16, 3_380, start + idle)[0])

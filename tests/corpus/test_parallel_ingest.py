@@ -260,7 +260,7 @@ def test_the_benchmarks_watch_off_keeps_the_watch_from_deciding(tmp_path, monkey
     seen = []
 
     def timed(*args):
-        watch = fts_build.WriterWatch(8, 3_380)
+        watch = fts_build.WriterWatch(8, 3_380, capacity=16.0)
         seen.append(any(watch.observe(500, 0.0, 0.05) for _ in range(200)))  # a writer-bound pace
         return {}
     monkeypatch.setattr(workers, "_timed", timed)

@@ -230,7 +230,7 @@ def ingest_rate(release: Release, cores: int, workers_setting: int = 0,
     if workers <= 1 or cores <= 1:
         return serial, f"{serial:,.0f} passages/s in one process"
     parse = PARSE_PASSAGES_PER_CORE_S[source] * parse_cores
-    if not splittable or workers * PARSE_PASSAGES_PER_CORE_S[source] < DEFER_FROM_PASSAGES_PER_S:
+    if not splittable or min(workers, capacity) * PARSE_PASSAGES_PER_CORE_S[source] < DEFER_FROM_PASSAGES_PER_S:
         writer = writer_rate(passages)  # the writer indexes per batch (``fts_build.worth_deferring``)
         rate = max(serial, min(writer, parse))
         bound = "the writer" if rate == writer else _parsing(parse_cores)
