@@ -8,6 +8,7 @@ background jobs make sure the demo corpus is ready and check GPU offload support
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import shutil
 import sys
@@ -36,12 +37,13 @@ def load_settings(paths: AppPaths) -> tuple[Settings, str, str]:
     A broken file gives the defaults, and is kept, renamed, not lost. Bad values in a readable
     file fall back to their defaults one by one, with a note; a copy of the file as it was is
     kept beside it. A file from before settings kept only changed values takes the defaults
-    improved since and is saved in the short form at once (a copy kept), with a note naming them."""
+    improved since and is saved in the short form at once (a copy kept), with a note naming
+    them (none when no value changed)."""
     problems: list[str] = []
     adopted: list[str] = []
     try:
         settings = Settings.load(paths, problems, adopted)
-        if not problems and not adopted:
+        if not problems and not adopted and not _written_whole(paths):
             return settings, "", ""
         kept = paths.settings_file.with_name(f"settings.before-{time.strftime('%Y%m%d-%H%M%S')}.json")
         try:
@@ -56,6 +58,8 @@ def load_settings(paths: AppPaths) -> tuple[Settings, str, str]:
                 settings.save(paths)
             except (OSError, SearchainError):
                 pass  # the new defaults still apply this time; the file is rewritten on the next save
+        if not adopted:
+            return settings, "", ""  # a whole file rewritten short, nothing else changed: nothing to say
         return settings, "Improved defaults adopted: " + " ".join(adopted) + saved, "info"
     except ConfigError as exc:
         broken = paths.settings_file
@@ -65,6 +69,17 @@ def load_settings(paths: AppPaths) -> tuple[Settings, str, str]:
         except OSError:
             kept = broken
         return Settings(), f"{exc.message} Started with default settings; your file was kept as {kept}.", "error"
+
+
+def _written_whole(paths: AppPaths) -> bool:
+    """Whether the settings file is one from before files held only changed values."""
+    from searchain.settings_file import is_full_file
+
+    try:
+        data = json.loads(paths.settings_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and is_full_file(data)
 
 
 def main(argv: list[str] | None = None) -> int:

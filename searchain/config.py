@@ -308,7 +308,11 @@ class Settings:
             raise ConfigError(f"Settings file {path} does not hold a JSON object.", hint=UNREADABLE_HINT)
         from .settings_file import adopt_changed_defaults
 
-        adopted = adopt_changed_defaults(data, cls())
+        try:
+            written_at = path.stat().st_mtime
+        except OSError:
+            written_at = 0.0  # read a moment ago: as good as unknown, and as old as can be
+        adopted = adopt_changed_defaults(data, cls(), written_at)
         if notes is not None:
             notes += adopted
         if problems is not None:

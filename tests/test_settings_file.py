@@ -2,19 +2,27 @@
 settings before; a file from before (every value written) gives up the old defaults it pinned."""
 
 import json
+import os
 from dataclasses import asdict
+from datetime import datetime
 
 from desktop.app import load_settings
 from searchain.config import Settings
 from searchain.settings_file import FORMER_DEFAULTS, SETTINGS_VERSION, VERSION_KEY, adopt_changed_defaults
 from searchain.settings_schema import flatten
 
+BEFORE_THE_CHANGES = datetime.fromisoformat("2026-11-20T12:00:00+00:00").timestamp()
+BETWEEN = datetime.fromisoformat("2026-11-27T21:00:00+00:00").timestamp()  # after turn, before off
 
-def _full_file(**reasoning) -> dict:
-    """A settings file as versions before 2 wrote it: every value, here with old defaults pinned."""
+
+def _write_full_file(home, written_at: float, **reasoning) -> str:
+    """A settings file as versions before 2 wrote it (every value), last written at ``written_at``."""
     data = asdict(Settings())
     data["reasoning"].update(reasoning)
-    return data
+    text = json.dumps(data)
+    home.settings_file.write_text(text)
+    os.utime(home.settings_file, (written_at, written_at))
+    return text
 
 
 def test_a_saved_file_holds_only_the_changed_values_and_reads_back_equal(home):
@@ -30,8 +38,8 @@ def test_a_saved_file_holds_only_the_changed_values_and_reads_back_equal(home):
 
 
 def test_an_old_full_file_takes_the_defaults_improved_since_and_keeps_what_the_user_chose(home):
-    home.settings_file.write_text(json.dumps(_full_file(final_steps="off", feedback_style="turn", theta=2.5,
-                                                        geek_branches=3)))
+    _write_full_file(home, BEFORE_THE_CHANGES, final_steps="off", feedback_style="turn", theta=2.5,
+                     geek_branches=3)
     notes: list[str] = []
     settings = Settings.load(home, notes=notes)
     assert settings.reasoning.final_steps == "found" and settings.reasoning.feedback_style == "inline"
@@ -41,34 +49,48 @@ def test_an_old_full_file_takes_the_defaults_improved_since_and_keeps_what_the_u
     assert any('config set reasoning.feedback_style "turn"' in note for note in notes)
 
 
+def test_a_former_default_written_after_it_changed_was_chosen_and_is_kept(home):
+    _write_full_file(home, BETWEEN, final_steps="off", feedback_style="turn")
+    notes: list[str] = []
+    settings = Settings.load(home, notes=notes)
+    assert settings.reasoning.final_steps == "found"  # "off" was still the default then
+    assert settings.reasoning.feedback_style == "turn"  # "inline" was the default then: turn was chosen
+    assert len(notes) == 1 and "reasoning.final_steps" in notes[0]
+
+
 def test_a_choice_saved_in_the_short_form_is_kept_even_when_it_is_a_former_default(home):
     settings = Settings()
     settings.reasoning.final_steps = "off"
     settings.save(home)
+    os.utime(home.settings_file, (BEFORE_THE_CHANGES, BEFORE_THE_CHANGES))
     notes: list[str] = []
     assert Settings.load(home, notes=notes).reasoning.final_steps == "off" and notes == []
 
 
 def test_a_hand_written_file_without_a_version_is_taken_as_written(home):
     home.settings_file.write_text(json.dumps({"reasoning": {"final_steps": "off"}}))
+    os.utime(home.settings_file, (BEFORE_THE_CHANGES, BEFORE_THE_CHANGES))
     assert Settings.load(home).reasoning.final_steps == "off"
 
 
-def test_every_former_default_is_a_real_setting_and_differs_from_todays():
+def test_every_former_default_is_a_real_setting_and_differs_from_todays_in_time_order():
     today = flatten(Settings())
-    for key, olds in FORMER_DEFAULTS.items():
+    for key, history in FORMER_DEFAULTS.items():
         assert key in today
-        assert all(old != today[key] and type(old) is type(today[key]) for old in olds), key
+        assert all(old != today[key] and type(old) is type(today[key]) for old, _ in history), key
+        changed = [datetime.fromisoformat(until) for _, until in history]
+        assert changed == sorted(changed) and all(t.tzinfo is not None for t in changed), key
 
 
 def test_adopting_leaves_a_value_of_another_type_alone():
-    data = _full_file(draft_answer=0)  # 0 is not the former default False: it is reported as a bad value
-    assert adopt_changed_defaults(data, Settings()) == [] and data["reasoning"]["draft_answer"] == 0
+    data = asdict(Settings())
+    data["reasoning"]["draft_answer"] = 0  # not the former default False: reported as a bad value
+    assert adopt_changed_defaults(data, Settings(), BEFORE_THE_CHANGES) == []
+    assert data["reasoning"]["draft_answer"] == 0
 
 
 def test_the_app_rewrites_an_old_file_in_the_short_form_once_with_a_copy_and_an_info_note(home):
-    original = json.dumps(_full_file(final_steps="off"))
-    home.settings_file.write_text(original)
+    original = _write_full_file(home, BEFORE_THE_CHANGES, final_steps="off")
     settings, note, kind = load_settings(home)
     assert settings.reasoning.final_steps == "found"
     assert kind == "info" and "reasoning.final_steps" in note
@@ -76,3 +98,12 @@ def test_the_app_rewrites_an_old_file_in_the_short_form_once_with_a_copy_and_an_
     assert kept.read_text() == original and str(kept) in note
     assert json.loads(home.settings_file.read_text()) == {VERSION_KEY: SETTINGS_VERSION}
     assert load_settings(home) == (settings, "", "")  # the next start has nothing to say
+
+
+def test_the_app_rewrites_an_old_file_with_nothing_to_adopt_quietly(home):
+    _write_full_file(home, BETWEEN, feedback_style="turn", final_steps="found")
+    settings, note, kind = load_settings(home)
+    assert (note, kind) == ("", "") and settings.reasoning.feedback_style == "turn"
+    assert json.loads(home.settings_file.read_text()) == {VERSION_KEY: SETTINGS_VERSION,
+                                                          "reasoning": {"feedback_style": "turn"}}
+    assert len(list(home.config_dir.glob("settings.before-*.json"))) == 1  # the file as it was
