@@ -216,22 +216,25 @@ class ReasoningSettings:
     draft_after_first_step: bool = True
     # The "passages" final answer with the path's checked steps in view: after the passages, a
     # list of the verified steps ("Where was Teodor Vance born? Lisk [3]"), so an answer the chain
-    # found in a passage RAG also read is not lost to RAG's own reading of it. "off": passages
-    # only (the draft is the final answer when the path adds no passage); "disagree": the steps
-    # are listed, and where the path adds no passage the final answer is asked again only when
-    # the path's last checked answer is not in the draft's; "always": asked again whenever a
-    # step was checked; "found" (the default): listed and asked again only where IR itself
-    # answered the path's last step (completed or corrected it), the draft lacks that answer, and
-    # the question asks for a thing (not yes/no, no options). Measured (BENCHMARKS.md, "The
-    # chain's checked steps in the final answer"): disagree on HotpotQA 251-301, cover-EM 17
+    # found in a passage RAG also read is not lost to RAG's own reading of it. "off" (the
+    # default): passages only (the draft is the final answer when the path adds no passage);
+    # "disagree": the steps are listed, and where the path adds no passage the final answer is
+    # asked again only when the path's last checked answer is not in the draft's; "always":
+    # asked again whenever a step was checked; "found": listed and asked again only where IR
+    # itself answered the path's last step (completed or corrected it), the draft lacks that
+    # answer, and the question asks for a thing (not yes/no, no options). Measured (BENCHMARKS.md,
+    # "The chain's checked steps in the final answer"): disagree on HotpotQA 251-301, cover-EM 17
     # against 14 of 51, F1 level, a fifth more time; found on 401-478, cover-EM 38 against 36 of
-    # 78, 2 won and none lost, asked again on 14 % of questions.
-    final_steps: str = "found"
+    # 78, but on the goal's first 25 questions 4 lost and none won, F1 0.411 -> 0.339, +1.65 s a
+    # question (it fired on 40 % there, and the final answer then reasoned at length): off again.
+    final_steps: str = "off"
     # Read a yes/no step's passage ("Is 749 ft greater than 628 ft?") with the reader. A reader
     # copies a span and cannot say yes or no: on 72 such steps of HotpotQA runs it found nothing on
-    # 66, an unconfirming span on 4 and "corrected" "No." to a place on 2. Off: the passage is
-    # retrieved and shown but not read (decision "not_read"), one reader call fewer.
-    read_yes_no_steps: bool = True
+    # 66 and an unconfirming span on 4 (the step stands unchecked either way, the chain goes on
+    # the same), and "corrected" "No." to a place on 2. Off (the default): the passage is
+    # retrieved and shown but not read (decision "not_read"), a reader call (~1.2 s on a 2-core
+    # CPU) fewer for each such step (BENCHMARKS.md, "Yes/no steps not read").
+    read_yes_no_steps: bool = False
     # A stated answer that is a sentence ("So the final answer is Kate Millett attended Oxford
     # University.") cut to the words that answer ("Oxford") by the LLM reader's span prompt over
     # that sentence; the final content keeps the sentence (reasoning/concise.py, BENCHMARKS.md).

@@ -31,7 +31,8 @@ FORMER_DEFAULTS: dict[str, tuple[tuple[Any, str], ...]] = {
     "reasoning.draft_answer": ((False, "2026-11-27T08:59:41+00:00"),),
     "reasoning.geek_branches": ((4, "2026-11-27T13:57:17+00:00"),),
     "reasoning.feedback_style": (("turn", "2026-11-27T19:47:03+00:00"),),
-    "reasoning.final_steps": (("off", "2026-11-28T06:32:12+00:00"),),
+    # "off" again since session 31 ("found" was the default for an hour of session 30)
+    "reasoning.final_steps": (("found", "2026-11-28T08:00:00+00:00"),),
 }
 # The top-level keys every version-1 file had (the app wrote them all): a file without a version
 # that lacks one was written by hand, holds only what its writer chose, and is taken as it is.
