@@ -3,8 +3,8 @@
 A settings file names ``settings_version`` and holds the values that differ from the defaults;
 everything else is read as the default of the version that reads it. Files written before
 (version 1, no ``settings_version`` key) held every value, so a default improved since (say
-``reasoning.final_steps`` "off" -> "found") stayed pinned at the old one for everyone who had
-ever saved a setting. Reading such a file, a value that was the default when the file was last
+``reasoning.feedback_style`` "turn" -> "inline") stayed pinned at the old one for everyone who
+had ever saved a setting. Reading such a file, a value that was the default when the file was last
 written (its modification time) is taken as never chosen, and the new default is used, with a
 note naming it; ``FORMER_DEFAULTS`` is that history (from ``git log -p searchain/config.py``). A
 value the user had changed, or set to a former default after it changed, is kept. The next save
