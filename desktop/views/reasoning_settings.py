@@ -1,6 +1,7 @@
 """The settings dialog's Reasoning group: the answering mode, the reader and SearChain's knobs
-(θ, α, r_max, top-k, how chains are written and IR's corrections reach them, the final answer, the draft, the short answer,
-passages for the whole question, follow-ups, GEEK's alternatives). It reads and writes one
+(θ, α, r_max, top-k, how chains are written and IR's corrections reach them, yes/no steps, the final answer and
+the checked steps in it, the draft, the short answer, passages for the whole question, follow-ups, GEEK's
+alternatives). It reads and writes one
 ``ReasoningSettings``."""
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ FINAL_ANSWER_LABELS = {"passages": "Read like RAG: the question's passages, then
 CHAIN_STEPS_LABELS = {"stepwise": "Step by step, each checked before the next (fastest)",
                       "whole": "Whole chains, then checked (the paper's)",
                       "whole_no_final": "Whole chains without their closing line"}
+FINAL_STEPS_LABELS = {"off": "Not listed: the final answer reads the passages (best measured)",
+                      "found": "Listed where IR answered the last step and the draft lacks it",
+                      "disagree": "Listed; asked again where the draft lacks the last checked answer",
+                      "always": "Listed; asked again after any checked step"}
 FEEDBACK_STYLE_LABELS = {"turn": "Sent back with the passage; the model writes a new chain (the paper's)",
                          "inline": "Written into the chain in place of the model's answer; the chain goes on"}
 
@@ -84,6 +89,16 @@ class ReasoningBox(QGroupBox):
                                        "passage again and writes no settled step again: answers took 2.6x plain "
                                        "RAG's time instead of 3.6x, about as many right (8 lost, 6 won of 200 "
                                        "HotpotQA questions).")
+        self.final_steps = combo_box(self, FINAL_STEPS_LABELS, reasoning.final_steps, "finalSteps")
+        self.final_steps.setToolTip("Whether the final answer also sees the chain's checked steps (\"Where was "
+                                    "Teodor Vance born? Lisk [2]\"). Listing them where IR found the last "
+                                    "answer lost 4 and won none of HotpotQA's first 25 questions, and took "
+                                    "longer, so the default leaves them out.")
+        self.read_yes_no_steps = QCheckBox("Read the passage of a yes/no step too", self)
+        self.read_yes_no_steps.setObjectName("readYesNoSteps")
+        self.read_yes_no_steps.setToolTip("A reader copies an answer out of a passage and cannot say yes or no: "
+                                          "it found nothing for 33 of 36 such steps measured. Off, their passage "
+                                          "is retrieved and shown but not read, a reader call fewer each.")
         self.draft_answer = QCheckBox("Show plain RAG's answer as a draft while SearChain checks it", self)
         self.draft_answer.setObjectName("draftAnswer")
         self.draft_after_first_step = QCheckBox("Show the chain's first step before writing the draft", self)
@@ -121,7 +136,9 @@ class ReasoningBox(QGroupBox):
         form.addRow("Passages per query (top-k):", self.top_k)
         form.addRow("Chains written:", self.chain_steps)
         form.addRow("IR's corrections:", self.feedback_style)
+        form.addRow("Yes/no steps:", self.read_yes_no_steps)
         form.addRow("Final answer:", self.final_answer)
+        form.addRow("Checked steps in it:", self.final_steps)
         form.addRow("First answer:", self.draft_answer)
         form.addRow("", self.draft_after_first_step)
         form.addRow("Short answer:", self.concise_answer)
@@ -139,12 +156,13 @@ class ReasoningBox(QGroupBox):
             box.setValue(value)
         for combo, value in ((self.mode, reasoning.mode), (self.reader, reasoning.reader),
                              (self.final_answer, reasoning.final_answer), (self.chain_steps, reasoning.chain_steps),
-                             (self.feedback_style, reasoning.feedback_style)):
+                             (self.feedback_style, reasoning.feedback_style), (self.final_steps, reasoning.final_steps)):
             select(combo, value)
         self.draft_answer.setChecked(reasoning.draft_answer)
         self.draft_after_first_step.setChecked(reasoning.draft_after_first_step)
         self.draft_after_first_step.setEnabled(reasoning.draft_answer)
         self.concise_answer.setChecked(reasoning.concise_answer)
+        self.read_yes_no_steps.setChecked(reasoning.read_yes_no_steps)
 
     def apply_to(self, reasoning: ReasoningSettings) -> None:
         reasoning.mode = self.mode.currentData()
@@ -156,6 +174,8 @@ class ReasoningBox(QGroupBox):
         reasoning.final_answer = self.final_answer.currentData()
         reasoning.chain_steps = self.chain_steps.currentData()
         reasoning.feedback_style = self.feedback_style.currentData()
+        reasoning.final_steps = self.final_steps.currentData()
+        reasoning.read_yes_no_steps = self.read_yes_no_steps.isChecked()
         reasoning.question_passages = self.question_passages.value()
         reasoning.draft_answer = self.draft_answer.isChecked()
         reasoning.draft_after_first_step = self.draft_after_first_step.isChecked()

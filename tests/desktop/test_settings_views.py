@@ -42,6 +42,12 @@ def test_settings_dialog_saves_reasoning_and_model_values(qtbot, home):
     assert not box.draft_after_first_step.isEnabled()  # it says when the draft is written
     assert box.concise_answer.isChecked()
     box.concise_answer.setChecked(False)
+    from searchain.reasoning.tracing import FINAL_STEPS
+
+    assert [box.final_steps.itemData(i) for i in range(box.final_steps.count())] == list(FINAL_STEPS)
+    assert box.final_steps.currentData() == "off" and not box.read_yes_no_steps.isChecked()
+    box.final_steps.setCurrentIndex(box.final_steps.findData("found"))
+    box.read_yes_no_steps.setChecked(True)
     box.question_passages.setValue(0)
     assert box.question_passages.text().startswith("none")
     assert box.geek_branches.value() == 2 and box.geek_branches.maximum() == 9
@@ -57,7 +63,8 @@ def test_settings_dialog_saves_reasoning_and_model_values(qtbot, home):
                                   "final_answer": "tracing", "question_passages": 0, "chain_steps": "whole",
                                   "draft_answer": False, "draft_after_first_step": False,
                                   "concise_answer": False, "geek_branches": 4,
-                                  "feedback_style": other_style}
+                                  "feedback_style": other_style, "final_steps": "found",
+                                  "read_yes_no_steps": True}
     assert saved["llm"]["n_ctx"] == 8192 and saved["llm"]["n_gpu_layers"] == 0
     assert saved["llm"]["warm_up"] is False
     assert Settings.load(home).reasoning.theta == 2.25
