@@ -214,26 +214,19 @@ class ReasoningSettings:
     # and the draft one step later; off (and for whole chains), the draft comes first and the
     # first node after it (BENCHMARKS.md, Lever 13).
     draft_after_first_step: bool = True
-    # The "passages" final answer with the path's checked steps in view: after the passages, a
-    # list of the verified steps ("Where was Teodor Vance born? Lisk [3]"), so an answer the chain
-    # found in a passage RAG also read is not lost to RAG's own reading of it. "off" (the
-    # default): passages only (the draft is the final answer when the path adds no passage);
-    # "disagree": the steps are listed, and where the path adds no passage the final answer is
-    # asked again only when the path's last checked answer is not in the draft's; "always":
-    # asked again whenever a step was checked; "found": listed and asked again only where IR
-    # itself answered the path's last step (completed or corrected it), the draft lacks that
-    # answer, and the question asks for a thing (not yes/no, no options). Measured (BENCHMARKS.md,
-    # "The chain's checked steps in the final answer"): disagree on HotpotQA 251-301, cover-EM 17
-    # against 14 of 51, F1 level, a fifth more time; found on 401-478, cover-EM 38 against 36 of
-    # 78, but on the goal's first 25 questions 4 lost and none won, F1 0.411 -> 0.339, +1.65 s a
-    # question (it fired on 40 % there, and the final answer then reasoned at length): off again.
+    # The "passages" final answer with the path's checked steps listed after the passages
+    # ("Where was Teodor Vance born? Lisk [3]"). "off" (the default): passages only (the draft is
+    # the final answer when the path adds no passage); "disagree": listed, asked again where the
+    # draft lacks the path's last checked answer; "always": asked again after any checked step;
+    # "found": listed and asked again only where IR itself answered the last step, the draft lacks
+    # it, and the question asks for a thing. found won 2 of 78 on HotpotQA 401-478 but lost 4 and
+    # won none of the goal's first 25, 1.65 s slower (BENCHMARKS.md, "The chain's checked steps").
     final_steps: str = "off"
-    # Read a yes/no step's passage ("Is 749 ft greater than 628 ft?") with the reader. A reader
-    # copies a span and cannot say yes or no: on 72 such steps of HotpotQA runs it found nothing on
-    # 66 and an unconfirming span on 4 (the step stands unchecked either way, the chain goes on
-    # the same), and "corrected" "No." to a place on 2. Off (the default): the passage is
-    # retrieved and shown but not read (decision "not_read"), a reader call (~1.2 s on a 2-core
-    # CPU) fewer for each such step (BENCHMARKS.md, "Yes/no steps not read").
+    # Read a yes/no step's passage ("Is 749 ft greater than 628 ft?") with the reader, which copies
+    # spans and cannot say yes or no: of 36 such steps measured it found nothing on 33, an
+    # unconfirming span on 2 (the chain goes on the same either way), a nonsense correction on 1.
+    # Off (the default): the passage is retrieved and shown, not read (decision "not_read"), a
+    # reader call fewer (BENCHMARKS.md, "Yes/no steps not read").
     read_yes_no_steps: bool = False
     # A stated answer that is a sentence ("So the final answer is Kate Millett attended Oxford
     # University.") cut to the words that answer ("Oxford") by the LLM reader's span prompt over
