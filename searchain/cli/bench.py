@@ -8,8 +8,8 @@ import importlib
 # of its own has a folder, and its command module is named here.
 BENCH_MODULES = ("retrieval", "ann.hnsw_bench", "ingest.command", "decoding.llm", "decoding.grammar", "engine",
                  "store", "embed", "discovery", "cluster", "bundle", "scale.command", "strategies", "wikitext",
-                 "documents.command", "decoding.server", "update", "loop", "decoding.lookup", "keyword_update",
-                 "warmup", "decoding.batch")
+                 "documents.command", "decoding.server", "update", "loop", "decoding.lookup", "keyword.update",
+                 "warmup", "decoding.batch", "keyword.build")
 
 
 def register(sub) -> None:

@@ -302,6 +302,13 @@ def test_the_plan_for_english_is_long_asks_and_says_what_would_help(home, settin
     assert embed.device == "cpu" and embed.seconds > 86400
     assert plan.advice and "GPU" in plan.advice[0]
     assert plan.stages[0].download_bytes == release.size
+    # the index stage holds the tantivy keyword index a corpus this large gets (time and disk)
+    from searchain.index.bm25.tantivy_schema import DISK_BYTES_PER_PASSAGE, build_seconds
+
+    index = plan.stages[-1]
+    assert index.name == "index" and "keyword index" in index.note
+    assert index.seconds > build_seconds(plan.passages) > 0
+    assert index.disk_bytes > DISK_BYTES_PER_PASSAGE * plan.passages
 
 
 def test_a_kill_between_the_rename_and_the_record_is_not_fetched_again(home, wiki, settings):

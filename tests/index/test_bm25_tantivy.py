@@ -192,3 +192,49 @@ def test_corpus_index_builds_the_keyword_index_and_status_asks_for_it(indexed_co
     bm25 = open_retriever(indexed_copy, Settings(), MINI_CORPUS, "bm25")
     hits = bm25.search("planet gas giant", 3)
     assert hits and bm25._tantivy is not None
+
+
+def test_a_build_on_several_threads_answers_as_one_thread_does(tmp_path):
+    """Each indexing thread writes its own segment; the statistics are the index's, so every
+    score is the same, and equal scores come in id order whatever segment holds them."""
+    store = corpus(tmp_path, n=600)
+    one, three = tmp_path / "one", tmp_path / "three"
+    tv.build(store.conn, one, threads=1)
+    tv.build(store.conn, three, threads=3)
+    a, b = tv.TantivySearcher(one), tv.TantivySearcher(three)
+    assert b._searcher.num_segments > 1  # the threads did share the passages out
+    ties = 0
+    for words in (["county"], ["heron", "bridge"], ["river", "born", "film"], ["running"]):
+        want, got = a.scores(words, 600, idf_power=1.0), b.scores(words, 600, idf_power=1.0)
+        assert got == want and len(got) > 50  # every match: no cut to fall between ties
+        for (i, s), (j, t) in zip(got, got[1:]):
+            assert s > t or (s == t and i < j)
+            ties += s == t
+        top = b.scores(words, 10, idf_power=1.0)
+        cut = top[-1][1]
+        assert [h for h in top if h[1] > cut] == [h for h in want if h[1] > cut]
+    assert ties > 100  # lengths are stored coarsely: plenty of equal scores to order
+
+
+def test_the_writer_takes_a_thread_per_cpu_up_to_its_cap():
+    from searchain.index.bm25.tantivy_schema import MAX_WRITER_THREADS, PASSAGES_PER_THREAD_S, build_seconds, writer_threads
+
+    assert writer_threads(1) == 1 and writer_threads(0) == 1 and writer_threads(4) == 4
+    assert writer_threads(64) == MAX_WRITER_THREADS
+    # a plan counts the cores' worth the threads get (hyperthreads count for less)
+    assert build_seconds(PASSAGES_PER_THREAD_S * 3, capacity=1.0) == pytest.approx(3.0)
+    assert build_seconds(PASSAGES_PER_THREAD_S * 3, capacity=0.5) == pytest.approx(3.0)
+
+
+def test_bench_keyword_build_compares_thread_counts_on_the_same_passages(tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    from searchain.cli.main import main
+
+    assert main(["--home", str(tmp_path / "home"), "bench", "keyword-build", "--articles", "120",
+                 "--threads", "1,2", "--queries", "30", "--work", str(tmp_path / "w")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [r["threads"] for r in out["runs"]] == [1, 2] and out["passages"] > 120
+    assert out["runs"][0]["speedup"] == 1.0 and all(r["passages_per_s"] > 0 for r in out["runs"])
+    agree = out["agreement"]["2"]
+    assert agree["queries"] == 30 and agree["top10_scores_identical_share"] == 1.0
+    assert agree["above_the_cut_identical_share"] == 1.0

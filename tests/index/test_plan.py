@@ -159,3 +159,28 @@ def test_new_passages_plan_growing_the_codes_unless_they_cannot_grow_in_memory_h
     monkeypatch.setattr(compact, "extension_fits", lambda count, dim, limit: False)
     fresh = plan_build(indexed_copy, no_second(), MINI, embedder=embedder)
     assert fresh.graph_seconds == pytest.approx(21 * per_core, abs=0.1)  # every vector, trained afresh
+
+
+def test_a_large_corpus_plans_its_keyword_index_and_only_what_an_extension_adds(indexed_copy, embedder,
+                                                                                  monkeypatch):
+    """From ``TANTIVY_FROM_PASSAGES`` a build also makes the tantivy keyword index: the plan
+    counts it (time and disk) until it is current, then only the passages an extension adds."""
+    from searchain.corpus.manager import CorpusManager
+    from searchain.index.bm25 import tantivy_index as tv
+    from searchain.index.bm25.tantivy_schema import DISK_BYTES_PER_PASSAGE
+    from searchain.types import Passage
+
+    monkeypatch.setattr(tv, "TANTIVY_FROM_PASSAGES", 10)
+    monkeypatch.setattr("searchain.index.bm25.tantivy_schema.PASSAGES_PER_THREAD_S", 0.01)
+    settings = no_second()
+    plan = plan_build(indexed_copy, settings, MINI, embedder=embedder)
+    assert plan.keyword_seconds > 60 and plan.est_seconds >= plan.keyword_seconds
+    assert plan.disk_bytes >= 20 * DISK_BYTES_PER_PASSAGE
+    assert "keyword index (tantivy)" in plan.summary() and "up to date" not in plan.summary()
+    with CorpusManager(indexed_copy, settings).open_store(MINI) as store:
+        tv.ensure_current(store, settings.retrieval.bm25_title_weight)
+    assert plan_build(indexed_copy, settings, MINI, embedder=embedder).keyword_seconds == 0
+    with CorpusManager(indexed_copy, settings).open_store(MINI) as store:
+        store.add([Passage(MINI, "new1", "Quokka", "a quokka"), Passage(MINI, "new2", "Numbat", "a numbat")])
+    extend = plan_build(indexed_copy, settings, MINI, embedder=embedder).keyword_seconds
+    assert 0 < extend == pytest.approx(plan.keyword_seconds * 2 / 20, rel=0.05)

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from ...errors import IndexError_
@@ -13,6 +14,15 @@ STAMP = "searchain.json"
 FORMAT = 1
 ANALYZER = "searchain_en"
 WRITER_HEAP = 256 * 1024 * 1024  # tantivy flushes a segment when its in-memory part reaches this
+# Indexing threads: tantivy gives each its own segment, so the build runs on as many cores
+# (2 threads on the 2-core dev VM: 1.74-2.03x one thread, BENCHMARKS.md "The keyword index on
+# every core"). Capped where each thread's share of the heap stays >= 32 MB (tantivy needs 15).
+MAX_WRITER_THREADS = 8
+# One indexing thread's passages/s (the build's Python side reads and feeds them far faster),
+# on the dev VM: 24,000-26,000 over 77k real dump passages and 200k generated ones, 19,400 over
+# 1M (a larger index merges more); on the safe side of those for Wikipedia's 21M.
+PASSAGES_PER_THREAD_S = 17_000
+DISK_BYTES_PER_PASSAGE = 170  # 184 MB at 1M passages (BENCHMARKS.md, "BM25 at scale")
 
 
 def _tantivy():
@@ -40,6 +50,21 @@ def _schema():
     # freq, not positions: the queries are bags of words, and positions would double the size
     b.add_text_field("body", tokenizer_name=ANALYZER, index_option="freq")
     return b.build()
+
+
+def writer_threads(cpus: int | None = None) -> int:
+    """How many indexing threads a build or an update uses here: one per logical CPU, at most
+    ``MAX_WRITER_THREADS``."""
+    return max(1, min(MAX_WRITER_THREADS, cpus if cpus is not None else (os.cpu_count() or 1)))
+
+
+def build_seconds(passages: int, capacity: float | None = None) -> float:
+    """About how long indexing ``passages`` takes here, for plans: a thread's rate times the
+    cores' worth of work the threads get (``machine.cpu_capacity``: hyperthreads count for less)."""
+    from ...machine import cpu_capacity
+
+    cores = min(float(writer_threads()), capacity if capacity is not None else cpu_capacity())
+    return passages / (PASSAGES_PER_THREAD_S * max(1.0, cores))
 
 
 def _open_index(path: Path):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ...errors import IndexError_
 from .tantivy_schema import (FORMAT, STAMP, WRITER_HEAP, _open_index, _tantivy, read_stamp,
-                             store_stamp, title_repeat)
+                             store_stamp, title_repeat, writer_threads)
 
 REBUILD_DELETED_SHARE = 0.10  # deleted since the last full build, of the docs it indexed: rebuild
 DELETE_BATCH = 50_000  # ids per deletion query
@@ -47,7 +47,7 @@ def extend(conn, path: Path, old: dict, *, title_weight: float = 2.0, progress=N
     stamp = store_stamp(conn, title_weight)
     try:
         index = _open_index(path)
-        writer = index.writer(heap, 1)
+        writer = index.writer(heap, writer_threads())
     except (OSError, ValueError) as exc:
         raise IndexError_(f"The keyword index {path} cannot be opened for writing ({exc})",
                           hint="it is rebuilt") from exc

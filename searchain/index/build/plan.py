@@ -62,10 +62,11 @@ class BuildPlan:
     free_disk_bytes: int | None = None
     advice: tuple[str, ...] = field(default_factory=tuple)
     notes: tuple[str, ...] = field(default_factory=tuple)  # e.g. a second model that will be left out
+    keyword_seconds: float = 0.0  # the tantivy keyword index of a large corpus (``_keyword_cost``)
 
     @property
     def est_seconds(self) -> float:
-        return sum(m.est_seconds for m in self.models) + self.graph_seconds
+        return sum(m.est_seconds for m in self.models) + self.graph_seconds + self.keyword_seconds
 
     @property
     def needs_confirmation(self) -> bool:
@@ -81,7 +82,7 @@ class BuildPlan:
     def summary(self) -> str:
         """A few lines for a person: what, how long, how much disk and memory, what would help."""
         todo = [m for m in self.models if m.passages]
-        if not todo:
+        if not todo and not self.keyword_seconds:
             lines = [f"The index of '{self.corpus}' is up to date ({self.passages:,} passages)."]
         else:
             lines = [f"Index build of '{self.corpus}' ({self.passages:,} passages): about "
@@ -91,6 +92,8 @@ class BuildPlan:
                              f"{m.passages_per_s:,.0f}/s, about {duration(m.est_seconds)}")
             if self.graph_seconds >= 60:
                 lines.append(f"  search graph: about {duration(self.graph_seconds)}")
+            if self.keyword_seconds >= 60:
+                lines.append(f"  keyword index (tantivy): about {duration(self.keyword_seconds)}")
         lines.append(f"  disk: +{size(self.disk_bytes)}"
                      + (f" ({size(self.free_disk_bytes)} free)" if self.free_disk_bytes is not None else "")
                      + f"; memory: {size(self.ram_bytes)} at the peak")
@@ -145,12 +148,37 @@ def plan_build(paths, settings, corpus_name: str, *, rebuild: bool = False, embe
             graph_ram = max(graph_ram, index["ram_build" if fresh or not todo else "ram_extend"])
             model_ram = max(model_ram, MODEL_BYTES_PER_DIM * dim)
             graph_s += new_vectors / (GRAPH_INSERTS_PER_CORE_S * max(1, os.cpu_count() or 1))
-    plan = BuildPlan(corpus_name, total, tuple(plans), round(graph_s, 1), int(disk),
+        keyword_s, keyword_disk = _keyword_cost(store, r.bm25_title_weight, rebuild)
+    plan = BuildPlan(corpus_name, total, tuple(plans), round(graph_s, 1), int(disk + keyword_disk),
                      int(graph_ram + model_ram + 256e6), free_bytes(layout.root),
-                     tuple(_advice(plans, r)), tuple(notes))
+                     tuple(_advice(plans, r)), tuple(notes), keyword_seconds=round(keyword_s, 1))
     # Not the plan's headline: whoever asked for the plan shows it next (the CLI printed it twice).
     emit(on_event, Progress(PLAN_STAGE, 1, 1, f"measured on this machine: about {duration(plan.est_seconds)}"))
     return plan
+
+
+def _keyword_cost(store, title_weight: float, rebuild: bool) -> tuple[float, int]:
+    """Seconds and disk of the tantivy keyword index the build makes or extends for a corpus
+    this large (``bm25.tantivy_index.ensure_current``): every passage, or those added since."""
+    from ...errors import IndexError_
+    from ..bm25 import tantivy_index as tv
+    from ..bm25.tantivy_schema import DISK_BYTES_PER_PASSAGE, build_seconds
+    from ..bm25.tantivy_update import extendable
+
+    total = store.count()
+    if total < tv.TANTIVY_FROM_PASSAGES:
+        return 0.0, 0
+    path = tv.index_dir(store.path)
+    old = None
+    if not rebuild:
+        try:
+            if tv.is_current(path, store.conn, title_weight):
+                return 0.0, 0
+            old = extendable(path, store.conn, title_weight)
+        except IndexError_:  # damaged: rebuilt
+            old = None
+    todo = total if old is None else _count_after(store, old["max_id"])
+    return build_seconds(todo), DISK_BYTES_PER_PASSAGE * todo
 
 
 def _codes_retrained(layout: IndexLayout, corpus_name: str, total: int, dim: int, todo: int) -> bool:

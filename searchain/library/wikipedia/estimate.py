@@ -6,12 +6,14 @@ size (``BYTES_PER_PASSAGE``: ~30M passages of ~100 words in English's 11.6 GB of
 - download: at ``DOWNLOAD_BYTES_PER_S`` (an assumption: the plan says so);
 - ingest: ``ingest_rate``, from measured CPU rates (parsing per core, the one writer, the
   keyword index built at the end; below), with the worker processes ``corpus.ingest_workers``
-  gives (auto: every core); store + FTS5 1.3 KB per passage, tantivy 0.17 KB from 200,000
-  passages up; 135 MB peak (+ one parquet row group; the keyword index build at the end: 130 MB);
+  gives (auto: every core); store + FTS5 1.3 KB per passage; 135 MB peak (+ one parquet row
+  group; the keyword index build at the end: 130 MB);
 - embed: this machine's measured speed for the embedding model when a build or plan measured it
   (``plan.SpeedCache``), else the H100 figure on a usable CUDA GPU, else ~50 passages/s per
   CPU core (MiniLM, bfloat16, BENCHMARKS.md); 4·dim + 8 bytes of shards per passage;
-- index: ``GRAPH_INSERTS_PER_CORE_S`` per core; disk and RAM from ``compact.estimated_index_bytes``.
+- index: ``GRAPH_INSERTS_PER_CORE_S`` per core; disk and RAM from ``compact.estimated_index_bytes``;
+  from 200,000 passages also the tantivy keyword index (``tantivy_schema.build_seconds``: a
+  thread per core; 0.17 KB per passage).
 Work over ``NEEDS_CONFIRMATION_S`` (an hour) is started only after the user agrees.
 """
 
@@ -58,8 +60,6 @@ FTS_BUILD_PASSAGES_PER_S = BUILD_PASSAGES_PER_S
 STORE_FTS_MEASURED_AT = 2_000_000
 STORE_SLOWDOWN_EXP = 0.027
 STORE_BYTES_PER_PASSAGE = 1300
-TANTIVY_BYTES_PER_PASSAGE = 170
-TANTIVY_FROM = 200_000
 INGEST_RAM_BYTES = 300e6
 CPU_PASSAGES_PER_CORE_S = 50
 SECOND_SLOWER_CPU = 5  # the 768-d second model (mpnet) against MiniLM on CPU
@@ -153,17 +153,18 @@ def make_plan(settings, models_dir: Path, corpus: str, release: Release, job: Pa
     dim = KNOWN_DIMS.get(model, 384)
     pps, device, how = embed_speed(settings, model, cache_file)
     index = estimated_index_bytes(n, dim)
-    tantivy = TANTIVY_BYTES_PER_PASSAGE * n if n >= TANTIVY_FROM else 0
+    keyword_s, keyword_disk = _keyword_index(n)
     ingest, ingest_note = ingest_rate(release, cores, settings.corpus.ingest_workers, n, cpu_capacity())
     stages = [
         Stage("download", left_to_download / DOWNLOAD_BYTES_PER_S, left_to_download, 64 * 2**20,
               left_to_download, f"at an assumed {size(DOWNLOAD_BYTES_PER_S)}/s"),
-        Stage("ingest", n / ingest, STORE_BYTES_PER_PASSAGE * n + tantivy,
+        Stage("ingest", n / ingest, STORE_BYTES_PER_PASSAGE * n,
               int(INGEST_RAM_BYTES), note=ingest_note),
         Stage("embed", n / pps, (4 * dim + 8) * n, int(MODEL_BYTES_PER_DIM * dim + 256e6),
               note=f"{model.rsplit('/', 1)[-1]} on {device}, {pps:,.0f} passages/s ({how})",
               device=device),
-        Stage("index", n / (GRAPH_INSERTS_PER_CORE_S * cores), index["disk"], index["ram_build"]),
+        Stage("index", n / (GRAPH_INSERTS_PER_CORE_S * cores) + keyword_s, index["disk"] + keyword_disk,
+              index["ram_build"], note="search graph and keyword index" if keyword_s else ""),
     ]
     second = _second_model(settings, models_dir, n)
     if second:
@@ -187,6 +188,17 @@ def make_plan(settings, models_dir: Path, corpus: str, release: Release, job: Pa
     return GetPlan(corpus, release.lang, release.source, release.snapshot, release.revision,
                    release.where, len(release.files), release.size, n, tuple(stages),
                    free_bytes(job), str(job), tuple(advice))
+
+
+def _keyword_index(passages: int) -> tuple[float, int]:
+    """Seconds and disk of the tantivy keyword index a corpus this large gets in its index
+    stage (``index.bm25.tantivy_index``; none below ``TANTIVY_FROM_PASSAGES``)."""
+    from ...index.bm25.tantivy_index import TANTIVY_FROM_PASSAGES
+    from ...index.bm25.tantivy_schema import DISK_BYTES_PER_PASSAGE, build_seconds
+
+    if passages < TANTIVY_FROM_PASSAGES:
+        return 0.0, 0
+    return build_seconds(passages), DISK_BYTES_PER_PASSAGE * passages
 
 
 def writer_rate(passages: int) -> float:

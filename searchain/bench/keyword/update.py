@@ -31,7 +31,7 @@ def register(sub) -> None:
 
 
 def handle(ctx, args) -> int:
-    from .workdir import in_work_folder
+    from ..workdir import in_work_folder
 
     print(json.dumps(in_work_folder(args.work, "searchain-bench-kwupdate-",
                                     lambda work: measure(work, args)), indent=2))
@@ -48,11 +48,11 @@ def _since(start: tuple[float, float]) -> dict:
 
 
 def measure(work: Path, args) -> dict:
-    from ..corpus.ingest import ingest_source
-    from ..corpus.store import PassageStore
-    from ..index.bm25 import tantivy_index as tv
-    from ..types import Passage
-    from .ingest.articles import make_parquet
+    from ...corpus.ingest import ingest_source
+    from ...corpus.store import PassageStore
+    from ...index.bm25 import tantivy_index as tv
+    from ...types import Passage
+    from ..ingest.articles import make_parquet
 
     rng = random.Random(5)
     source = make_parquet(work / "articles.parquet", args.articles, seed=3)
