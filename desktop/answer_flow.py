@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject, Signal
 from searchain.errors import ModelError
 from searchain.corpus import FINISH_STAGE
 from searchain.events import Progress
-from searchain.index import OPEN_STAGE
+from searchain.index import OPEN_STAGE, KeywordOnly
 from searchain.llm import LLMWarning
 from searchain.store import answer_while_saving
 from searchain.reasoning import (
@@ -211,6 +211,8 @@ class AnswerFlow(QObject):
             self.chat.set_phase("Writing the answer with references…")
         elif isinstance(event, LLMWarning):  # e.g. a base model without a chat template
             self.message_bar.show_message(event.message, event.hint, kind="warning")
+        elif isinstance(event, KeywordOnly):  # a corpus whose vector index is still to be built
+            self.message_bar.show_message(event.message, event.hint, kind="info", topic="keyword-only")
 
     def _on_done(self, result: Any) -> None:
         self.chat.finish_answer(result, key=str(self.message_id))

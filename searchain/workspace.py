@@ -25,6 +25,7 @@ class Workspace:
         self.settings = settings
         self._corpora: Any = None
         self._retrievers: dict[str, Any] = {}
+        self._keyword_only: dict[str, list[str]] = {}  # per cached retriever: corpora not indexed yet
         self._embedder: Any = None
         self._second_embedder: Any = None
         self._llm: Any = None
@@ -63,12 +64,19 @@ class Workspace:
         naming it. The demo corpus is built on first use (``on_event``/``cancel`` follow that
         build), so a fresh install can answer questions at once. Opening a vector index is
         announced on ``on_event`` (``layout.OPEN_STAGE``): a Wikipedia-sized one takes ~20 s.
+        A corpus whose vector index is not built yet is searched by keywords, and each call says
+        so on ``on_event`` (``KeywordOnly``); once its index is finished the next call opens the
+        hybrid retriever in its place.
         """
         from .index.mixed import parse_corpora
+        from .index.retrievers import KeywordOnly, keyword_only
 
         names = tuple(parse_corpora(corpus or self.settings.active_corpus))
         key = names[0] if len(names) == 1 else ",".join(names)
         with self._retriever_lock:
+            waiting = keyword_only(self.paths, self.settings, [n for n in names if n != "demo"])
+            if key in self._retrievers and self._keyword_only.get(key) != waiting:
+                self._retrievers.pop(key)  # an index finished (or was removed) since it opened
             if key not in self._retrievers:
                 lexical_only = self.settings.retrieval.retriever.strip().lower() == "bm25"
                 if "demo" in names:
@@ -88,11 +96,15 @@ class Workspace:
                     from .index.layout import OPEN_STAGE, opening_note
 
                     for name in names:
-                        if self.corpora.exists(name):  # a missing one is named by open_retriever
+                        # a missing one is named by open_retriever
+                        if self.corpora.exists(name) and name not in waiting:
                             emit(on_event, Progress(OPEN_STAGE, 0, 0,
                                                     opening_note(self.corpora.corpus_dir(name), name)))
                 self._retrievers[key] = open_retriever(self.paths, self.settings, list(names),
                                                        embedder=embedder, second_embedder=second)
+                self._keyword_only[key] = waiting
+            for name in waiting:  # said at every question, as long as it lasts
+                emit(on_event, KeywordOnly(name))
             return self._retrievers[key]
 
     def forget_retriever(self, corpus: str | None = None) -> None:

@@ -148,6 +148,7 @@ def _progress(event: Any) -> None:
     from ..corpus.fts_build import FINISH_STAGE
     from ..events import Progress
     from ..index.layout import OPEN_STAGE
+    from ..index.retrievers import KeywordOnly
     from ..reasoning.events import (
         ChainUnreadable, DraftStarted, FeedbackGiven, NodeChecked, QuestionRewritten, RoundStarted,
     )
@@ -159,6 +160,8 @@ def _progress(event: Any) -> None:
     elif isinstance(event, Progress) and event.stage == FINISH_STAGE:
         done = f" {event.done:,} of {event.total:,}" if event.done and event.total else ""
         print(f"{event.message}...{done}", file=sys.stderr)
+    elif isinstance(event, KeywordOnly):
+        print(f"note: {event.message} {event.hint}", file=sys.stderr)
     elif line is not None:
         print(f"  {line}", file=sys.stderr)
     elif isinstance(event, QuestionRewritten):

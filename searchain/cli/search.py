@@ -6,6 +6,7 @@ corpus."""
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 
 from .progress import ProgressPrinter, cancel_on_interrupt
@@ -29,7 +30,7 @@ def register(sub) -> None:
 def run(ctx, args) -> int:
     from ..errors import SearchainError
     from ..index.mixed import parse_corpora
-    from ..index.retrievers import finish_keyword_indexes, open_retriever
+    from ..index.retrievers import KeywordOnly, finish_keyword_indexes, keyword_only, open_retriever
 
     if args.k < 1:
         raise SearchainError(f"-k must be at least 1, got {args.k}.")
@@ -51,11 +52,16 @@ def run(ctx, args) -> int:
     # between ranges and keeps what was indexed.
     with ProgressPrinter() as printer, cancel_on_interrupt() as cancel:
         finish_keyword_indexes(ctx.paths, ctx.settings, names, on_event=printer, cancel=cancel)
+    waiting = keyword_only(ctx.paths, ctx.settings, names, args.retriever)
     retriever = open_retriever(ctx.paths, ctx.settings, names, args.retriever, embedder=embedder)
+    for name in waiting:
+        note = KeywordOnly(name)
+        print(f"note: {note.message} {note.hint}", file=sys.stderr)
     hits = retriever.search(args.query, args.k)
     if args.json:
         print(json.dumps({
             "corpus": ",".join(names), "corpora": names, "query": args.query, "retriever": retriever.name,
+            "keyword_only": waiting,
             "hits": [_hit_json(n, h) for n, h in enumerate(hits, start=1)],
         }, ensure_ascii=False))
         return 0

@@ -6,7 +6,7 @@ The names below are what the app uses."""
 from ..faces import face
 
 __all__, __getattr__, __dir__ = face(__name__, {
-    "retrievers": ("open_retriever",),
+    "retrievers": ("open_retriever", "KeywordOnly"),
     "layout": ("OPEN_STAGE",),
     "status": ("listing_status", "index_status"),
     "cross_encoder": ("DEFAULT_RERANKER", "installed_rerankers", "download_reranker"),

@@ -8,6 +8,7 @@ so keyword search works even before the vector index is built.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
 
 from ..config import AppPaths, Settings
@@ -29,8 +30,39 @@ if TYPE_CHECKING:
 KINDS = ("dense", "bm25", "hybrid")
 log = logging.getLogger("searchain.retrieval")
 
+
+@dataclass(frozen=True)
+class KeywordOnly:
+    """An event: ``corpus`` is searched by keywords alone, because its vector index is not
+    built yet (hybrid search, the default, falls back to BM25 rather than failing; a corpus
+    the size of Wikipedia takes days to embed on a CPU and is searchable as soon as ingested)."""
+
+    corpus: str
+
+    @property
+    def message(self) -> str:
+        return f"Searching '{self.corpus}' by keywords only until its vector index is built."
+
+    @property
+    def hint(self) -> str:
+        return (f"Build it with `searchain corpus index {self.corpus}` (in the app: Corpus › Manage "
+                "corpora…, then Update › Update index). Until then answers can miss passages that "
+                "say the same in other words.")
+
+
+def keyword_only(paths: AppPaths, settings: Settings, names: Sequence[str], kind: str | None = None) -> list[str]:
+    """Which of ``names`` a ``kind`` retriever (None: the setting's) searches by keywords alone:
+    with hybrid search, the existing corpora whose vector index was never finished."""
+    from ..corpus.manager import CorpusManager
+
+    if (kind or settings.retrieval.retriever).strip().lower() != "hybrid":
+        return []
+    manager = CorpusManager(paths, settings)
+    return [name for name in names if manager.exists(name)
+            and not IndexLayout(manager.corpus_dir(name) / "index").meta_file.exists()]
+
 __all__ = ["KINDS", "Retriever", "DenseRetriever", "BM25Retriever", "HybridRetriever", "MixedRetriever",
-           "open_retriever"]
+           "KeywordOnly", "keyword_only", "open_retriever"]
 
 
 @runtime_checkable
@@ -56,8 +88,10 @@ def open_retriever(paths: AppPaths, settings: Settings, corpus_name: str | Seque
     and ``index_status`` reports the corpus as needing a build.
     Several corpora (``"a,b"`` or a list) give a ``MixedRetriever`` (``mixed.py``): one
     first-stage retriever per corpus, fused by rank, then re-ranked once over all of them.
+    Hybrid search of a corpus whose vector index was never finished is keyword search (BM25)
+    until it is (``keyword_only`` names such corpora, ``KeywordOnly`` is the event that says so).
     Raises ``CorpusError`` for an unknown corpus (naming which of several), ``IndexError_`` when
-    a dense or hybrid retriever meets a missing, damaged or other-model index, ``ModelError``
+    a dense retriever meets a missing index or either meets a damaged or other-model one, ``ModelError``
     for a re-ranker that is not installed, ``ConfigError`` for a bad kind.
     """
     names = parse_corpora(corpus_name)
@@ -143,10 +177,10 @@ def _first_stage(paths: AppPaths, settings: Settings, corpus_name: str, kind: st
     source = PassageSource(store)
     try:
         bm25 = BM25Retriever(source, title_weight=r.bm25_title_weight, idf_power=r.bm25_idf_power)
-        if kind == "bm25":
-            return bm25
-        embedder = embedder or Embedder.for_settings(r, models_dir=paths.models_dir)
         layout = IndexLayout(manager.corpus_dir(corpus_name) / "index")
+        if kind == "bm25" or (kind == "hybrid" and not layout.meta_file.exists()):
+            return bm25  # hybrid before the vector index exists: see ``KeywordOnly``
+        embedder = embedder or Embedder.for_settings(r, models_dir=paths.models_dir)
         index, _ = open_vectors(layout, corpus_name, embedder)
         dense = DenseRetriever(source, index, embedder)
         if kind == "dense":

@@ -238,3 +238,36 @@ def test_bench_keyword_build_compares_thread_counts_on_the_same_passages(tmp_pat
     agree = out["agreement"]["2"]
     assert agree["queries"] == 30 and agree["top10_scores_identical_share"] == 1.0
     assert agree["above_the_cut_identical_share"] == 1.0
+
+
+def test_a_search_opened_before_the_keyword_index_was_built_then_uses_it(tmp_path):
+    """``corpus index`` builds it while the corpus stays as it is (no data_version change):
+    a keyword search opened before (the app's, answering by keywords meanwhile) switches to it."""
+    store = corpus(tmp_path)
+    r = retriever(store)
+    before = r.scores("county heron", 10)
+    assert r._tantivy is None
+    tv.ensure_current(store, 2.0, min_passages=0)
+    after = r.scores("county heron", 10)
+    assert r._tantivy is not None and {i for i, _ in after} & {i for i, _ in before}
+
+
+def test_the_keyword_index_is_built_before_the_embedding(home, tmp_path, embedder, monkeypatch):
+    """Minutes before the hours or days of embedding: a build stopped while embedding leaves
+    keyword search on its fast index (and hybrid search answering by keywords meanwhile)."""
+    from searchain.config import Settings
+    from searchain.corpus.manager import CorpusManager
+    from searchain.index.build import builder
+    from tests.fixtures.index import MINI_CORPUS, write_mini_corpus
+
+    monkeypatch.setattr(tv, "TANTIVY_FROM_PASSAGES", 1)
+    CorpusManager(home, Settings()).add(MINI_CORPUS, write_mini_corpus(tmp_path / "m.jsonl"), "jsonl")
+
+    def stopped(*args, **kwargs):
+        raise Cancelled()
+
+    monkeypatch.setattr(builder, "_build_layout", stopped)
+    with pytest.raises(Cancelled):
+        builder.build_index(home, Settings(), MINI_CORPUS, embedder=embedder)
+    store = CorpusManager(home, Settings()).open_store(MINI_CORPUS)
+    assert tv.is_current(tv.index_dir(store.path), store.conn, 2.0)

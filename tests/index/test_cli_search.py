@@ -42,3 +42,17 @@ def test_searching_the_demo_on_a_fresh_home_builds_it_first(home, capsys):
     assert out.startswith("[1] The Lantern Suite")
     assert main(["corpus", "list"]) == 0
     assert "demo" in capsys.readouterr().out
+
+
+def test_a_corpus_not_indexed_yet_is_searched_by_keywords_and_says_so(home, tmp_path, capsys):
+    from searchain.config import Settings
+    from searchain.corpus.manager import CorpusManager
+    from tests.fixtures.index import write_mini_corpus
+
+    CorpusManager(home, Settings()).add(MINI_CORPUS, write_mini_corpus(tmp_path / "m.jsonl"), "jsonl")
+    assert main(["search", MINI_CORPUS, "capital of Japan", "-k", "2", "--json"]) == 0
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert data["retriever"] == "bm25" and data["keyword_only"] == [MINI_CORPUS]
+    assert data["hits"][0]["title"] == "Tokyo"
+    assert "keywords only" in captured.err and f"searchain corpus index {MINI_CORPUS}" in captured.err

@@ -94,6 +94,35 @@ def test_bm25_needs_no_index_but_dense_says_how_to_build_one(home, tmp_path, emb
     assert "searchain corpus index mini" in err.value.hint and "bm25" in err.value.hint
 
 
+def test_hybrid_search_is_keyword_search_until_the_vector_index_is_built(home, tmp_path, embedder):
+    """A corpus is searchable as soon as it is ingested (Wikipedia embeds for days on a CPU):
+    the default hybrid search falls back to BM25, the workspace says so at every question, and
+    the first question after the build gets hybrid search."""
+    from searchain.index.build.builder import build_index
+    from searchain.index.retrievers import KeywordOnly, keyword_only
+    from searchain.workspace import Workspace
+
+    CorpusManager(home, Settings()).add(MINI_CORPUS, write_mini_corpus(tmp_path / "m.jsonl"), "jsonl")
+    assert keyword_only(home, Settings(), [MINI_CORPUS, "absent"]) == [MINI_CORPUS]
+    assert keyword_only(home, Settings(), [MINI_CORPUS], "bm25") == []  # asked for: nothing to say
+    hybrid = open_retriever(home, Settings(), MINI_CORPUS, "hybrid", embedder=embedder)
+    assert isinstance(hybrid, BM25Retriever)
+    assert hybrid.search("Jupiter", 1)[0].passage.title == "Jupiter"
+    workspace = Workspace(home, Settings())
+    workspace._embedder = embedder
+    for _ in range(2):
+        events = []
+        retriever = workspace.retriever(MINI_CORPUS, on_event=events.append)
+        assert retriever.name == "bm25" and events == [KeywordOnly(MINI_CORPUS)]
+    note = events[0]
+    assert "keywords only" in note.message and f"searchain corpus index {MINI_CORPUS}" in note.hint
+    build_index(home, Settings(), MINI_CORPUS, embedder=embedder)
+    events = []
+    retriever = workspace.retriever(MINI_CORPUS, on_event=events.append)
+    assert isinstance(retriever, HybridRetriever) and not any(isinstance(e, KeywordOnly) for e in events)
+    assert keyword_only(home, Settings(), [MINI_CORPUS]) == []
+
+
 def test_factory_errors(indexed_home):
     with pytest.raises(ConfigError, match="Unknown retriever"):
         open_retriever(indexed_home, Settings(), MINI_CORPUS, "magic")

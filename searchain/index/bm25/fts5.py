@@ -101,15 +101,19 @@ class BM25Retriever:
 
     def _tantivy_index(self, store) -> "bm25_tantivy.TantivySearcher | None":
         """The tantivy index beside the store when it is current, else None; decided again
-        whenever the corpus changes (``PRAGMA data_version``). A current index that cannot be
+        whenever the corpus changes (``PRAGMA data_version``) or the index's stamp is written. A current index that cannot be
         read raises ``IndexError_`` with the fix, rather than turning silently slow."""
         if not self.use_tantivy or self.text_weight != 1.0 or not self.title_weight.is_integer():
             return None
-        version = store.conn.execute("PRAGMA data_version").fetchone()[0]
+        path = bm25_tantivy.index_dir(store.path)
+        try:  # a build that finishes while the corpus stays as it is (``corpus index``) counts too
+            stamp = (path / bm25_tantivy.STAMP).stat().st_mtime_ns
+        except OSError:
+            stamp = None
+        version = (store.conn.execute("PRAGMA data_version").fetchone()[0], stamp)
         if version != self._tantivy_version:
-            path = bm25_tantivy.index_dir(store.path)
             self._tantivy = None
-            if path.exists() and bm25_tantivy.is_current(path, store.conn, self.title_weight):
+            if stamp is not None and bm25_tantivy.is_current(path, store.conn, self.title_weight):
                 self._tantivy = bm25_tantivy.TantivySearcher(path, store.corpus)
             self._tantivy_version = version
         return self._tantivy

@@ -141,6 +141,10 @@ def _build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebui
         if rebuild:
             shutil.rmtree(layout.root, ignore_errors=True)
             shutil.rmtree(bm25_tantivy.index_dir(store.path), ignore_errors=True)
+        # Large corpora: the keyword index that keeps BM25 fast (bm25_tantivy.py); small ones use
+        # FTS5. First, since it takes minutes where embedding takes hours or days: until the
+        # vector index is finished, questions are answered by keyword search (``KeywordOnly``).
+        bm25_tantivy.ensure_current(store, r.bm25_title_weight, on_event=on_event, cancel=cancel)
         first = _build_layout(store, corpus_name, layout, embedder, r, on_event, cancel, shard_size,
                               stages=(EMBED_STAGE, GRAPH_STAGE), embed_missing=embed_missing)
         second = None
@@ -149,8 +153,6 @@ def _build_index(paths: AppPaths, settings: Settings, corpus_name: str, *, rebui
                 shutil.rmtree(layout.second.root, ignore_errors=True)
             second = _build_layout(store, corpus_name, layout.second, second_embedder, r, on_event,
                                    cancel, shard_size, stages=SECOND_STAGES, embed_missing=embed_missing)
-        # Large corpora: the keyword index that keeps BM25 fast (bm25_tantivy.py); small ones use FTS5.
-        bm25_tantivy.ensure_current(store, r.bm25_title_weight, on_event=on_event, cancel=cancel)
     from .plan import record_speed  # real builds keep the plan's speed figures current
 
     if embed_missing is None:  # a build embedded elsewhere (a cluster) says nothing of this machine
