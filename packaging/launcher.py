@@ -11,8 +11,8 @@ if __name__ == "__main__":
     multiprocessing.freeze_support()
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--searchain-llm-worker"]:
-    # The model worker process (searchain/llm/isolated.py): a bundle has no `python -m`.
-    from searchain.llm.worker import main as worker_main
+    # The model worker process (searchain/llm/llama/isolated.py): a bundle has no `python -m`.
+    from searchain.llm.llama.worker import main as worker_main
 
     sys.exit(worker_main(sys.argv[2:]))
 

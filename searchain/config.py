@@ -124,7 +124,7 @@ class LLMSettings:
     # Seconds to wait for the server to connect or send the next piece of a reply.
     server_timeout: float = 120.0
     # Output constrained by a GBNF grammar (llama.cpp's `grammar` field): auto = find out with one
-    # tiny request on first use; off = prompting and the tolerant parser only (llm/server_probe.py).
+    # tiny request on first use; off = prompting and the tolerant parser only (llm/server/server_probe.py).
     server_grammar: str = "auto"
     # Which server it is, for the switches only one family takes (thinking off, sampling):
     # auto = read from the server's model list (and Ollama's /api/version).
@@ -137,12 +137,12 @@ class LLMSettings:
     seed: int = 0
     max_tokens: int = 512
     use_grammar: bool = True
-    # Speculative decoding by prompt lookup (llm/speculation.py): up to this many tokens copied
+    # Speculative decoding by prompt lookup (llm/llama/speculation.py): up to this many tokens copied
     # from the prompt are checked in one batch per step, under greedy decoding only (the output
     # is the same); 0 = plain decoding.
     prompt_lookup: int = 0
     # A small GGUF of the same family (same vocabulary) that drafts tokens for greedy decoding
-    # (llm/draft_model.py): ``draft_tokens`` per step; "" = none. A draft model whose vocabulary
+    # (llm/llama/draft_model.py): ``draft_tokens`` per step; "" = none. A draft model whose vocabulary
     # differs is refused with a warning, and decoding goes on without it.
     draft_model: str = ""
     draft_tokens: int = 4
@@ -151,7 +151,7 @@ class LLMSettings:
     # the model's memory is taken from the start. Models run here only (a server keeps its own).
     warm_up: bool = True
     # process: llama.cpp runs in a worker process, so a native crash cannot end the app
-    # (llm/isolated.py); inprocess: in this process (no worker start-up; a crash ends the app).
+    # (llm/llama/isolated.py); inprocess: in this process (no worker start-up; a crash ends the app).
     isolation: str = "process"
     # Folders of GGUF files to list beside the app's own and the other apps' stores
     # (llm/models/discovery.py); absolute paths, "~" allowed. Models are used where they lie.

@@ -43,14 +43,24 @@ LAYERS: dict[str, list[list[str]]] = {
         ["fakes"],
     ],
     "searchain.llm": [
-        ["base", "events", "gpu", "sampling", "text_stream", "prefix_states", "speculation", "llama_open"], ["draft_model"],
+        ["base", "events", "gpu"],
         ["models", "chat_templates"],
         ["chat_prompt"],
-        ["model_kind", "openai_wire"],
-        ["llama_cpp_backend", "openai_backend"],
-        ["isolated", "worker", "server_probe"],
+        ["model_kind"],
+        ["llama", "server"],
         ["loader"],
         ["fakes"],
+    ],
+    "searchain.llm.llama": [
+        ["llama_open", "sampling", "text_stream", "prefix_states", "speculation"],
+        ["draft_model"],
+        ["llama_cpp_backend"],
+        ["isolated", "worker"],
+    ],
+    "searchain.llm.server": [
+        ["openai_wire"],
+        ["openai_backend"],
+        ["server_probe"],
     ],
     "searchain.reasoning": [
         ["modes", "accounting", "inmemory", "draft_rules", "polar"],

@@ -101,7 +101,7 @@ def test_schema_choices_match_what_the_engine_accepts():
     from searchain.index.embed.precision import PRECISIONS
     from searchain.index.retrievers import KINDS
     from searchain.llm.loader import BACKENDS, ISOLATIONS
-    from searchain.llm.openai_backend import FAMILIES, GRAMMAR_MODES
+    from searchain.llm.server.openai_backend import FAMILIES, GRAMMAR_MODES
     from searchain.reader.loader import READER_CHOICES
     from searchain.reasoning.modes import MODES
     from searchain.reasoning.chain.prompts import TASKS

@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from searchain.config import LLMSettings
-    from searchain.llm.llama_cpp_backend import LlamaCppLLM
+    from searchain.llm.llama.llama_cpp_backend import LlamaCppLLM
 
     steps = musique_steps(Path(args.data), args.steps)
     llm = LlamaCppLLM(LLMSettings(model_path=args.model, n_ctx=2048, n_threads=args.threads,

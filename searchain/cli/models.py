@@ -318,8 +318,8 @@ def cmd_check(ctx, args) -> int:
 
 
 def cmd_server(ctx, args) -> int:
-    """Ask the server what works (``llm/server_probe.py``); ``--use`` saves what was found."""
-    from ..llm.server_probe import probe_server
+    """Ask the server what works (``llm/server/server_probe.py``); ``--use`` saves what was found."""
+    from ..llm.server.server_probe import probe_server
 
     llm = ctx.settings.llm
     key = args.key or (llm.server_key if args.url == llm.server_url else "")

@@ -10,7 +10,7 @@ import time
 def isolation_checks(settings, thorough: bool) -> list:
     from .check import FAIL, OK, WARN, Check
     from ..errors import ModelError
-    from ..llm.isolated import ModelCrashed, ProcessLLM, probe_worker
+    from ..llm.llama.isolated import ModelCrashed, ProcessLLM, probe_worker
 
     llm = settings.llm
     if llm.isolation != "process":

@@ -29,17 +29,17 @@ __all__ = ["BACKENDS", "ISOLATIONS", "LLMWarning", "gpu_offload_supported", "loa
 def load_llm(settings: LLMSettings, *, on_event: EventCallback | None = None) -> LLM:
     if settings.backend == "llama_cpp":
         if settings.isolation == "process":
-            from .isolated import ProcessLLM
+            from .llama.isolated import ProcessLLM
 
             return ProcessLLM(settings, on_event=on_event)
-        from .llama_cpp_backend import LlamaCppLLM
+        from .llama.llama_cpp_backend import LlamaCppLLM
 
         return LlamaCppLLM(settings, on_event=on_event)
     if settings.backend == "openai":
         if not settings.server_url:
             raise ConfigError("The OpenAI-compatible backend needs a server URL.",
                               hint="Set llm.server_url, e.g. http://127.0.0.1:8080.")
-        from .openai_backend import OpenAICompatibleLLM
+        from .server.openai_backend import OpenAICompatibleLLM
 
         # Nothing is sent yet: the first request checks the model name, the family and (auto)
         # whether grammars are honoured.

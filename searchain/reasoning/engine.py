@@ -286,7 +286,7 @@ class SearChainEngine:
         With a ``draft`` (RAG's answer over the same question passages, written first) the
         final answer is the draft when the path adds no passage (the same prompt, so the same
         greedy answer), and otherwise its prompt begins as the draft's did, whose KV state the
-        backend kept aside (``llm/prefix_states.py``): only the path's passages and the question
+        backend kept aside (``llm/llama/prefix_states.py``): only the path's passages and the question
         are evaluated again. ``reasoning.final_steps`` lists the path's checked steps after the
         passages, and may ask again where the draft stands as it is (``tracing.path_disagrees``,
         or only where IR answered the last step: ``tracing.ir_found_otherwise``).

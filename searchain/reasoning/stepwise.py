@@ -9,7 +9,7 @@ and decoding is most of a CPU's time for the chain (BENCHMARKS.md, "Loop speed l
 ``StepWriter`` asks for the reply in pieces instead: each call stops where the next step or the
 final line would begin, the caller checks the new step, and only if it passes is the reply
 continued from where it stopped (the backend's ``supports_prefill``: a trailing assistant message
-is continued, and its KV cache is kept aside while the reader runs, ``llm/prefix_states.py``).
+is continued, and its KV cache is kept aside while the reader runs, ``llm/llama/prefix_states.py``).
 Under greedy decoding the steps are the ones the whole chain would have had, up to the node that
 takes feedback; the next round sees the reply only up to that node, which is the branch the
 paper grows the next chain from.

@@ -3,7 +3,7 @@
 Every prompt a mode sends begins with text that is the same for every question: SearChain's
 Chain-of-Query instructions and worked examples (~400 tokens with Qwen's vocabulary), the LLM
 reader's instruction and example (~130), RAG's instruction (~60). Once evaluated, the backend
-keeps their KV states (``llm/prefix_states.py``), so from the second question on they cost
+keeps their KV states (``llm/llama/prefix_states.py``), so from the second question on they cost
 nothing; the first question of a session pays for all of them, several seconds on a CPU, on top
 of loading the model. ``warm_up`` evaluates them ahead of time, while the user is still typing:
 each prompt with a placeholder where the question goes, one token decoded and thrown away.

@@ -50,7 +50,7 @@ class RunInfo:
         r = settings.reasoning
         model_name = model
         if model_name is None and settings.llm.backend == "openai":  # "qwen3:8b @ host:port"
-            from ..llm.openai_backend import server_label
+            from ..llm.server.openai_backend import server_label
 
             model_name = server_label(settings.llm.server_url,
                                       settings.llm.server_model or "the server's first model")

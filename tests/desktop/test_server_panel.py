@@ -12,7 +12,7 @@ from desktop.views.model_choice.dialog import ModelDialog
 from desktop.views.model_choice.server_panel import PRESETS
 from desktop.workers import JobRunner
 from searchain.config import Settings
-from searchain.llm.openai_backend import OpenAICompatibleLLM
+from searchain.llm.server.openai_backend import OpenAICompatibleLLM
 from tests.fixtures.servers import StubServer, chat_reply, models_reply
 
 

@@ -29,7 +29,7 @@ def _generate(llm, grammar=None):
 
 @pytest.mark.parametrize("grammar", [None, 'root ::= [a-z ]+ "."'])
 def test_a_draft_model_of_the_same_vocabulary_keeps_greedy_output(tiny_llm_settings, other_tiny, grammar):
-    from searchain.llm.llama_cpp_backend import LlamaCppLLM
+    from searchain.llm.llama.llama_cpp_backend import LlamaCppLLM
 
     plain = LlamaCppLLM(tiny_llm_settings)
     # The main model drafting for itself: every draft token is its own choice.
@@ -50,7 +50,7 @@ def test_a_draft_model_of_the_same_vocabulary_keeps_greedy_output(tiny_llm_setti
 
 
 def test_a_draft_model_with_another_vocabulary_is_refused_and_decoding_goes_on(tiny_llm_settings, other_tiny):
-    from searchain.llm.llama_cpp_backend import LlamaCppLLM
+    from searchain.llm.llama.llama_cpp_backend import LlamaCppLLM
 
     events = []
     plain = LlamaCppLLM(tiny_llm_settings)
@@ -71,7 +71,7 @@ def test_a_draft_model_with_another_vocabulary_is_refused_and_decoding_goes_on(t
 
 
 def test_a_missing_or_broken_draft_file_is_refused_with_its_reason(tiny_llm_settings, tmp_path):
-    from searchain.llm.llama_cpp_backend import LlamaCppLLM
+    from searchain.llm.llama.llama_cpp_backend import LlamaCppLLM
 
     broken = tmp_path / "broken.gguf"
     broken.write_bytes(b"GGUF" + b"\0" * 64)

@@ -7,7 +7,7 @@ import pytest
 from searchain.config import LLMSettings
 from searchain.errors import ModelError
 from searchain.llm import gpu
-from searchain.llm import llama_cpp_backend
+from searchain.llm.llama import llama_cpp_backend
 from searchain.llm.base import GenerationParams
 from searchain.llm.events import LLMWarning
 from searchain.llm.loader import load_llm

@@ -86,7 +86,7 @@ def test_rejections_are_settled_from_the_shortlist_with_the_same_output(tiny_llm
     """After a rejection the grammar first judges the best-logit shortlist; greedy output stays
     the whole-vocabulary filter's, and the full filter runs only when the shortlist holds no
     allowed token."""
-    from searchain.llm import sampling
+    from searchain.llm.llama import sampling
 
     narrow = r'root ::= "[Question]: " [a-z ]{5,30} "\n"'
     params = GenerationParams(max_tokens=60, grammar=narrow)

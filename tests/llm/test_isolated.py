@@ -13,7 +13,7 @@ import pytest
 from searchain.errors import ModelError, SearchainError
 from searchain.events import CancelToken
 from searchain.llm.base import LLM, GenerationParams
-from searchain.llm.isolated import ModelCrashed, ProcessLLM
+from searchain.llm.llama.isolated import ModelCrashed, ProcessLLM
 from searchain.llm.loader import load_llm
 from searchain.reasoning.chain.grammar import coq_grammar
 
@@ -177,7 +177,7 @@ def _my_workers() -> list[int]:
                 command = fh.read()
         except (OSError, ValueError, IndexError):
             continue
-        if parent == os.getpid() and b"searchain.llm.worker" in command:
+        if parent == os.getpid() and b"searchain.llm.llama.worker" in command:
             found.append(int(entry))
     return found
 
@@ -209,7 +209,7 @@ def test_the_worker_module_loads_neither_llama_cpp_nor_numpy_until_it_runs():
     import subprocess
     import sys
 
-    code = ("import sys, searchain.llm.worker; "
+    code = ("import sys, searchain.llm.llama.worker; "
             "print('numpy' in sys.modules, 'llama_cpp' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]

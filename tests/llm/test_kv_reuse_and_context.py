@@ -7,7 +7,7 @@ from searchain.errors import ModelError
 from searchain.events import CancelToken
 from searchain.llm.base import GenerationParams
 from searchain.llm.chat_prompt import fit_messages
-from searchain.llm.llama_cpp_backend import LlamaCppLLM
+from searchain.llm.llama.llama_cpp_backend import LlamaCppLLM
 
 ANSWER = r'root ::= "[Answer]: " [a-z ]{5,15} "\n"'
 
@@ -171,7 +171,7 @@ def test_a_dialogue_interrupted_by_another_prompt_resumes_from_its_saved_state(f
 
 
 def test_prefix_states_keep_within_their_byte_budget(fresh_llm):
-    from searchain.llm.prefix_states import PrefixStates
+    from searchain.llm.llama.prefix_states import PrefixStates
 
     fresh_llm._prefix_states = states = PrefixStates(budget_bytes=1)  # nothing fits
     fresh_llm.complete("A long first prompt that fills the cache " * 8, GenerationParams(max_tokens=2))

@@ -161,7 +161,7 @@ def test_bad_messages_and_empty_prompt_are_clear_errors(tiny_llm):
 
 
 def test_gguf_without_chat_template_gets_plain_prompts_with_a_warning(tmp_path, tiny_llm_settings):
-    from searchain.llm.llama_cpp_backend import LlamaCppLLM
+    from searchain.llm.llama.llama_cpp_backend import LlamaCppLLM
     from searchain.llm.fakes.testmodel import write_test_gguf
 
     path = write_test_gguf(tmp_path / "bare.gguf", chat_template=None)
@@ -178,7 +178,7 @@ def test_gguf_without_chat_template_gets_plain_prompts_with_a_warning(tmp_path, 
 
 
 def test_template_that_rejects_the_messages_is_a_clear_error(tmp_path, tiny_llm_settings):
-    from searchain.llm.llama_cpp_backend import LlamaCppLLM
+    from searchain.llm.llama.llama_cpp_backend import LlamaCppLLM
     from searchain.llm.fakes.testmodel import write_test_gguf
 
     strict = ("{% if messages[0]['role'] != 'user' %}"

@@ -68,7 +68,7 @@ def test_completion_prompts_carry_no_role_markers_and_end_on_the_cue():
 
 def test_a_gguf_without_template_gets_plain_prompts_a_visible_warning_and_clean_output(
         tmp_path, tiny_llm_settings):
-    from searchain.llm.llama_cpp_backend import LlamaCppLLM
+    from searchain.llm.llama.llama_cpp_backend import LlamaCppLLM
     from searchain.llm.fakes.testmodel import write_test_gguf
 
     events = []

@@ -9,7 +9,7 @@ from searchain.errors import ConfigError, ModelError
 from searchain.events import CancelToken
 from searchain.llm.base import LLM, GenerationParams
 from searchain.llm.loader import load_llm
-from searchain.llm.openai_backend import OpenAICompatibleLLM
+from searchain.llm.server.openai_backend import OpenAICompatibleLLM
 from tests.fixtures.servers import free_port
 
 QUERY_GRAMMAR = r'root ::= "[Query 1]: " [a-z ]{3,20} "\n"'

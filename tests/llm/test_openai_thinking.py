@@ -6,7 +6,7 @@ server sends anyway is stripped before the loop reads the reply."""
 import pytest
 
 from searchain.llm.base import GenerationParams
-from searchain.llm.openai_backend import OpenAICompatibleLLM
+from searchain.llm.server.openai_backend import OpenAICompatibleLLM
 from searchain.reasoning.parts import Generator
 from tests.fixtures.servers import StubServer, chat_reply, models_reply
 

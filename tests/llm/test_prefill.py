@@ -96,7 +96,7 @@ def test_an_unsolved_querys_copy_is_written_not_decoded(tiny_llm):
 
 
 def test_the_model_worker_process_continues_replies_too(tiny_llm_settings, tiny_llm):
-    from searchain.llm.isolated import ProcessLLM
+    from searchain.llm.llama.isolated import ProcessLLM
     from searchain.reasoning.stepwise import can_write_stepwise
 
     params = GenerationParams(max_tokens=400, temperature=0.0, grammar=three_steps())

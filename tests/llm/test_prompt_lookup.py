@@ -1,4 +1,4 @@
-"""Prompt-lookup speculative decoding (llm/speculation.py, issue #37): drafts copied from the
+"""Prompt-lookup speculative decoding (llm/llama/speculation.py, issue #37): drafts copied from the
 context, checked in one batch, give plain greedy decoding's tokens (exactly, on the tiny model;
 a real model's batched logits can round differently, see speculation.py)."""
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from searchain.llm.base import GenerationParams
-from searchain.llm.speculation import lookup_draft
+from searchain.llm.llama.speculation import lookup_draft
 
 COPY_ME = [{"role": "user", "content": "Copy this: the quick brown fox jumps over the lazy dog. "
                                        "the quick brown fox jumps over the lazy dog."}]
@@ -35,7 +35,7 @@ def test_lookup_proposes_nothing_without_a_match_or_room():
 
 @pytest.fixture(scope="module")
 def two_models(tiny_llm_settings):
-    from searchain.llm.llama_cpp_backend import LlamaCppLLM
+    from searchain.llm.llama.llama_cpp_backend import LlamaCppLLM
 
     plain = LlamaCppLLM(tiny_llm_settings)
     lookup = LlamaCppLLM(dataclasses.replace(tiny_llm_settings, prompt_lookup=8))

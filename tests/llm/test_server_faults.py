@@ -10,7 +10,7 @@ from searchain.config import LLMSettings
 from searchain.errors import ModelError
 from searchain.llm.base import GenerationParams
 from searchain.llm.loader import load_llm
-from searchain.llm.openai_backend import OpenAICompatibleLLM
+from searchain.llm.server.openai_backend import OpenAICompatibleLLM
 from tests.fixtures.servers import LlamaServer, StubServer, kill_after_first_piece, models_reply
 
 pytestmark = pytest.mark.slow  # starts server processes (a few seconds each)

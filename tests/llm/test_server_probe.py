@@ -5,7 +5,7 @@ import pytest
 
 from searchain.config import LLMSettings, ReasoningSettings
 from searchain.llm.loader import load_llm
-from searchain.llm.server_probe import CAPABILITIES, list_models, probe_server
+from searchain.llm.server.server_probe import CAPABILITIES, list_models, probe_server
 from searchain.reasoning.engine import SearChainEngine
 from tests.fixtures.reasoning import PAPER_TRACING, Q1, Q2, Q3, QUESTION, chain
 from tests.fixtures.servers import StubServer, chat_reply, models_reply

@@ -58,7 +58,7 @@ def test_span_grammar_accepts_exactly_the_passage_spans(tiny_llm, output, verdic
 
 
 def test_per_passage_grammars_do_not_pile_up_in_the_backend(tiny_llm):
-    from searchain.llm.sampling import GRAMMAR_CACHE_SIZE
+    from searchain.llm.llama.sampling import GRAMMAR_CACHE_SIZE
 
     reader = LLMReader(tiny_llm, max_tokens=2)
     passages = [f"Passage number {i} says that town {i} was founded in {1800 + i}." for i in range(GRAMMAR_CACHE_SIZE + 4)]

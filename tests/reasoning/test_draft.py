@@ -72,7 +72,7 @@ def test_a_path_that_adds_no_passage_answers_with_the_draft_itself(retriever, re
 
 def test_a_chain_written_step_by_step_shows_its_first_node_then_the_draft_then_goes_on():
     """The draft comes between the chain's first step and its check; the chain then continues
-    its own reply where it stopped (the backend puts its KV state back, llm/prefix_states.py)."""
+    its own reply where it stopped (the backend puts its KV state back, llm/llama/prefix_states.py)."""
     llm = ScriptedReplyLLM([STEPS, DRAFT, "Kevin Drew was born in Toronto [2]. So the final answer is Toronto."])
     engine = SearChainEngine(llm, _retriever(), _reader(), embedder=HashingEmbedder(),
                              settings=loop_settings(draft_answer=True, draft_after_first_step=True))

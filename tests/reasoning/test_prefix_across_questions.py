@@ -38,7 +38,7 @@ class CallLog:
 
 
 def test_the_second_question_reuses_the_few_shot_prefix(tiny_llm_settings, retriever):
-    from searchain.llm.llama_cpp_backend import LlamaCppLLM
+    from searchain.llm.llama.llama_cpp_backend import LlamaCppLLM
 
     llm = LlamaCppLLM(tiny_llm_settings)
     try:

@@ -77,7 +77,7 @@ def test_the_strategies_prompts_are_read_ahead_up_to_the_question_first_call_las
 @pytest.mark.slow  # a real (tiny) llama.cpp model
 def test_after_a_warm_up_the_first_question_evaluates_only_what_follows_the_fixed_text(tiny_llm_settings,
                                                                                       retriever):
-    from searchain.llm.llama_cpp_backend import LlamaCppLLM
+    from searchain.llm.llama.llama_cpp_backend import LlamaCppLLM
 
     llm = LlamaCppLLM(tiny_llm_settings)
     try:

@@ -11,7 +11,7 @@ A file or folder dropped on the dialog is added like one picked with *Add › Fi
 *Update* re-syncs a folder corpus with its folders, *Update from…* brings a corpus to a newer
 snapshot of its source; only what changed is re-read and re-embedded (``update``).
 *Import…* and *Export…* move a corpus, index included, between machines as one file
-(``corpus_transfer``).
+(``transfer``).
 """
 
 from __future__ import annotations

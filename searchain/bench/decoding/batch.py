@@ -57,8 +57,8 @@ def run(settings, args) -> dict:
 
     import numpy as np
 
-    from ...llm.llama_cpp_backend import LlamaCppLLM
-    from ...llm.speculation import eval_batch_all_logits
+    from ...llm.llama.llama_cpp_backend import LlamaCppLLM
+    from ...llm.llama.speculation import eval_batch_all_logits
 
     sizes = parse_sizes(args.sizes)
     if args.repeats < 1 or args.at < 1 or args.prompt < 1:

@@ -5,7 +5,7 @@ round, the final answer with ``[n]`` marks, a follow-up's rewrite), each three w
 model, in rotating order:
 
 - ``free``: no grammar (the baseline);
-- ``grammar``: the grammar, sampled first and checked per token (``llm/sampling.py``, the default);
+- ``grammar``: the grammar, sampled first and checked per token (``llm/llama/sampling.py``, the default);
 - ``full_filter``: the grammar run over the whole vocabulary every token (llama-cpp-python's way,
   the code before issue #23).
 
@@ -66,7 +66,7 @@ def cases() -> list[tuple[str, list[dict], str]]:
 
 def measure(base_settings, args) -> dict:
     from ...llm.base import GenerationParams
-    from ...llm.llama_cpp_backend import LlamaCppLLM
+    from ...llm.llama.llama_cpp_backend import LlamaCppLLM
 
     settings = replace(base_settings, model_path=args.model, backend="llama_cpp",
                        n_ctx=args.n_ctx, n_threads=args.threads, n_gpu_layers=args.gpu_layers)

@@ -55,8 +55,8 @@ def measure(base_settings, args) -> dict:
     import llama_cpp
 
     from ...llm.base import GenerationParams
-    from ...llm.isolated import ProcessLLM
-    from ...llm.llama_cpp_backend import LlamaCppLLM, open_llama
+    from ...llm.llama.isolated import ProcessLLM
+    from ...llm.llama.llama_cpp_backend import LlamaCppLLM, open_llama
 
     settings = replace(base_settings, model_path=args.model, backend="llama_cpp",
                        n_ctx=args.n_ctx, n_threads=args.threads, n_gpu_layers=args.gpu_layers)

@@ -52,7 +52,7 @@ def run(settings, args) -> dict:
     import time
 
     from ...llm.base import GenerationParams
-    from ...llm.llama_cpp_backend import LlamaCppLLM
+    from ...llm.llama.llama_cpp_backend import LlamaCppLLM
     from ...reader.llm_reader import LLMReader
     from ...reasoning.chain.grammar import coq_grammar
     from ...reasoning.chain.prompts import PromptBook, detect_task

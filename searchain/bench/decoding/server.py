@@ -51,7 +51,7 @@ def run(ctx, args) -> int:
 
 
 def measure(paths, base_settings, args) -> dict:
-    from ...llm.llama_cpp_backend import LlamaCppLLM
+    from ...llm.llama.llama_cpp_backend import LlamaCppLLM
     from ...llm.loader import load_llm
 
     llm = replace(base_settings.llm, model_path=str(args.model), backend="llama_cpp",

@@ -1,6 +1,6 @@
 """The model worker process: one ``LlamaCppLLM`` served to ``isolated.ProcessLLM`` over a socket.
 
-Run as ``python -m searchain.llm.worker FD`` (FD: the inherited socket to the app). It imports
+Run as ``python -m searchain.llm.llama.worker FD`` (FD: the inherited socket to the app). It imports
 ``llama_cpp`` before anything else (on some hosts llama.cpp crashes while loading a model when
 numpy was imported first: issue #21), then answers requests one at a time. A native crash here
 (SIGSEGV, an abort in a GGML assertion, the kernel's OOM killer) ends this process only; the
@@ -30,7 +30,7 @@ import threading
 import traceback
 from multiprocessing.connection import Connection
 
-from ..events import CancelToken
+from ...events import CancelToken
 
 # Test hook: where to crash on purpose, and how (see ``_inject``).
 FAULT_KINDS = {"segv": signal.SIGSEGV, "abort": signal.SIGABRT, "kill": signal.SIGKILL}
@@ -102,7 +102,7 @@ class Worker:
                 self.send("done", value, self._changed_state())
 
     def _send_error(self, exc: BaseException) -> None:
-        from ..errors import SearchainError
+        from ...errors import SearchainError
 
         if isinstance(exc, SearchainError):
             self.send("error", type(exc).__name__, exc.message, exc.hint or "")

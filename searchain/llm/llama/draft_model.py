@@ -83,7 +83,7 @@ def open_draft(path: str, main_llama, open_llama, piece_main, **load) -> tuple[D
     ``main_llama``: (the draft model, "") or (None, why it is refused)."""
     from pathlib import Path
 
-    from ..errors import ModelError
+    from ...errors import ModelError
     from .sampling import token_piece
 
     file = Path(path).expanduser()

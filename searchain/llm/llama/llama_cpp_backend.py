@@ -28,16 +28,16 @@ from typing import Sequence
 
 import numpy as np
 
-from ..config import LLMSettings
-from ..errors import ModelError
-from ..events import CancelToken, EventCallback, emit
-from . import gpu
-from .base import ChatMessage, Completion, GenerationParams, TokenCallback, Usage
-from .chat_prompt import ChatPromptBuilder, fit_messages, split_prefill
-from .events import LLMWarning
-from .model_kind import CompletionPromptBuilder, prompt_style, stop_texts, strip_special_tokens
-from .models.gguf_info import ModelFacts, read_model_facts
-from .models.memory import check_memory
+from ...config import LLMSettings
+from ...errors import ModelError
+from ...events import CancelToken, EventCallback, emit
+from .. import gpu
+from ..base import ChatMessage, Completion, GenerationParams, TokenCallback, Usage
+from ..chat_prompt import ChatPromptBuilder, fit_messages, split_prefill
+from ..events import LLMWarning
+from ..model_kind import CompletionPromptBuilder, prompt_style, stop_texts, strip_special_tokens
+from ..models.gguf_info import ModelFacts, read_model_facts
+from ..models.memory import check_memory
 from .prefix_states import MIN_SAVED_TOKENS, PrefixStates, common_prefix
 from .sampling import GrammarCache, TokenSampler, grammar_verdict, token_logprob, token_piece
 from .draft_model import open_draft

@@ -5,7 +5,7 @@ The proxy implements the same ``LLM`` protocol as ``LlamaCppLLM`` (complete/chat
 ``on_token``, ``cancel`` from any thread, grammars, log-probs, usage, ``warnings``, ``close``) and
 forwards the backend's other public methods (``tokenize``, ``render_chat``, ``reset_cache``...)
 and attributes (``facts``, ``n_ctx``, ``n_gpu_layers``...). The model itself lives in
-``python -m searchain.llm.worker``, which imports llama.cpp before numpy (issue #21).
+``python -m searchain.llm.llama.worker``, which imports llama.cpp before numpy (issue #21).
 
 When the worker dies (SIGSEGV or SIGABRT inside llama.cpp, the OOM killer's SIGKILL), the call
 raises ``ModelCrashed``: a ``ModelError`` that names the signal, what the model was doing and
@@ -32,15 +32,15 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Sequence
 
-from .. import errors
-from ..config import LLMSettings
-from ..config import source_root
+from ... import errors
+from ...config import LLMSettings
+from ...config import source_root
 
-from ..errors import ModelError
-from ..events import CancelToken, EventCallback, emit
-from .base import ChatMessage, Completion, GenerationParams, TokenCallback
-from .events import LLMWarning
-from .models.gguf_info import ModelFacts, read_model_facts
+from ...errors import ModelError
+from ...events import CancelToken, EventCallback, emit
+from ..base import ChatMessage, Completion, GenerationParams, TokenCallback
+from ..events import LLMWarning
+from ..models.gguf_info import ModelFacts, read_model_facts
 
 log = logging.getLogger("searchain.llm")
 
@@ -66,7 +66,7 @@ class ModelCrashed(ModelError):
 
 
 def launch_worker() -> tuple[subprocess.Popen, Connection]:
-    """Start ``searchain.llm.worker`` with a socket to it; its output comes on ``proc.stdout``."""
+    """Start ``searchain.llm.llama.worker`` with a socket to it; its output comes on ``proc.stdout``."""
     parent, child = socket.socketpair()
     env = dict(os.environ)
     root = str(source_root())  # so the worker imports this searchain
@@ -116,7 +116,7 @@ def probe_worker(timeout: float = 120.0) -> dict:
 def worker_command(fd: int) -> list[str]:
     if getattr(sys, "frozen", False):
         return [sys.executable, WORKER_FLAG, str(fd)]
-    return [sys.executable, "-X", "faulthandler", "-m", "searchain.llm.worker", str(fd)]
+    return [sys.executable, "-X", "faulthandler", "-m", "searchain.llm.llama.worker", str(fd)]
 
 
 class ProcessLLM:

@@ -32,11 +32,11 @@ import time
 from typing import Any, Sequence
 from urllib.parse import urlsplit
 
-from ..errors import ModelError
-from ..events import CancelToken
-from .base import ChatMessage, Completion, GenerationParams, TokenCallback, Usage
-from .chat_prompt import validate_messages
-from .model_kind import strip_special_tokens  # a server's template can leak them too
+from ...errors import ModelError
+from ...events import CancelToken
+from ..base import ChatMessage, Completion, GenerationParams, TokenCallback, Usage
+from ..chat_prompt import validate_messages
+from ..model_kind import strip_special_tokens  # a server's template can leak them too
 from .openai_wire import error_detail, finish_of, logprobs_of, usage_of
 from .openai_wire import sse_events as _sse_events  # one name tests can wrap (a kill mid-stream)
 

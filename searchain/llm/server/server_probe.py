@@ -17,9 +17,9 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
-from ..errors import ModelError
-from ..events import CancelToken
-from .base import GenerationParams
+from ...errors import ModelError
+from ...events import CancelToken
+from ..base import GenerationParams
 from .openai_backend import OpenAICompatibleLLM
 
 CAPABILITIES = ("chat", "streaming", "grammar", "json_schema", "logprobs")

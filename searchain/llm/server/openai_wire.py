@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Iterator
 
-from .base import Usage
+from ..base import Usage
 
 
 def error_detail(data: bytes) -> str:

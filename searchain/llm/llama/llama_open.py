@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import ModelError
+from ...errors import ModelError
 
 
 def open_llama(path: Path, *, n_gpu_layers: int, n_ctx: int, n_threads: int, n_batch: int,

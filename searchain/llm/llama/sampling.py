@@ -83,7 +83,7 @@ class GrammarCache:
 
     def get(self, vocab, text: str) -> CompiledGrammar:
         """Compile ``text`` for ``vocab`` once; an invalid grammar is a clear error, never a crash."""
-        from ..errors import SearchainError
+        from ...errors import SearchainError
 
         cached = self._compiled.pop(text, None)
         if cached is not None:
