@@ -19,7 +19,7 @@ def test_sizes_are_decimal_with_one_decimal():
 def test_a_corpus_reads_the_same_size_in_the_list_and_in_the_build_plan():
     """The defect that asked for one module: 2.04e9 bytes read "1.9 GB" (1024-based) in
     ``corpus list`` and "2.0 GB" in the build plan."""
-    from searchain.cli import corpus as corpus_cli
+    from searchain.cli.corpus import command as corpus_cli
     from searchain.index.build import plan
 
     assert corpus_cli.size is plan.size is size

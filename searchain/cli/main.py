@@ -18,7 +18,7 @@ from ..config import AppPaths, Settings
 from ..errors import Cancelled, ConfigError, SearchainError
 
 # Modules under searchain.cli, each with register(subparsers).
-COMMAND_MODULES = ("corpus", "search", "models", "ask", "eval", "reader", "reranker", "chats", "bench",
+COMMAND_MODULES = ("corpus.command", "search", "models", "ask", "eval", "reader", "reranker", "chats", "bench",
                    "config", "doctor")
 
 

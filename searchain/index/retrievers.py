@@ -61,6 +61,7 @@ def keyword_only(paths: AppPaths, settings: Settings, names: Sequence[str], kind
     return [name for name in names if manager.exists(name)
             and not IndexLayout(manager.corpus_dir(name) / "index").meta_file.exists()]
 
+
 __all__ = ["KINDS", "Retriever", "DenseRetriever", "BM25Retriever", "HybridRetriever", "MixedRetriever",
            "KeywordOnly", "keyword_only", "open_retriever"]
 

@@ -1,5 +1,5 @@
 """``searchain corpus ...``: add, list, info, index, remove, rebuild, export, import and pick the
-active corpus (export and import run in ``corpus_transfer``, a Ray build in ``corpus_ray``)."""
+active corpus (export and import run in ``transfer``, a Ray build in ``ray_build``)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import json
 import sys
 from pathlib import Path
 
-from ..errors import Cancelled, CorpusError, SearchainError
-from ..units import size
-from . import corpus_get, corpus_transfer, corpus_update
-from .confirm import confirm
-from .progress import ProgressPrinter, cancel_on_interrupt
+from ...errors import Cancelled, CorpusError, SearchainError
+from ...units import size
+from . import get, transfer, update
+from ..confirm import confirm
+from ..progress import ProgressPrinter, cancel_on_interrupt
 
 BUNDLE_SUFFIX = ".searchain-corpus"  # searchain.library.bundle_export.SUFFIX (not imported: keeps --help fast)
 FORMAT_CHOICES = ("tsv", "jsonl", "hotpotqa", "musique", "mediawiki", "zim", "parquet", "folder",
@@ -85,20 +85,20 @@ def register(sub) -> None:
     p.add_argument("-o", "--output", required=True, metavar="FILE",
                    help=f"the file to write (a folder: NAME{BUNDLE_SUFFIX} in it)")
     p.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")
-    p.set_defaults(func=corpus_transfer.cmd_export)
+    p.set_defaults(func=transfer.cmd_export)
 
     p = csub.add_parser("import", help="install a corpus file made by `corpus export` (checked first)")
     p.add_argument("file")
     p.add_argument("--as", dest="as_name", metavar="NEW",
                    help="the name to install it under (needed when its own name is taken)")
-    p.set_defaults(func=corpus_transfer.cmd_import)
+    p.set_defaults(func=transfer.cmd_import)
 
-    corpus_get.register(csub)
-    corpus_update.register(csub)
+    get.register(csub)
+    update.register(csub)
 
 
 def _manager(ctx):
-    from ..corpus.manager import CorpusManager
+    from ...corpus.manager import CorpusManager
 
     return CorpusManager(ctx.paths, ctx.settings)
 
@@ -172,7 +172,7 @@ def cmd_index(ctx, args) -> int:
     if args.ray_workers is not None and not args.ray:
         raise SearchainError("--ray-workers needs --ray.", hint="Add --ray auto (or the cluster's address).")
     if args.ray:
-        from .corpus_ray import index_on_ray
+        from .ray_build import index_on_ray
 
         return index_on_ray(ctx, args, _build_index)
     return _build_index(ctx, args.name, rebuild=args.rebuild, assume_yes=args.yes)
@@ -180,7 +180,7 @@ def cmd_index(ctx, args) -> int:
 
 def _plan(ctx, name: str, *, rebuild: bool):
     """The build plan (a short calibration run the first time on this machine; progress shown)."""
-    from ..index.build.plan import plan_build
+    from ...index.build.plan import plan_build
 
     with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
         return plan_build(ctx.paths, ctx.settings, name, rebuild=rebuild, on_event=show, cancel=cancel)
@@ -188,13 +188,13 @@ def _plan(ctx, name: str, *, rebuild: bool):
 
 def _build_index(ctx, name: str, *, rebuild: bool, assume_yes: bool = False, embed_missing=None) -> int:
     try:
-        from ..index.build.builder import build_index
+        from ...index.build.builder import build_index
     except ImportError as exc:
         print(f"error: passages stored, but the index builder is unavailable ({exc}); "
               f"search will not work until it is built.", file=sys.stderr)
         return 1
     # Say what it will cost before any long work starts; over an hour, ask first.
-    from ..units import duration
+    from ...units import duration
 
     plan = _plan(ctx, name, rebuild=rebuild) if embed_missing is None else None  # this machine's costs
     if plan is not None and any(m.passages for m in plan.models):
@@ -244,8 +244,8 @@ def _print_report(name: str, report) -> None:
 def _listed(manager) -> list:
     """The corpora there are, and the demo corpus when it is not made yet: `search demo` and
     `ask` make it on first use, so it is there to use from the start."""
-    from ..corpus.manager import NOT_MADE, CorpusInfo
-    from ..library.demo import DEMO_NAME
+    from ...corpus.manager import NOT_MADE, CorpusInfo
+    from ...library.demo import DEMO_NAME
 
     infos = manager.list()
     if any(i.name == DEMO_NAME for i in infos):
@@ -263,7 +263,7 @@ DEMO_HINT = ("made on first use (`searchain search demo QUERY`, `searchain ask`)
 def _make_demo_if_missing(ctx, name: str) -> None:
     """`corpus index demo` in a fresh home makes the demo corpus first (its passages only: the
     build that follows indexes it)."""
-    from ..library.demo import DEMO_NAME, ensure_demo_corpus
+    from ...library.demo import DEMO_NAME, ensure_demo_corpus
 
     if name != DEMO_NAME or _manager(ctx).exists(name):
         return
@@ -299,8 +299,8 @@ def _count(n: int | None) -> str:
 def _second_index_meta(corpus_dir):
     """The second embedding model's index record, if the corpus has one (built earlier, even if
     the model is turned off now)."""
-    from ..errors import IndexError_
-    from ..index.layout import IndexLayout, IndexMeta
+    from ...errors import IndexError_
+    from ...index.layout import IndexLayout, IndexMeta
 
     layout = IndexLayout(Path(corpus_dir) / "index").second
     if not layout.meta_file.is_file():
@@ -364,8 +364,8 @@ def cmd_info(ctx, args) -> int:
 
 def _index_status(ctx, name: str):
     """The index's state for ``info``, or None when the passage store itself cannot be read."""
-    from ..errors import SearchainError
-    from ..index.status import listing_status
+    from ...errors import SearchainError
+    from ...index.status import listing_status
 
     try:
         return listing_status(ctx.paths, ctx.settings, name)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import Cancelled
-from ..units import size
-from .progress import ProgressPrinter, cancel_on_interrupt
+from ...errors import Cancelled
+from ...units import size
+from ..progress import ProgressPrinter, cancel_on_interrupt
 
 
 def cmd_export(ctx, args) -> int:
-    from ..library.bundle_export import export_corpus
+    from ...library.bundle_export import export_corpus
 
     with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
         report = export_corpus(ctx.paths, ctx.settings, args.name, args.output, on_event=show,
@@ -27,7 +27,7 @@ def cmd_export(ctx, args) -> int:
 
 
 def cmd_import(ctx, args) -> int:
-    from ..library.bundle_import import import_corpus
+    from ...library.bundle_import import import_corpus
 
     with cancel_on_interrupt() as cancel, ProgressPrinter() as show:
         try:

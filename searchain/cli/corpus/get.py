@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import sys
 
-from ..errors import Cancelled
-from .confirm import confirm
-from .progress import ProgressPrinter, cancel_on_interrupt
+from ...errors import Cancelled
+from ..confirm import confirm
+from ..progress import ProgressPrinter, cancel_on_interrupt
 
 SOURCE_CHOICES = ("hub", "dump")
 
@@ -40,7 +40,7 @@ def register(csub) -> None:
 
 
 def cmd_get(ctx, args) -> int:
-    from ..library import WikipediaChoice, get_wikipedia, plan_wikipedia
+    from ...library import WikipediaChoice, get_wikipedia, plan_wikipedia
 
     choice = WikipediaChoice(args.lang, args.source, args.snapshot, args.revision, args.name)
     plan, release = plan_wikipedia(ctx.paths, ctx.settings, choice)
@@ -71,6 +71,6 @@ def cmd_get(ctx, args) -> int:
 
 
 def _duration(seconds: float) -> str:
-    from ..units import duration
+    from ...units import duration
 
     return duration(seconds)

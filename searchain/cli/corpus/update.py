@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import sys
 
-from ..errors import Cancelled, CorpusError
-from .confirm import confirm
-from .progress import ProgressPrinter, cancel_on_interrupt
+from ...errors import Cancelled, CorpusError
+from ..confirm import confirm
+from ..progress import ProgressPrinter, cancel_on_interrupt
 
 SHOWN_NAMES = 20
 
@@ -34,8 +34,8 @@ def register(csub) -> None:
 
 
 def cmd_update(ctx, args) -> int:
-    from ..library.update import plan_update, update_and_index
-    from ..units import duration
+    from ...library.update import plan_update, update_and_index
+    from ...units import duration
     if args.workers is not None and not 0 <= args.workers <= 256:
         raise CorpusError(f"--workers must be 0 (auto) to 256; got {args.workers}.",
                           hint="Pass the number of processes to parse with, e.g. --workers 4.")

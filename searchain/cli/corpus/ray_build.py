@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import SearchainError
-from .confirm import confirm
+from ...errors import SearchainError
+from ..confirm import confirm
 
 
 def index_on_ray(ctx, args, build) -> int:
     """Build ``args.name``'s index with Ray embedding it (``build`` is the command's own build
     function). A cluster that does not answer is reported; at a terminal the local build is
     offered instead."""
-    from ..corpus.manager import CorpusManager
+    from ...corpus.manager import CorpusManager
 
     CorpusManager(ctx.paths, ctx.settings).open_store(args.name).close()  # unknown: fail before Ray
     on_ray = connect(ctx, args)
@@ -28,7 +28,7 @@ def index_on_ray(ctx, args, build) -> int:
 def connect(ctx, args):
     """The Ray strategy, connected, with its plan printed; None when the user took the local build
     instead of a cluster that does not answer. Raises when Ray is missing or the user declines."""
-    from ..index.build.ray_embed import RayEmbedding, RayOptions, RayUnavailable, ray_temp_dir
+    from ...index.build.ray_embed import RayEmbedding, RayOptions, RayUnavailable, ray_temp_dir
 
     if args.ray_workers is not None and args.ray_workers < 1:
         raise SearchainError(f"--ray-workers must be at least 1, got {args.ray_workers}.")
