@@ -57,6 +57,10 @@ def wanted_embedders(settings: Settings, models_dir: Path | None = None, *,
     return model_id_for(r.embedder), model_id_for(second) if second else ""
 
 
+# What a corpus without a finished vector index still does (``retrievers.KeywordOnly``).
+MEANWHILE = "Until it is built, hybrid search of it uses keywords alone."
+
+
 def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None = None,
                  second_embedder_id: str = "", verify_checksum: bool = True) -> IndexStatus:
     """The state of ``corpus_name``'s index.
@@ -84,9 +88,9 @@ def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None =
     if not layout.meta_file.exists():
         if layout.shard_files():
             return IndexStatus(PARTIAL, f"The index of '{corpus_name}' was not finished; building "
-                               "again continues where it stopped.", corpus_passages=corpus_count,
-                               hint=to_build)
-        return IndexStatus(MISSING, f"Corpus '{corpus_name}' has no index yet.",
+                               f"again continues where it stopped. {MEANWHILE}",
+                               corpus_passages=corpus_count, hint=to_build)
+        return IndexStatus(MISSING, f"Corpus '{corpus_name}' has no index yet. {MEANWHILE}",
                            corpus_passages=corpus_count, hint=to_build)
     try:
         meta = IndexMeta.read(layout.meta_file, corpus_name)

@@ -44,7 +44,9 @@ def test_built_index_is_ready_and_records_its_facts(indexed_home):
 
 def test_status_missing_before_any_build(home, tmp_path):
     add_mini(home, tmp_path)
-    assert index_status(home, MINI_CORPUS).state == MISSING
+    status = index_status(home, MINI_CORPUS)
+    assert status.state == MISSING
+    assert "keywords alone" in status.message  # what the corpus does meanwhile (KeywordOnly)
 
 
 def test_incremental_add_embeds_only_the_new_passages(indexed_copy, tmp_path, embedder):
