@@ -201,7 +201,8 @@ def _build_index(ctx, name: str, *, rebuild: bool, assume_yes: bool = False, emb
         print(plan.summary(), file=sys.stderr)
         if plan.needs_confirmation and not confirm(
                 f"Build the index of {name!r} (about {duration(plan.est_seconds)})?", assume_yes):
-            print(f"note: not started; `searchain corpus index {name}` builds it later.", file=sys.stderr)
+            print(f"note: not started; `searchain corpus index {name}` builds it later (until then "
+                  "hybrid search of it uses keywords alone).", file=sys.stderr)
             return 1
     settings = ctx.settings
     if embed_missing is not None:
@@ -217,7 +218,8 @@ def _build_index(ctx, name: str, *, rebuild: bool, assume_yes: bool = False, emb
         except (Cancelled, KeyboardInterrupt):
             show.close()
             print(f"note: finished embeddings are kept; `searchain corpus index {name}` continues "
-                  "from them.", file=sys.stderr)
+                  "from them (until it is done, hybrid search of it uses keywords alone).",
+                  file=sys.stderr)
             raise
     reused = f", {report.reused:,} reused" if report.reused else ""
     second = (f"; second model {report.second_embedder}: {report.second_embedded:,} embedded"
