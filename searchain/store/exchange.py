@@ -86,7 +86,12 @@ class ExchangeMixin:
                         save_result(c, mid, m.result)
                 ids.append(cid)
             return ids
-        return self._write(run)
+        try:
+            return self._write(run)  # one transaction: a refused import adds nothing
+        except OverflowError as exc:  # JSON numbers are unbounded, SQLite's integers 64-bit
+            raise StoreError(f"A number in the import is too large to store ({exc}).",
+                             hint="Export it again from SearChain; an export holds no such "
+                             "number.") from exc
 
     # ---- file variants ---------------------------------------------------------------------
 

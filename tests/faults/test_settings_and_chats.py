@@ -147,3 +147,28 @@ def test_import_file_bytes_mutated(target, scratch, export_doc, data):
         import_file(target, scratch, special)
     if data is not None:
         import_file(target, scratch, data.draw(mutated(raw)))
+
+
+def test_a_number_too_large_for_sqlite_is_refused_whole(target, scratch, export_doc):
+    """JSON numbers are unbounded: one past 64 bits in a saved answer (hypothesis found it in a
+    node's field) is a clear error, and nothing of the file is added."""
+    from searchain.errors import StoreError
+
+    ints = [at for at in places(export_doc) if "result" in at and isinstance(_at(export_doc, at), int)
+            and not isinstance(_at(export_doc, at), bool)]
+    assert ints
+    too_large = 0
+    for at in ints:
+        doc = json.loads(json.dumps(export_doc))
+        _at(doc, at[:-1])[at[-1]] = 2 ** 70
+        before = len(target.list_conversations())
+        got = only_project_errors(lambda: target.import_json(doc))
+        assert isinstance(got, StoreError) and len(target.list_conversations()) == before
+        too_large += "too large to store" in got.message
+    assert too_large  # refused at the write, not only by the format's own checks
+
+
+def _at(doc, at):
+    for key in at:
+        doc = doc[key]
+    return doc
