@@ -184,10 +184,10 @@ class ReasoningSettings:
     # (the model wrote more rounds), same answers (BENCHMARKS.md, "Shorter feedback").
     feedback_chars: int = 1200
     # Inline feedback: characters of the passage quoted on the [Reference] line after IR's answer,
-    # around the answer (reasoning/loop.py). The line is most of what a chain evaluates.
+    # around the answer (reasoning/loop/run.py). The line is most of what a chain evaluates.
     reference_chars: int = 320
     # How SearChain's model writes each round's chain: "stepwise", one step at a time, each checked
-    # before the next is written (nothing decoded that IR would discard; reasoning/stepwise.py),
+    # before the next is written (nothing decoded that IR would discard; reasoning/loop/stepwise.py),
     # or "whole", as the paper does. Stepwise needs a model run by llama.cpp here.
     chain_steps: str = "stepwise"
     # Stepwise only: each round after feedback begins with the settled steps already written into

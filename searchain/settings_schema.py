@@ -32,8 +32,8 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "reasoning.reader": ("auto", "dpr", "llm"),
     "reasoning.task": ("auto", "multihop", "yesno", "longform"),
     "reasoning.final_answer": ("passages", "tracing"),
-    "reasoning.chain_steps": ("stepwise", "whole", "whole_no_final"),  # reasoning.stepwise.CHAIN_STEPS
-    "reasoning.feedback_style": ("turn", "inline"),  # reasoning.stepwise.FEEDBACK_STYLES
+    "reasoning.chain_steps": ("stepwise", "whole", "whole_no_final"),  # reasoning.loop.stepwise.CHAIN_STEPS
+    "reasoning.feedback_style": ("turn", "inline"),  # reasoning.loop.stepwise.FEEDBACK_STYLES
     "reasoning.final_steps": ("off", "found", "disagree", "always"),
 }
 # Old spellings still read (settings files write every field, so old values stay around).

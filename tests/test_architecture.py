@@ -63,14 +63,17 @@ LAYERS: dict[str, list[list[str]]] = {
         ["server_probe"],
     ],
     "searchain.reasoning": [
-        ["modes", "accounting", "inmemory", "draft_rules", "polar"],
+        ["modes", "accounting", "inmemory", "polar"],
         ["result", "chain"],
         ["events", "duplicates"],
         ["parts"],
-        ["stepwise"],
         ["loop", "tracing", "followup", "concise"],
         ["baselines", "strategies"],
         ["engine", "warmup"],
+    ],
+    "searchain.reasoning.loop": [
+        ["draft_rules", "stepwise"],
+        ["run"],
     ],
     "searchain.doctor": [
         ["check"],

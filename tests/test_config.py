@@ -105,7 +105,7 @@ def test_schema_choices_match_what_the_engine_accepts():
     from searchain.reader.loader import READER_CHOICES
     from searchain.reasoning.modes import MODES
     from searchain.reasoning.chain.prompts import TASKS
-    from searchain.reasoning.stepwise import CHAIN_STEPS, FEEDBACK_STYLES
+    from searchain.reasoning.loop.stepwise import CHAIN_STEPS, FEEDBACK_STYLES
     from searchain.reasoning.tracing import FINAL_ANSWERS, FINAL_STEPS
     from searchain.settings_schema import CHOICES, RANGES, flatten
 

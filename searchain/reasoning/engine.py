@@ -29,16 +29,16 @@ from .chain.grammar import DEFAULT_MAX_NODES, coq_grammar, final_content_grammar
 from .chain.parser import answer_tail, short_answer, strip_marks
 from .chain.prompts import TASKS, PromptBook, detect_task, evidence_excerpt
 from .concise import concise_answer, is_sentence, names_both_options, question_options, respan, stated_sentence
-from .draft_rules import draft_after_first_step, writes_draft
+from .loop.draft_rules import draft_after_first_step, writes_draft
 from .duplicates import DuplicateDetector
 from .events import PHASE_DRAFT, PHASE_REWRITE, Done, DraftStarted, Failed, QuestionRewritten
 from .followup import PriorTurn, rewrite_followup
-from .loop import ReasoningRun
+from .loop.run import ReasoningRun
 from .modes import MODE_DIRECT, MODE_GEEK, MODE_GENGROUND, MODE_RAG, MODE_SEARCHAIN, check_mode, needs_ir
 from .parts import Generator
 from .polar import is_polar, polar_answer
 from .result import AnswerResult, Node
-from .stepwise import CHAIN_STEPS, FEEDBACK_STYLES, can_write_stepwise
+from .loop.stepwise import CHAIN_STEPS, FEEDBACK_STYLES, can_write_stepwise
 from .tracing import (FINAL_ANSWERS, FINAL_STEPS, checked_steps, compose_from_path, extract_final_content, finalize,
                       ir_found_otherwise, passage_sources, path_disagrees, renumber_marks)
 

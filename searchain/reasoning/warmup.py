@@ -26,7 +26,7 @@ from ..events import CancelToken, check
 from ..llm.base import ChatMessage, GenerationParams
 from ..types import Passage
 from .chain.prompts import TASKS, PromptBook
-from .draft_rules import draft_after_first_step, writes_draft
+from .loop.draft_rules import draft_after_first_step, writes_draft
 from .modes import MODE_COQ, MODE_GEEK, MODE_GENGROUND, MODE_RAG, MODE_SEARCHAIN
 
 # Where the question (and a passage) would go: the prompts' shared text ends just before it.

@@ -11,7 +11,7 @@ from searchain.llm.base import GenerationParams
 from searchain.reasoning.chain.grammar import coq_grammar
 from searchain.reasoning.chain.parser import parse_chain
 from searchain.reasoning.parts import Generator
-from searchain.reasoning.stepwise import FINAL_LINE, NEXT_STEP, STEP_ENDS, StepWriter
+from searchain.reasoning.loop.stepwise import FINAL_LINE, NEXT_STEP, STEP_ENDS, StepWriter
 
 pytestmark = pytest.mark.slow  # a real (tiny) llama.cpp model
 
@@ -97,7 +97,7 @@ def test_an_unsolved_querys_copy_is_written_not_decoded(tiny_llm):
 
 def test_the_model_worker_process_continues_replies_too(tiny_llm_settings, tiny_llm):
     from searchain.llm.llama.isolated import ProcessLLM
-    from searchain.reasoning.stepwise import can_write_stepwise
+    from searchain.reasoning.loop.stepwise import can_write_stepwise
 
     params = GenerationParams(max_tokens=400, temperature=0.0, grammar=three_steps())
     tiny_llm.reset_cache()

@@ -8,7 +8,7 @@ from searchain.llm.fakes.scripted import ScriptedLLM
 from searchain.reader.llm_reader import LLMReader
 from searchain.reasoning.engine import SearChainEngine
 from searchain.reasoning.events import ChainDrafted, ChainGenerated, TokenGenerated
-from searchain.reasoning.loop import StepDrafts
+from searchain.reasoning.loop.run import StepDrafts
 from tests.fixtures.reasoning import Q1, Q2, QUESTION, chain, loop_settings
 
 TRACE = "[Final Content]: Kevin Drew [1] was born in Toronto [2]. So the final answer is Toronto."

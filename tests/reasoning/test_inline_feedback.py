@@ -12,7 +12,7 @@ from searchain.llm.fakes.scripted import ScriptedReplyLLM
 from searchain.reasoning.engine import SearChainEngine
 from searchain.reasoning.events import FEEDBACK_COMPLETION, FEEDBACK_CORRECTION, FeedbackGiven
 from searchain.reasoning.result import DECISION_COMPLETED, DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_PASS
-from searchain.reasoning.stepwise import NEXT_STEP, StepWriter
+from searchain.reasoning.loop.stepwise import NEXT_STEP, StepWriter
 from tests.fixtures.reasoning import Q1, Q2, Q3, QUESTION, HashingEmbedder, chain, loop_settings
 from tests.reasoning.test_stepwise import DIALOGUES, FINAL, _answer, _path, _reader, _retriever
 
@@ -165,7 +165,7 @@ def test_a_step_asked_again_ends_an_inline_chain():
 
 
 def test_the_unsolved_querys_copy_is_the_loops_with_inline_feedback_only():
-    from searchain.reasoning.stepwise import UNSOLVED_STOP
+    from searchain.reasoning.loop.stepwise import UNSOLVED_STOP
 
     inline = ScriptedReplyLLM(INLINE["completed"])
     _answer(inline, "stepwise", feedback_style="inline")

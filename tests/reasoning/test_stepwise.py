@@ -11,7 +11,7 @@ from searchain.llm.fakes.scripted import ScriptedLLM, ScriptedReplyLLM
 from searchain.reasoning.engine import SearChainEngine
 from searchain.reasoning.events import ChainDrafted, ChainGenerated, NodeChecked
 from searchain.reasoning.result import DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_PASS, DECISION_UNCHECKED
-from searchain.reasoning.stepwise import FINAL_LINE, FINAL_STOP
+from searchain.reasoning.loop.stepwise import FINAL_LINE, FINAL_STOP
 from tests.fixtures.reasoning import Q1, Q2, Q3, QUESTION, HashingEmbedder, chain, loop_settings
 
 FINAL = "Greyhound buses leave from the Toronto Coach Terminal [1]. So the final answer is Toronto Coach Terminal."

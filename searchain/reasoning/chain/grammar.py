@@ -43,7 +43,7 @@ def coq_grammar(
 
     ``start`` > 1 gives the rest of a chain whose first ``start - 1`` steps are written: nodes
     ``start``..``max_nodes`` (at least one), then the final line. Writing a chain step by step
-    (``reasoning.stepwise``) continues the model's reply under this grammar.
+    (``reasoning.loop.stepwise``) continues the model's reply under this grammar.
     ``header_written``: the reply already ends with step ``start``'s ``[Query n]:`` (which the
     grammar would force anyway, so the writer writes it rather than have it decoded); the grammar
     begins with the space before the query. ``may_end``: no step is required, the final line

@@ -21,21 +21,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..config import ReasoningSettings
-from ..events import EventCallback, check, emit
-from ..llm.base import ChatMessage
-from ..metrics import normalize_answer, not_equal, rouge_l
-from ..types import Passage
-from .chain.parser import ParsedChain, parse_chain
-from .chain.prompts import EVIDENCE_CHARS, PASSAGE_PROMPT_CHARS, TASK_LONGFORM, PromptBook, evidence_excerpt
-from .duplicates import DuplicateDetector
-from .events import (
+from ...config import ReasoningSettings
+from ...events import EventCallback, check, emit
+from ...llm.base import ChatMessage
+from ...metrics import normalize_answer, not_equal, rouge_l
+from ...types import Passage
+from ..chain.parser import ParsedChain, parse_chain
+from ..chain.prompts import EVIDENCE_CHARS, PASSAGE_PROMPT_CHARS, TASK_LONGFORM, PromptBook, evidence_excerpt
+from ..duplicates import DuplicateDetector
+from ..events import (
     FEEDBACK_COMPLETION, FEEDBACK_CORRECTION, ChainDrafted, ChainGenerated, ChainUnreadable, FeedbackGiven,
     NodeChecked, RoundStarted,
 )
-from .parts import Generator, LoopOutcome, Retriever, locate
-from .polar import is_polar
-from .result import (
+from ..parts import Generator, LoopOutcome, Retriever, locate
+from ..polar import is_polar
+from ..result import (
     DECISION_COMPLETED, DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_NOT_CONFIRMED, DECISION_NOT_READ,
     DECISION_PASS, DECISION_UNCHECKED, SOURCE_IR_COMPLETED, SOURCE_IR_CORRECTED, SOURCE_LLM_UNVERIFIED,
     SOURCE_LLM_VERIFIED, Branch, Node, judge_agreement,

@@ -25,11 +25,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..llm.base import ChatMessage
-from .chain.grammar import coq_grammar
-from .chain.parser import ParsedStep, parse_chain
-from .events import TokenGenerated
-from .parts import Generator
+from ...llm.base import ChatMessage
+from ..chain.grammar import coq_grammar
+from ..chain.parser import ParsedStep, parse_chain
+from ..events import TokenGenerated
+from ..parts import Generator
 
 # Where a step call stops: the start of the next step, or of the chain's closing line. Each stop
 # is as short as the choice it marks: once the model wrote "[Query", "[Final" or "[Unsolved",
