@@ -75,6 +75,7 @@ def test_one_command_in_a_fresh_home_answers_search_with_cited_passages(home, wi
     assert report["corpus"] == "wikipedia-simple" and report["passages"] >= 5
     assert report["indexed"] == report["passages"]
     assert report["stages_run"] == ["download", "ingest", "index"]
+    assert "can be asked already: by keywords" in err  # the index stage's line (KeywordOnly)
     job = json.loads((job_dir(home, WikipediaChoice()) / "job.json").read_text())
     assert job["release"]["revision"] == COMMIT and job["release"]["snapshot"] == SNAPSHOT
     with CorpusManager(home, settings).open_store("wikipedia-simple") as store:

@@ -28,7 +28,9 @@ from . import estimate
 from .download import fetch_release, files_dir, remaining_bytes
 from .remote import DEFAULT_SNAPSHOT, HUB, Release, check_choice, find_release
 
-STAGE = "wikipedia"  # Progress(STAGE, k, 3, "download" | "ingest" | "index")
+STAGE = "wikipedia"  # Progress(STAGE, k, 3, "download" | "ingest" | INDEX_NOTE)
+# The index stage takes hours to days on a CPU; the passages are searchable from its start.
+INDEX_NOTE = "index (the corpus can be asked already: by keywords until this is done)"
 STAGES = ("download", "ingest", "index")
 JOB_FILE = "job.json"
 ORIGIN_KEY = "wikipedia_origin"  # in the passage store's meta: lang, source, snapshot, revision
@@ -145,7 +147,7 @@ def get_wikipedia(paths: AppPaths, settings: Settings, choice: WikipediaChoice, 
         _finish(job, state, "ingest", report)
 
     check(cancel)
-    emit(on_event, Progress(STAGE, 2, len(STAGES), "index"))
+    emit(on_event, Progress(STAGE, 2, len(STAGES), INDEX_NOTE))
     if "index" not in done:
         from ...index.build.builder import build_index  # lazy: the embedding stack
 
