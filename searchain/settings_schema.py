@@ -55,7 +55,8 @@ RANGES: dict[str, tuple[float | None, float | None]] = {
     "llm.n_gpu_layers": (-1, None),
     "llm.n_ctx": (16, None),
     "llm.n_threads": (0, None),
-    "llm.n_batch": (1, None),
+    # llama-cpp-python keeps a logits array of n_batch x vocabulary floats: 2**31 asked for 2 TiB
+    "llm.n_batch": (1, 65536),
     "llm.temperature": (0, None),
     "llm.max_tokens": (1, None),
     "llm.prompt_lookup": (0, 64),

@@ -61,6 +61,7 @@ def test_bad_settings_file_is_a_clear_error(home, content, fragment):
         ('{"retrieval": {"retriever": "hybird"}}', "retrieval.retriever must be one of dense, bm25, hybrid"),
         ('{"reasoning": {"top_k": 0}}', "reasoning.top_k must be at least 1"),
         ('{"retrieval": {"hybrid_dense_weight": 1.5}}', "retrieval.hybrid_dense_weight must be at most 1"),
+        ('{"llm": {"n_batch": 1000000000000000000000000}}', "llm.n_batch must be at most 65536"),
         ('{"llm": {"n_ctx": 4096.5}}', "llm.n_ctx must be a whole number"),
         ('{"llm": {"n_ctx": Infinity}}', "llm.n_ctx must be a number"),
         ('{"reasoning": {"theta": NaN}}', "reasoning.theta must be a number"),
