@@ -101,8 +101,9 @@ class BM25Retriever:
 
     def _tantivy_index(self, store) -> "bm25_tantivy.TantivySearcher | None":
         """The tantivy index beside the store when it is current, else None; decided again
-        whenever the corpus changes (``PRAGMA data_version``) or the index's stamp is written. A current index that cannot be
-        read raises ``IndexError_`` with the fix, rather than turning silently slow."""
+        whenever the corpus changes (``PRAGMA data_version``) or the index's stamp is written.
+        A current index that cannot be read raises ``IndexError_`` with the fix, rather than
+        turning silently slow."""
         if not self.use_tantivy or self.text_weight != 1.0 or not self.title_weight.is_integer():
             return None
         path = bm25_tantivy.index_dir(store.path)

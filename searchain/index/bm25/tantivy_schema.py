@@ -58,6 +58,11 @@ def writer_threads(cpus: int | None = None) -> int:
     return max(1, min(MAX_WRITER_THREADS, cpus if cpus is not None else (os.cpu_count() or 1)))
 
 
+def build_cost(passages: int) -> tuple[float, int]:
+    """(seconds, disk bytes) of indexing ``passages`` here, for the plans."""
+    return build_seconds(passages), DISK_BYTES_PER_PASSAGE * passages
+
+
 def build_seconds(passages: int, capacity: float | None = None) -> float:
     """About how long indexing ``passages`` takes here, for plans: a thread's rate times the
     cores' worth of work the threads get (``machine.cpu_capacity``: hyperthreads count for less)."""

@@ -162,7 +162,7 @@ def _keyword_cost(store, title_weight: float, rebuild: bool) -> tuple[float, int
     this large (``bm25.tantivy_index.ensure_current``): every passage, or those added since."""
     from ...errors import IndexError_
     from ..bm25 import tantivy_index as tv
-    from ..bm25.tantivy_schema import DISK_BYTES_PER_PASSAGE, build_seconds
+    from ..bm25.tantivy_schema import build_cost
     from ..bm25.tantivy_update import extendable
 
     total = store.count()
@@ -177,8 +177,7 @@ def _keyword_cost(store, title_weight: float, rebuild: bool) -> tuple[float, int
             old = extendable(path, store.conn, title_weight)
         except IndexError_:  # damaged: rebuilt
             old = None
-    todo = total if old is None else _count_after(store, old["max_id"])
-    return build_seconds(todo), DISK_BYTES_PER_PASSAGE * todo
+    return build_cost(total if old is None else _count_after(store, old["max_id"]))
 
 
 def _codes_retrained(layout: IndexLayout, corpus_name: str, total: int, dim: int, todo: int) -> bool:

@@ -194,11 +194,9 @@ def _keyword_index(passages: int) -> tuple[float, int]:
     """Seconds and disk of the tantivy keyword index a corpus this large gets in its index
     stage (``index.bm25.tantivy_index``; none below ``TANTIVY_FROM_PASSAGES``)."""
     from ...index.bm25.tantivy_index import TANTIVY_FROM_PASSAGES
-    from ...index.bm25.tantivy_schema import DISK_BYTES_PER_PASSAGE, build_seconds
+    from ...index.bm25.tantivy_schema import build_cost
 
-    if passages < TANTIVY_FROM_PASSAGES:
-        return 0.0, 0
-    return build_seconds(passages), DISK_BYTES_PER_PASSAGE * passages
+    return build_cost(passages) if passages >= TANTIVY_FROM_PASSAGES else (0.0, 0)
 
 
 def writer_rate(passages: int) -> float:
