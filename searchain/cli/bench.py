@@ -9,7 +9,7 @@ import importlib
 BENCH_MODULES = ("retrieval", "ann.hnsw_bench", "ingest.command", "decoding.llm", "decoding.grammar", "engine",
                  "store", "embed", "discovery", "cluster", "bundle", "scale.command", "strategies", "wikitext",
                  "documents.command", "decoding.server", "update", "loop", "decoding.lookup", "keyword.update",
-                 "warmup", "decoding.batch", "keyword.build")
+                 "warmup", "decoding.batch", "keyword.build", "keyword.left")
 
 
 def register(sub) -> None:

@@ -18,10 +18,12 @@ The state is in ``meta['fts']`` (absent means complete, as in every store made b
 Each build step indexes ``(X, X + CHUNK]`` and moves X in the same transaction, so a kill at
 any point leaves a true state, and the next ``build`` goes on from X. New passages of a
 deferred store get ids above X (AUTOINCREMENT; a rebuild's fresh store starts deferred when
-empty, at X = 0), and ``PassageStore`` indexes at once any it stores at or below X. A deletion
-or an update needs the index complete first (FTS5's external-content 'delete' of a row it
-never indexed would damage it): ``PassageStore.delete`` and the updater finish it before they
-write, and the keyword retriever finishes it (or says why it cannot) before it answers.
+empty, at X = 0), and ``PassageStore`` indexes at once any it stores at or below X. The
+triggers that follow deletes and updates act only on passages at or below X (FTS5's
+external-content 'delete' of a row it never indexed would damage it; ``store_schema``), so a
+deferred store can be updated as it is, and only an FTS5 search needs the index complete: the
+keyword retriever finishes it (or says why it cannot) before it answers. A store large enough
+for tantivy (``TANTIVY_SERVES_FROM``) stays deferred for good: tantivy answers its searches.
 """
 
 from __future__ import annotations
@@ -58,6 +60,13 @@ DEFER_FROM_PASSAGES_PER_S = 30_000
 BUILD_PASSAGES_PER_S = 59_200
 # The Progress stage of finishing, before a search, what a stopped ingest left unbuilt.
 FINISH_STAGE = "finish keyword index"
+# From this many passages the index layer's tantivy index serves keyword search
+# (``index/bm25/tantivy_index.TANTIVY_FROM_PASSAGES`` is this constant), and FTS5 would answer only
+# until it is built. So an ingest of a corpus this large that deferred FTS5 leaves it unbuilt
+# (``left_to_tantivy``): tantivy is built on every core by the index stage, first, or at the
+# latest before the first search (``index/bm25/ready.py``), in a fraction of FTS5's serial build,
+# and the store is 370-540 bytes a passage smaller (BENCHMARKS.md, "Large corpora without FTS5").
+TANTIVY_SERVES_FROM = 200_000
 
 
 def worth_deferring(source, workers: int, capacity: float | None = None) -> bool:
@@ -139,6 +148,16 @@ def pending(conn: sqlite3.Connection) -> int:
     if x is None:
         return 0
     return conn.execute("SELECT count(*) FROM passages WHERE id > ?", (x,)).fetchone()[0]
+
+
+def left_to_tantivy(conn: sqlite3.Connection, passages: int | None = None) -> bool:
+    """Whether the FTS5 index is deferred in a store large enough for tantivy to serve it
+    (``passages``: the store's count, when the caller has it; counting takes a scan)."""
+    if indexed_to(conn) is None:
+        return False
+    if passages is None:
+        passages = conn.execute("SELECT count(*) FROM passages").fetchone()[0]
+    return passages >= TANTIVY_SERVES_FROM
 
 
 def index_new(conn: sqlite3.Connection, *, above: int | None = None,

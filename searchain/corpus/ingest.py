@@ -18,6 +18,8 @@ from .store import DEFAULT_BATCH, PassageStore
 
 STAGE = "ingest"
 FTS_STAGE = "keyword index"
+LEFT_TO_TANTIVY = ("keyword index: left to tantivy (at this size FTS5 would answer only until it "
+                   "is built), built on every core by the index stage or before the first search")
 
 
 @dataclass
@@ -64,7 +66,8 @@ def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFA
     before the start, else ``fts_build.WriterWatch`` on the writer's measured pace after its first
     ~10,000 passages), the FTS5 keyword index is built once at the end (from there on), and after
     a failure for what was stored; a cancel leaves it to the next add (or the first search). An
-    index a killed ingest left unbuilt is built at the end of any ingest.
+    index a killed ingest left unbuilt is built at the end of any ingest, except in a corpus large
+    enough for tantivy (``fts_build.TANTIVY_SERVES_FROM``), where it stays unbuilt.
     """
     started = time.monotonic()
     problems = ProblemLog()
@@ -120,6 +123,9 @@ def build_fts(store: PassageStore, *, on_event: EventCallback | None = None,
     if not fts_build.pending(store.conn):
         return store.finish_fts()  # complete (or nothing stored above X): marks it complete
     started = time.monotonic()
+    if fts_build.left_to_tantivy(store.conn):
+        emit(on_event, Progress(FTS_STAGE, 1, 1, LEFT_TO_TANTIVY, started))
+        return 0
     emit(on_event, Progress(FTS_STAGE, 0, None, "building the keyword index", started))
 
     def progress(done: int, total: int) -> None:

@@ -6,8 +6,9 @@ Schema (``<data>/corpora/<name>/passages.db``, WAL mode)::
              source, doc_id, start, end, url, section, page)
     passages_fts  FTS5(title, text), external content = passages, content_rowid = id,
                   tokenize 'porter unicode61 remove_diacritics 2'; ``add`` indexes each batch
-                  it inserts (a large ingest: all at its end, ``fts_build``); triggers follow
-                  deletes and updates
+                  it inserts (a large ingest: all at its end, ``fts_build``, or never where
+                  tantivy serves its keyword search); triggers follow deletes and updates
+                  of the passages it holds
     meta(key TEXT PRIMARY KEY, value TEXT)   JSON values: corpus facts (state, sources, ...)
     documents(doc_id TEXT PRIMARY KEY, source, format, size, mtime_ns, sha256, passages, problem)
                   one row per file a folder ingest met (``documents.DocumentRecord``)
@@ -220,9 +221,10 @@ class PassageStore(fts_build.KeywordIndexMixin):
                 self.conn.execute("UPDATE sqlite_sequence SET seq=? WHERE name='passages'", (max_id,))
 
     def delete(self, pids: Iterable[str]) -> int:
-        """Delete passages by pid (FTS follows through the trigger); returns how many."""
+        """Delete passages by pid (FTS follows through the trigger, for the passages it holds:
+        ``store_schema``); returns how many."""
         pids = list(pids)
-        self.finish_fts()  # the trigger may only delete what the index holds
+        self._require_current()  # an older store's trigger would damage a deferred index
         try:
             with self.conn:
                 cur = self.conn.executemany("DELETE FROM passages WHERE pid=?", [(p,) for p in pids])

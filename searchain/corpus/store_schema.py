@@ -2,7 +2,8 @@
 
 ``PRAGMA user_version`` is the schema's version: 0 for stores written before pages and sections
 (#34), 1 for stores with page/section and the documents table but no url, 2 since url and
-section (#33) and the documents work (#34) met. ``MIGRATIONS[v]`` takes a store from version v
+section (#33) and the documents work (#34) met, 3 since the FTS triggers act only on passages
+the keyword index holds (#33: a large ingest may leave it to tantivy). ``MIGRATIONS[v]`` takes a store from version v
 to v + 1; released steps are never edited, a change is a new step. See ``store`` for what the
 tables hold.
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 import sqlite3
 
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _DOCUMENTS_TABLE = """CREATE TABLE IF NOT EXISTS documents (
     doc_id TEXT PRIMARY KEY,
@@ -28,6 +29,25 @@ _DOCUMENTS_TABLE = """CREATE TABLE IF NOT EXISTS documents (
     passages INTEGER NOT NULL DEFAULT 0,
     problem TEXT NOT NULL DEFAULT ''
 );"""
+
+# The FTS5 index follows deletes and updates of the passages it holds. A large ingest may leave
+# it holding only the passages up to an id X (``fts_build``: meta 'fts' {"state": "deferred",
+# "indexed_to": X}), or none, when tantivy serves the corpus's keyword search; FTS5's
+# external-content 'delete' of a row it never indexed would damage it, so the triggers act only
+# on rows at or below X (every row when the index is complete: no such meta entry).
+_INDEXED_TO = ("coalesce((SELECT json_extract(value, '$.indexed_to') FROM meta WHERE key = 'fts' "
+               "AND json_extract(value, '$.state') = 'deferred'), 9223372036854775807)")
+_DELETE_TRIGGER = f"""CREATE TRIGGER IF NOT EXISTS passages_ad AFTER DELETE ON passages
+WHEN old.id <= {_INDEXED_TO} BEGIN
+    INSERT INTO passages_fts(passages_fts, rowid, title, text)
+        VALUES ('delete', old.id, old.title, old.text);
+END;"""
+_UPDATE_TRIGGER = f"""CREATE TRIGGER IF NOT EXISTS passages_au AFTER UPDATE ON passages
+WHEN old.id <= {_INDEXED_TO} BEGIN
+    INSERT INTO passages_fts(passages_fts, rowid, title, text)
+        VALUES ('delete', old.id, old.title, old.text);
+    INSERT INTO passages_fts(rowid, title, text) VALUES (new.id, new.title, new.text);
+END;"""
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS passages (
@@ -49,15 +69,8 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(
     title, text, content="passages", content_rowid="id", tokenize='{FTS_TOKENIZER}'
 );
-CREATE TRIGGER IF NOT EXISTS passages_ad AFTER DELETE ON passages BEGIN
-    INSERT INTO passages_fts(passages_fts, rowid, title, text)
-        VALUES ('delete', old.id, old.title, old.text);
-END;
-CREATE TRIGGER IF NOT EXISTS passages_au AFTER UPDATE ON passages BEGIN
-    INSERT INTO passages_fts(passages_fts, rowid, title, text)
-        VALUES ('delete', old.id, old.title, old.text);
-    INSERT INTO passages_fts(rowid, title, text) VALUES (new.id, new.title, new.text);
-END;
+{_DELETE_TRIGGER}
+{_UPDATE_TRIGGER}
 PRAGMA user_version = {SCHEMA_VERSION};
 """
 
@@ -80,6 +93,10 @@ MIGRATIONS: list[list[str | AddColumn]] = [
     # (documents) that lack it; a version-0 store from #33 has it already.
     [AddColumn(("url", "TEXT NOT NULL DEFAULT ''")),
      AddColumn(("section", "TEXT NOT NULL DEFAULT ''"))],
+    # 3 (#33): deletes and updates leave FTS5 alone for passages it does not hold (a large
+    # ingest's keyword index left to tantivy), so an update never has to build it first.
+    ["DROP TRIGGER IF EXISTS passages_ad", "DROP TRIGGER IF EXISTS passages_au",
+     _DELETE_TRIGGER, _UPDATE_TRIGGER],
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION
 

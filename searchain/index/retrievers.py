@@ -149,12 +149,13 @@ def _mixed_first_stage(paths: AppPaths, settings: Settings, names: list[str], ki
 
 def finish_keyword_indexes(paths: AppPaths, settings: Settings, names: Sequence[str], *,
                            on_event: EventCallback | None = None, cancel: CancelToken | None = None) -> None:
-    """Build, with progress and a way to cancel, what a stopped large ingest left of each named
-    corpus's keyword index (``corpus.fts_build.finish_left_build``), so that it is not built
-    inside the first search, silently (minutes at Wikipedia size). Missing corpora are skipped:
-    ``open_retriever`` names them."""
-    from ..corpus.fts_build import finish_left_build, indexed_to
+    """Build, with progress and a way to cancel, what a large ingest left of each named corpus's
+    keyword index (``bm25.ready.make_ready``: tantivy where it serves the corpus, else the rest
+    of FTS5), so that it is not built inside the first search, silently (minutes at Wikipedia
+    size). Missing corpora are skipped: ``open_retriever`` names them."""
+    from ..corpus.fts_build import indexed_to
     from ..corpus.manager import CorpusManager
+    from .bm25.ready import make_ready
 
     manager = CorpusManager(paths, settings)
     for name in names:
@@ -162,7 +163,8 @@ def finish_keyword_indexes(paths: AppPaths, settings: Settings, names: Sequence[
             continue
         with manager.open_store(name) as store:
             if indexed_to(store.conn) is not None:
-                finish_left_build(store, on_event=on_event, cancel=cancel)
+                make_ready(store, settings.retrieval.bm25_title_weight, on_event=on_event,
+                           cancel=cancel)
 
 
 def _first_stage(paths: AppPaths, settings: Settings, corpus_name: str, kind: str | None,

@@ -69,6 +69,7 @@ def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None =
     ``embedder_id`` both come from the saved settings. ``verify_checksum=False`` skips hashing
     the graph files (fast for very large indexes).
     """
+    from ..corpus import fts_build
     from ..corpus.manager import CorpusManager
 
     # Read the settings only when needed: callers passing the embedder (listings, `doctor`) must
@@ -78,6 +79,7 @@ def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None =
     with manager.open_store(corpus_name) as store:
         corpus_count, corpus_max = store.count(), store.max_id()
         store_path = store.path
+        fts_left = fts_build.left_to_tantivy(store.conn, corpus_count)
     if embedder_id:
         wanted, wanted_second = embedder_id, second_embedder_id
     else:
@@ -129,7 +131,7 @@ def index_status(paths: AppPaths, corpus_name: str, *, embedder_id: str | None =
                                hint=to_build)
     from .bm25.tantivy_index import index_problem
 
-    keyword_lag = index_problem(store_path, corpus_count, corpus_max)
+    keyword_lag = index_problem(store_path, corpus_count, corpus_max, fts_left=fts_left)
     if keyword_lag:
         return IndexStatus(STALE, f"The index of '{corpus_name}' is usable, but {keyword_lag}.", **base,
                            hint=to_build)

@@ -45,6 +45,7 @@ from .. import units
 from ..config import AppPaths, Settings
 from ..errors import CorpusError, is_disk_full
 from ..events import CancelToken, EventCallback, Progress, check, emit
+from ..index.bm25.ready import make_ready
 
 BUNDLE_FORMAT = "searchain-corpus"
 BUNDLE_VERSION = 1  # bump when a reader of version 1 could not install the new layout
@@ -216,8 +217,10 @@ def export_corpus(paths: AppPaths, settings: Settings, name: str, out: str | Pat
         raise CorpusError(f"Folder {out.parent} does not exist.", hint="Create it, or pick another place.")
     index_state = _index_state(paths, settings, name)
     with CorpusLock(folder).acquire(name):
-        with manager.open_store(name) as store:  # a keyword index a stopped ingest left unbuilt
-            store.finish_fts(check=lambda: check(cancel))  # is built first (corpus.fts_build)
+        with manager.open_store(name) as store:  # a keyword index a large ingest left unbuilt
+            # is built first: the one searches use (tantivy at its size, or FTS5; bm25.ready)
+            make_ready(store, settings.retrieval.bm25_title_weight, on_event=on_event, cancel=cancel,
+                       locked=True)
         passages = _settle_passage_store(folder / "passages.db", name)
         files = corpus_members(folder)
         total = sum(f.stat().st_size for f in files)

@@ -26,6 +26,7 @@ from ..config import AppPaths, Settings
 from ..corpus.lock import LOCK_NAME, CorpusLock, is_locked
 from ..errors import CorpusError, ModelError, is_disk_full
 from ..events import CancelToken, EventCallback, Progress, check, emit
+from ..index.bm25.ready import make_ready
 from ..units import timestamp
 from .bundle_export import (
     IMPORT_STAGE,
@@ -188,7 +189,9 @@ def import_corpus(paths: AppPaths, settings: Settings, file: str | Path, *, as_n
             if count != manifest.passages:
                 raise damaged_error(file, f"its passage store holds {count:,} passages, the manifest "
                                      f"says {manifest.passages:,}")
-            store.finish_fts(check=lambda: check(cancel))  # a bundle of a deferred index
+            # a keyword index left unbuilt: the one searches use is built (bm25.ready)
+            make_ready(store, settings.retrieval.bm25_title_weight, on_event=on_event,
+                       cancel=cancel, locked=True)
             store.meta_set("name", name)
             store.meta_set("imported", {"file": str(file), "as": name, "exported_as": manifest.corpus,
                                         "exported_at": manifest.created, "at": timestamp()})

@@ -122,12 +122,57 @@ def test_a_build_stopped_between_ranges_goes_on_from_the_range_it_reached(tmp_pa
         assert fts_build.pending(store.conn) == 0 and store.fts_integrity_ok()
 
 
-def test_deleting_from_a_deferred_store_builds_the_index_first(tmp_path):
+def fts_count(store, term="shared"):
+    return store.conn.execute("SELECT count(*) FROM passages_fts WHERE passages_fts MATCH ?",
+                              (term,)).fetchone()[0]
+
+
+def test_deletes_and_updates_of_a_deferred_store_leave_the_index_true_without_building_it(tmp_path):
+    """The triggers act only on the passages the index holds (id <= X): deleting or changing one
+    above X must not touch FTS5 (a 'delete' of a row it never indexed damages it), one at or
+    below X must; the index stays deferred, and once built it matches the passages exactly."""
     with PassageStore.open(tmp_path / "a" / "passages.db", create=True) as store:
+        store.add(passages(6))  # ids 1-6, indexed
+        store.defer_fts()  # X = 6
+        store.add(passages(6, start=6))  # ids 7-12, not indexed
+        assert fts_count(store) == 6
+        assert store.delete(["p3", "p8"]) == 2  # one on each side of X
+        assert store.meta_get("fts") == {"state": "deferred", "indexed_to": 6}
+        assert fts_count(store) == 5 and fts_build.pending(store.conn) == 5
+        with store.conn:  # an update on each side of X
+            store.conn.execute("UPDATE passages SET text = 'changed words' WHERE pid IN ('p1', 'p10')")
+        assert fts_count(store) == 4 and fts_count(store, "changed") == 1
+        assert store.finish_fts() == 6 and store.fts_integrity_ok()
+        assert fts_count(store) == 8 and fts_count(store, "changed") == 2
+
+
+def test_an_older_store_gets_the_guarded_triggers(tmp_path):
+    """A version-2 store (unguarded triggers) is migrated: a delete above X then leaves FTS5 as
+    it was, where the old trigger would have damaged it."""
+    import sqlite3
+
+    from searchain.corpus import store_schema
+
+    db = tmp_path / "a" / "passages.db"
+    with PassageStore.open(db, create=True) as store:
+        store.add(passages(4))
+    conn = sqlite3.connect(db)
+    conn.executescript("""
+        DROP TRIGGER passages_ad;
+        CREATE TRIGGER passages_ad AFTER DELETE ON passages BEGIN
+            INSERT INTO passages_fts(passages_fts, rowid, title, text)
+                VALUES ('delete', old.id, old.title, old.text);
+        END;
+        PRAGMA user_version = 2;""")
+    conn.close()
+    with PassageStore.open(db) as store:
+        assert store.version == store_schema.SCHEMA_VERSION == 3
+        sql = store.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'passages_ad'").fetchone()[0]
+        assert "WHEN old.id <=" in sql
         store.defer_fts()
-        store.add(passages(10))
-        assert store.delete(["p3", "p8"]) == 2  # the trigger's FTS 'delete' needs the rows indexed
-        assert store.fts_integrity_ok() and fts_build.pending(store.conn) == 0
+        store.add(passages(3, start=4))
+        store.delete(["p5"])
+        assert store.finish_fts() == 3 and store.fts_integrity_ok() and fts_count(store) == 6
 
 
 KILL_BEFORE_BUILD = """
@@ -242,14 +287,17 @@ def test_an_update_of_a_corpus_ingested_with_workers_keeps_the_index_right(home,
     manager = CorpusManager(home, Settings())
     manager.add("w", old, workers=3)
     assert fts_state(manager, "w") == ({"state": "complete"}, 0, True)
-    with manager.open_store("w") as store:  # as if killed before its build: the update builds it
-        fts_build._set(store.conn, {"state": "deferred", "indexed_to": 0})
+    with manager.open_store("w") as store:  # as if killed before its build: the update goes on
+        fts_build._set(store.conn, {"state": "deferred", "indexed_to": 0})  # without building it
         store.conn.execute("INSERT INTO passages_fts(passages_fts) VALUES ('delete-all')")
         store.conn.commit()
     report = update_corpus(manager, "w", new, workers=2).to_dict()
     assert (report["changed"], report["removed"]) == (2, 1)
+    with manager.open_store("w") as store:
+        passages = store.count()
+    assert fts_state(manager, "w") == ({"state": "deferred", "indexed_to": 0}, passages, False)
+    found = hits(manager, "w", ["fast", gone["title"]])  # the search builds it first
     assert fts_state(manager, "w") == ({"state": "complete"}, 0, True)
-    found = hits(manager, "w", ["fast", gone["title"]])
     assert {pid.split("#")[0] for pid, _ in found["fast"]} == {"1002", "1009"}  # the changed two
     assert found[gone["title"]] and not any(pid.startswith(f"{gone['id']}#") for pid, _ in found[gone["title"]])
 

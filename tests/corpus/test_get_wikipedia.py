@@ -395,16 +395,23 @@ def test_the_ingest_estimate_uses_the_measured_rates_and_the_cores(monkeypatch):
     assert estimate.ingest_rate(hub, 1, passages=80_000)[0] == pytest.approx(
         estimate.SERIAL_PASSAGES_PER_S["hub"])  # as measured, at the size measured
     assert estimate.ingest_rate(hub, 1, passages=21_000_000)[0] < estimate.writer_rate(21_000_000)
-    fts = estimate.fts_build_rate(400_000)  # the keyword index, built after the parallel phase
+    small = 150_000  # below fts_build.TANTIVY_SERVES_FROM: FTS5 is built after the parallel phase
+    fts = estimate.fts_build_rate(small)
 
     def then_fts(rate):
         return pytest.approx(1 / (1 / rate + 1 / fts))
-    rate, how = estimate.ingest_rate(hub, 16)  # 15 parsing cores outrun the one writer
-    assert rate == then_fts(estimate.store_rate(400_000)) and "bound by the writer" in how
+    rate, how = estimate.ingest_rate(hub, 16, passages=small)  # 15 parsing cores outrun the writer
+    assert rate == then_fts(estimate.store_rate(small)) and "bound by the writer" in how
     assert "then the keyword index" in how
     dump_cores = estimate.PARSE_PASSAGES_PER_CORE_S["dump"]
-    rate, how = estimate.ingest_rate(multistream, 16)  # markup: 15 cores parse slower than it stores
+    rate, how = estimate.ingest_rate(multistream, 16, passages=small)  # 15 cores parse slower than it stores
     assert rate == then_fts(15 * dump_cores) and "bound by 15 parsing core(s)" in how
+    # from 200,000 passages FTS5 is left unbuilt (tantivy's index, in the index stage, serves)
+    rate, how = estimate.ingest_rate(hub, 16)
+    assert rate == pytest.approx(estimate.store_rate(400_000)) and "tantivy" in how
+    assert estimate.ingest_rate(multistream, 16)[0] == pytest.approx(15 * dump_cores)
+    assert estimate.fts5_left(hub, 400_000, 16) and not estimate.fts5_left(hub, small, 16)
+    assert not estimate.fts5_left(multistream, 400_000, 2)  # 2 workers: FTS5 batch by batch
     assert estimate.ingest_rate(hub, 16, passages=21_000_000)[0] < 0.9 * estimate.ingest_rate(hub, 16)[0]
     # parsing slower than a per-batch writer: it indexes as it stores, as before
     assert estimate.ingest_rate(multistream, 2)[0] == estimate.PARSE_PASSAGES_PER_CORE_S["dump"]
@@ -416,6 +423,9 @@ def test_the_ingest_estimate_uses_the_measured_rates_and_the_cores(monkeypatch):
     # 16 hardware threads on 8 cores parse as ~9 cores (the lent 16-vCPU machine's core check):
     # the dump's estimate then follows the rate measured there (21,020 passages/s at 232k), at
     # the parse rate of the code that ran there (3,380 a core, before the stripper's guards)
+    from searchain.corpus import fts_build
+
+    monkeypatch.setattr(fts_build, "TANTIVY_SERVES_FROM", 10**9)  # that run built FTS5 at its end
     rate, how = estimate.ingest_rate(multistream, 16, passages=232_032, capacity=8 + 8 * 0.15)
     assert rate == pytest.approx(1 / (1 / (8.2 * dump_cores) + 1 / estimate.fts_build_rate(232_032)))
     assert "cores' worth of parsing" in how

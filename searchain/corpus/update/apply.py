@@ -67,9 +67,8 @@ class DocumentUpdater:
                               "could not be updated (is it read-only?).",
                               hint="Make the file writable and open it again; it is then updated "
                                    "in place.")
-        # its deletes go through the FTS trigger, which may only delete what the index holds:
-        # an index a large ingest left unbuilt (killed) is built first (``fts_build``)
-        store.finish_fts(check=lambda: check(cancel))
+        # Its deletes go through the FTS trigger, which touches only the passages the keyword
+        # index holds (``store_schema``): an index a large ingest left to tantivy stays so.
         self.store = store
         self.batch_size = batch_size
         self.cancel = cancel

@@ -19,7 +19,8 @@ weights are ones it can express: an integer title weight, text weight 1) it answ
 FTS5, with the same formula in one top-k query (``tantivy_index.py``). Otherwise FTS5 answers,
 once it holds the whole corpus: an index a large ingest deferred and did not finish (killed,
 cancelled; ``corpus.fts_build``) is built first, or, while that ingest still runs, the search
-says so; it never answers from part of the corpus.
+says so; it never answers from part of the corpus. A corpus large enough for tantivy whose
+ingest left FTS5 unbuilt on purpose gets its tantivy index first instead (``ready.py``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from ...errors import CorpusError, IndexError_
 from ...types import Hit
 from ..passages import PassageSource
 from . import tantivy_index as bm25_tantivy
+from .ready import make_ready, serves
 from .query import keywords, quoted_or
 from .terms import TermScorer
 
@@ -94,17 +96,25 @@ class BM25Retriever:
 
     def _dispatch(self, store, terms, k, restrict_to) -> list[tuple[int, float]]:
         tantivy = self._tantivy_index(store)
+        if tantivy is None and fts_build.indexed_to(store.conn) is not None:
+            # a large ingest left FTS5 unbuilt: build what this search uses (``ready.py``)
+            _require_ready(store, self.title_weight if self._tantivy_serves() else None)
+            tantivy = self._tantivy_index(store)
+            if tantivy is None:  # FTS5 answers, then: never from part of the corpus
+                _require_ready(store, None)
         if tantivy is not None:
             return tantivy.scores(terms, k, idf_power=self.idf_power, restrict_to=restrict_to)
-        _require_whole_fts(store)
         return self._scores(store.conn, terms, k, restrict_to)
+
+    def _tantivy_serves(self) -> bool:
+        return self.use_tantivy and serves(self.title_weight, self.text_weight)
 
     def _tantivy_index(self, store) -> "bm25_tantivy.TantivySearcher | None":
         """The tantivy index beside the store when it is current, else None; decided again
         whenever the corpus changes (``PRAGMA data_version``) or the index's stamp is written.
         A current index that cannot be read raises ``IndexError_`` with the fix, rather than
         turning silently slow."""
-        if not self.use_tantivy or self.text_weight != 1.0 or not self.title_weight.is_integer():
+        if not self._tantivy_serves():
             return None
         path = bm25_tantivy.index_dir(store.path)
         try:  # a build that finishes while the corpus stays as it is (``corpus index``) counts too
@@ -200,20 +210,19 @@ class BM25Retriever:
         return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
 
 
-def _require_whole_fts(store) -> None:
-    """Build what a deferred ingest left of the keyword index (``corpus.fts_build``), or say why
-    not; one meta read when it is complete. The workspace finishes it, with progress, when it
-    opens the retriever; this covers a store opened otherwise."""
-    if fts_build.indexed_to(store.conn) is None:
-        return
+def _require_ready(store, title_weight: float | None) -> None:
+    """Build what a large ingest left of the keyword index this search uses (``ready.py``:
+    tantivy where it serves the corpus, else the rest of FTS5; ``title_weight`` None: FTS5,
+    whatever the corpus's size), or say why not. The workspace builds it, with progress, when
+    it opens the retriever; this covers a store opened otherwise."""
     name = store.corpus
     try:
-        finished = fts_build.finish_left_build(store)
+        ready = make_ready(store, title_weight)
     except CorpusError as exc:
         raise IndexError_(f"The keyword index of corpus '{name}' was left unfinished by a stopped "
                           f"ingest, and finishing it failed: {exc.message}",
                           hint=f"Run `searchain corpus add {name} SOURCE` again with the same "
                           "source: it continues and builds the index.") from exc
-    if not finished:
+    if not ready:
         raise IndexError_(f"The keyword index of corpus '{name}' is being built by its ingest.",
                           hint="Search it once the ingest has finished.")

@@ -40,6 +40,7 @@ import os
 import shutil
 from pathlib import Path
 
+from ...corpus.fts_build import TANTIVY_SERVES_FROM
 from ...errors import IndexError_
 from .tantivy_schema import (FORMAT, STAMP, WRITER_HEAP, _analyzer, _open_index, _tantivy,
                              read_stamp, store_stamp, writer_threads)
@@ -51,8 +52,9 @@ INDEX_DIR = "bm25.tantivy"
 BUILD_BATCH = 5000  # passages read from the store per step
 # Corpora from this size get the index (``ensure_current``): where FTS5 starts pruning its
 # candidate query (bm25.PRUNE_FROM_PASSAGES). Below it FTS5 is fast and exact, and the eval
-# pools keep the results they were measured with.
-TANTIVY_FROM_PASSAGES = 200_000
+# pools keep the results they were measured with. A large ingest leaves FTS5 unbuilt at this
+# size (``corpus.fts_build``, whose constant this is; ``ready.py`` builds this index instead).
+TANTIVY_FROM_PASSAGES = TANTIVY_SERVES_FROM
 TITLE_REPEAT = int(os.environ.get("SEARCHAIN_TV_REPEAT", "2"))
 MODE = os.environ.get("SEARCHAIN_TV_MODE", "body")  # passages read from the store per step
 
@@ -69,19 +71,24 @@ def is_current(path: Path, conn, title_weight: float) -> bool:
     return bool(stamp) and {k: stamp.get(k) for k in want} == want
 
 
-def index_problem(store_path: Path, passages: int, max_id: int) -> str | None:
+def index_problem(store_path: Path, passages: int, max_id: int, *, fts_left: bool = False) -> str | None:
     """Why keyword search of a corpus this large is not on its fast index (for ``index status``),
-    or None when it is (or when the corpus is small enough for FTS5)."""
+    or None when it is (or when the corpus is small enough for FTS5). ``fts_left``: its ingest
+    left FTS5 unbuilt (``corpus.fts_build.left_to_tantivy``), so this index is built before the
+    first search instead."""
     if passages < TANTIVY_FROM_PASSAGES:
         return None
     try:
         stamp = read_stamp(index_dir(store_path))
     except IndexError_ as exc:
         return exc.message
+    meanwhile = "FTS5 answers meanwhile, slowly at this size"
     if stamp is None:
-        return "keyword search has no tantivy index yet (FTS5 answers meanwhile, slowly at this size)"
+        return ("keyword search has no tantivy index yet (" +
+                ("it is built before the first search" if fts_left else meanwhile) + ")")
     if (stamp.get("format"), stamp.get("passages"), stamp.get("max_id")) != (FORMAT, passages, max_id):
-        return "the keyword index is behind the corpus (FTS5 answers meanwhile, slowly at this size)"
+        return ("the keyword index is behind the corpus (" +
+                ("it is brought up to date before the next search" if fts_left else meanwhile) + ")")
     return None
 
 

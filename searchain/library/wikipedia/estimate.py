@@ -6,8 +6,9 @@ size (``BYTES_PER_PASSAGE``: ~30M passages of ~100 words in English's 11.6 GB of
 - download: at ``DOWNLOAD_BYTES_PER_S`` (an assumption: the plan says so);
 - ingest: ``ingest_rate``, from measured CPU rates (parsing per core, the one writer, the
   keyword index built at the end; below), with the worker processes ``corpus.ingest_workers``
-  gives (auto: every core); store + FTS5 1.3 KB per passage; 135 MB peak (+ one parquet row
-  group; the keyword index build at the end: 130 MB);
+  gives (auto: every core); store + FTS5 1.3 KB per passage, FTS5 left out from 200,000
+  passages where the workers defer it (``fts5_left``: tantivy's index serves keyword search
+  there); 135 MB peak (+ one parquet row group; the keyword index build at the end: 130 MB);
 - embed: this machine's measured speed for the embedding model when a build or plan measured it
   (``plan.SpeedCache``), else the H100 figure on a usable CUDA GPU, else ~50 passages/s per
   CPU core (MiniLM, bfloat16, BENCHMARKS.md); 4·dim + 8 bytes of shards per passage;
@@ -23,6 +24,7 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ...corpus import fts_build
 from ...corpus.fts_build import BUILD_PASSAGES_PER_S, DEFER_FROM_PASSAGES_PER_S
 from ...files import free_bytes
 from ...machine import cpu_capacity, cpu_cores
@@ -60,6 +62,10 @@ FTS_BUILD_PASSAGES_PER_S = BUILD_PASSAGES_PER_S
 STORE_FTS_MEASURED_AT = 2_000_000
 STORE_SLOWDOWN_EXP = 0.027
 STORE_BYTES_PER_PASSAGE = 1300
+# FTS5's share of it, which a large ingest that defers it leaves unbuilt (``fts5_left``): 371
+# bytes at 240k passages (``bench keyword-left``, BENCHMARKS.md "Large corpora without FTS5"),
+# 540 at 1M ("BM25 at scale"); the smaller is taken off, so the disk estimate errs high.
+FTS5_BYTES_PER_PASSAGE = 370
 INGEST_RAM_BYTES = 300e6
 CPU_PASSAGES_PER_CORE_S = 50
 SECOND_SLOWER_CPU = 5  # the 768-d second model (mpnet) against MiniLM on CPU
@@ -154,11 +160,13 @@ def make_plan(settings, models_dir: Path, corpus: str, release: Release, job: Pa
     pps, device, how = embed_speed(settings, model, cache_file)
     index = estimated_index_bytes(n, dim)
     keyword_s, keyword_disk = _keyword_index(n)
-    ingest, ingest_note = ingest_rate(release, cores, settings.corpus.ingest_workers, n, cpu_capacity())
+    capacity = cpu_capacity()
+    ingest, ingest_note = ingest_rate(release, cores, settings.corpus.ingest_workers, n, capacity)
+    left = fts5_left(release, n, cores, settings.corpus.ingest_workers, capacity)
     stages = [
         Stage("download", left_to_download / DOWNLOAD_BYTES_PER_S, left_to_download, 64 * 2**20,
               left_to_download, f"at an assumed {size(DOWNLOAD_BYTES_PER_S)}/s"),
-        Stage("ingest", n / ingest, STORE_BYTES_PER_PASSAGE * n,
+        Stage("ingest", n / ingest, (STORE_BYTES_PER_PASSAGE - FTS5_BYTES_PER_PASSAGE * left) * n,
               int(INGEST_RAM_BYTES), note=ingest_note),
         Stage("embed", n / pps, (4 * dim + 8) * n, int(MODEL_BYTES_PER_DIM * dim + 256e6),
               note=f"{model.rsplit('/', 1)[-1]} on {device}, {pps:,.0f} passages/s ({how})",
@@ -227,31 +235,61 @@ def ingest_rate(release: Release, cores: int, workers_setting: int = 0,
     process reads and stores; with workers, they parse on the cores the writer leaves while the
     one writer stores (the slower of the two bounds that phase), indexing each batch, or, where
     the workers parse fast enough for that to pay (as ``corpus.fts_build.worth_deferring``
-    decides), storing alone and then building the keyword index. A single-stream dump (no
+    decides), storing alone and then building the keyword index (not at all from
+    ``fts_build.TANTIVY_SERVES_FROM`` passages: tantivy's, counted in the index stage, serves
+    keyword search there). A single-stream dump (no
     multistream index) parses in one process. ``capacity``: the cores' worth of parsing the
     machine does at once (``machine.cpu_capacity``: hardware threads beyond the physical cores add
     little), default ``cores``."""
     source = release.source
-    workers = workers_setting if workers_setting > 0 else min(cores, 16)
-    splittable = source != "dump" or any(f.name.endswith("-index.txt.bz2") for f in release.files)
+    workers = _workers(cores, workers_setting)
+    splittable = _splittable(release)
     capacity = cores if capacity is None else min(cores, capacity)
     parse_cores = min(workers, max(1, capacity - 1)) if splittable else 1
     serial = serial_rate(source, passages)
     if workers <= 1 or cores <= 1:
         return serial, f"{serial:,.0f} passages/s in one process"
     parse = PARSE_PASSAGES_PER_CORE_S[source] * parse_cores
-    if not splittable or min(workers, capacity) * PARSE_PASSAGES_PER_CORE_S[source] < DEFER_FROM_PASSAGES_PER_S:
+    if not defers(release, cores, workers_setting, capacity):
         writer = writer_rate(passages)  # the writer indexes per batch (``fts_build.worth_deferring``)
         rate = max(serial, min(writer, parse))
         bound = "the writer" if rate == writer else _parsing(parse_cores)
         return float(rate), f"{rate:,.0f} passages/s, {workers} worker processes, bound by {bound}"
     writer = store_rate(passages)
     store = min(writer, parse)
+    bound = "the writer" if store == writer else _parsing(parse_cores)
+    if passages >= fts_build.TANTIVY_SERVES_FROM:  # FTS5 left unbuilt: tantivy, in the index stage
+        rate = max(serial, store)
+        return float(rate), (f"{rate:,.0f} passages/s: {workers} worker processes, bound by {bound}; "
+                             "the keyword index is tantivy's, built first in the index stage")
     fts = fts_build_rate(passages)
     rate = max(serial, 1 / (1 / store + 1 / fts))
-    bound = "the writer" if store == writer else _parsing(parse_cores)
     return float(rate), (f"{rate:,.0f} passages/s: {workers} worker processes, bound by {bound} "
                          f"({store:,.0f}/s), then the keyword index ({fts:,.0f}/s)")
+
+
+def defers(release: Release, cores: int, workers_setting: int = 0, capacity: float | None = None) -> bool:
+    """Whether the ingest builds its FTS5 index at the end rather than batch by batch (as
+    ``corpus.fts_build.worth_deferring`` decides): workers that parse fast enough."""
+    workers = _workers(cores, workers_setting)
+    capacity = cores if capacity is None else min(cores, capacity)
+    return (workers > 1 and cores > 1 and _splittable(release) and min(workers, capacity)
+            * PARSE_PASSAGES_PER_CORE_S[release.source] >= DEFER_FROM_PASSAGES_PER_S)
+
+
+def fts5_left(release: Release, passages: int, cores: int, workers_setting: int = 0,
+              capacity: float | None = None) -> bool:
+    """Whether the ingest leaves FTS5 unbuilt (deferred, and tantivy serves a corpus this large)."""
+    return passages >= fts_build.TANTIVY_SERVES_FROM and defers(release, cores, workers_setting, capacity)
+
+
+def _workers(cores: int, workers_setting: int) -> int:
+    return workers_setting if workers_setting > 0 else min(cores, 16)
+
+
+def _splittable(release: Release) -> bool:
+    """A single-stream dump (no multistream index) parses in one process."""
+    return release.source != "dump" or any(f.name.endswith("-index.txt.bz2") for f in release.files)
 
 
 def _parsing(cores: float) -> str:

@@ -1,0 +1,86 @@
+"""Keyword search made answerable: what a large ingest left to build, built before a search.
+
+A large ingest may leave the store's FTS5 index unbuilt (``corpus.fts_build``): killed mid-way,
+or on purpose in a corpus large enough for tantivy (``fts_build.TANTIVY_SERVES_FROM``), whose
+keyword search tantivy serves. ``make_ready`` builds what the next search will use:
+
+- tantivy (``tantivy_index.ensure_current``: every core, or an extension of the index it has)
+  where it serves the corpus: large enough, and a whole-number title weight;
+- else the rest of FTS5 (``fts_build.finish_left_build``).
+
+Either runs under the corpus's write lock, with a ``Progress`` of ``FINISH_STAGE`` that says first
+how many passages and about how long (the app and ``ask`` show it as a slow first step).
+"""
+
+from __future__ import annotations
+
+from ...corpus import fts_build
+from ...events import CancelToken, EventCallback, Progress, check, emit
+from . import tantivy_index
+from .tantivy_schema import build_seconds
+
+
+def serves(title_weight: float, text_weight: float = 1.0) -> bool:
+    """Whether tantivy can score as FTS5 does with these weights (the title is repeated a whole
+    number of times in the one field it indexes; ``tantivy_index``)."""
+    return text_weight == 1.0 and float(title_weight).is_integer()
+
+
+def left_to_tantivy(store, title_weight: float | None) -> bool:
+    """Whether the store's FTS5 index is unbuilt and tantivy serves its keyword search (never
+    for a ``title_weight`` of None: a search that uses FTS5 whatever the size)."""
+    return (title_weight is not None and serves(title_weight)
+            and fts_build.left_to_tantivy(store.conn))
+
+
+def make_ready(store, title_weight: float | None, *, on_event: EventCallback | None = None,
+               cancel: CancelToken | None = None, locked: bool = False) -> bool:
+    """Build what keyword search of ``store`` needs before it answers (nothing, usually: one
+    meta read). False (nothing done) while an ingest of the corpus holds its write lock: it
+    builds the index itself. ``locked``: the caller holds the lock (or the store is not in its
+    corpus folder yet, as an import's)."""
+    if fts_build.indexed_to(store.conn) is None:
+        return True
+    if not left_to_tantivy(store, title_weight):
+        if locked:
+            store.finish_fts(check=lambda: check(cancel))
+            return True
+        return fts_build.finish_left_build(store, on_event=on_event, cancel=cancel)
+    path = tantivy_index.index_dir(store.path)
+    if tantivy_index.is_current(path, store.conn, title_weight):
+        return True
+    from ...corpus.lock import CorpusLock
+
+    lock = None if locked else CorpusLock(store.path.parent)
+    try:
+        if lock is not None and not lock.try_acquire():
+            return False
+    except OSError:  # no lock file can be made there (a read-only folder): the build fails too
+        lock = None
+    try:
+        _build(store, title_weight, path, on_event, cancel)
+    finally:
+        if lock is not None:
+            lock.release()
+    return True
+
+
+def _build(store, title_weight, path, on_event, cancel) -> None:
+    from ...units import duration
+
+    passages = store.count()
+    name = getattr(store, "corpus", store.path.parent.name)
+    note = (f"building the keyword index (tantivy) of '{name}' before its first search: "
+            f"{passages:,} passages, about {duration(build_seconds(passages))}")
+    first = Progress(fts_build.FINISH_STAGE, 0, passages, note)
+    emit(on_event, first)
+
+    def relay(event) -> None:  # the build's own progress, under the stage the caller shows
+        if isinstance(event, Progress) and event.stage == tantivy_index.STAGE:
+            if event.total:
+                emit(on_event, Progress(fts_build.FINISH_STAGE, event.done, event.total, note,
+                                        started_at=first.started_at))
+            return
+        emit(on_event, event)
+    tantivy_index.ensure_current(store, title_weight, on_event=relay, cancel=cancel, min_passages=0)
+
