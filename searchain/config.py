@@ -15,9 +15,8 @@ Layout under ``data_dir``::
 from __future__ import annotations
 
 import json
-import math
 import os
-from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -284,7 +283,9 @@ class Settings:
         """Settings from a JSON document. Each value is checked (type, choices, range:
         ``settings_schema``): a bad one raises ConfigError naming its key, or, when a
         ``problems`` list is given, is described there and replaced by its default."""
-        return _from_dict(cls, data, "settings", problems)
+        from .settings_schema import from_dict
+
+        return from_dict(cls, data, "settings", problems)
 
     @classmethod
     def load(cls, paths: AppPaths, problems: list[str] | None = None,
@@ -348,57 +349,6 @@ class Settings:
 
         paths.config_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(paths.settings_file, json.dumps(saved_form(self), indent=2))
-
-
-def _from_dict(cls: type, data: dict[str, Any], where: str, problems: list[str] | None = None):
-    from .settings_schema import problem
-
-    kwargs = {}
-    for f in fields(cls):
-        if f.name not in data:
-            continue
-        try:
-            kwargs[f.name] = _field_value(cls, f.name, data[f.name], where, problems)
-        except ConfigError as exc:
-            if problems is None:
-                raise
-            problems.append(f"{exc.message} Using the default.")
-            continue
-        if is_dataclass(kwargs[f.name]):
-            continue  # a section: its fields were checked one by one
-        message = problem(f"{where}.{f.name}".removeprefix("settings."), kwargs[f.name])
-        if message is not None:
-            if problems is None:
-                raise ConfigError(message)
-            problems.append(f"{message} Using the default.")
-            del kwargs[f.name]
-    return cls(**kwargs)
-
-
-def _field_value(cls: type, name: str, value: Any, where: str, problems: list[str] | None) -> Any:
-    """``value`` as the type of the field's default; ConfigError if it cannot be."""
-    default = getattr(cls(), name)
-    if is_dataclass(default):
-        if not isinstance(value, dict):
-            raise ConfigError(f"{where}.{name} must be an object, got {value!r}.")
-        return _from_dict(type(default), value, f"{where}.{name}", problems)
-    if isinstance(default, bool):
-        if not isinstance(value, bool):
-            raise ConfigError(f"{where}.{name} must be true or false, got {value!r}.")
-        return value
-    if isinstance(default, (int, float)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise ConfigError(f"{where}.{name} must be a number, got {value!r}.")
-        if isinstance(default, int) and value != int(value):
-            raise ConfigError(f"{where}.{name} must be a whole number, got {value!r}.")
-        return type(default)(value)
-    if isinstance(default, list):
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{where}.{name} must be a list of strings, got {value!r}.")
-        return list(value)
-    if isinstance(default, str) and not isinstance(value, str):
-        raise ConfigError(f"{where}.{name} must be a string, got {value!r}.")
-    return value
 
 
 # For a settings file that is not JSON (or not an object): what to do about it.

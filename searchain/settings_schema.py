@@ -1,4 +1,5 @@
-"""What each setting may hold, and dotted-key access to settings (``searchain config``).
+"""What each setting may hold, settings read from JSON by those rules (``from_dict``), and
+dotted-key access to settings (``searchain config``).
 
 ``Settings.load`` checks every value against these rules, so a mistyped choice or an impossible
 number is reported with its key when the file is read, rather than as an odd failure in the
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import os
 from dataclasses import fields, is_dataclass
 from typing import Any
@@ -206,3 +208,56 @@ def with_value(settings, key: str, value: Any):
 def with_default(settings, key: str):
     """A copy of ``settings`` with ``key`` back at its default."""
     return with_value(settings, key, get_value(type(settings)(), key))
+
+
+def from_dict(cls: type, data: dict[str, Any], where: str, problems: list[str] | None = None):
+    """An instance of the settings dataclass ``cls`` (a section, or ``Settings``) from JSON
+    ``data`` found at ``where`` (a dotted path, for messages): each field as its default's type
+    and within its rules (``problem``); a bad value raises ConfigError, or with a ``problems``
+    list is described there and left at its default."""
+    kwargs = {}
+    for f in fields(cls):
+        if f.name not in data:
+            continue
+        try:
+            kwargs[f.name] = field_value(cls, f.name, data[f.name], where, problems)
+        except ConfigError as exc:
+            if problems is None:
+                raise
+            problems.append(f"{exc.message} Using the default.")
+            continue
+        if is_dataclass(kwargs[f.name]):
+            continue  # a section: its fields were checked one by one
+        message = problem(f"{where}.{f.name}".removeprefix("settings."), kwargs[f.name])
+        if message is not None:
+            if problems is None:
+                raise ConfigError(message)
+            problems.append(f"{message} Using the default.")
+            del kwargs[f.name]
+    return cls(**kwargs)
+
+
+def field_value(cls: type, name: str, value: Any, where: str, problems: list[str] | None) -> Any:
+    """``value`` as the type of the field's default; ConfigError if it cannot be."""
+    default = getattr(cls(), name)
+    if is_dataclass(default):
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}.{name} must be an object, got {value!r}.")
+        return from_dict(type(default), value, f"{where}.{name}", problems)
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}.{name} must be true or false, got {value!r}.")
+        return value
+    if isinstance(default, (int, float)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ConfigError(f"{where}.{name} must be a number, got {value!r}.")
+        if isinstance(default, int) and value != int(value):
+            raise ConfigError(f"{where}.{name} must be a whole number, got {value!r}.")
+        return type(default)(value)
+    if isinstance(default, list):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{where}.{name} must be a list of strings, got {value!r}.")
+        return list(value)
+    if isinstance(default, str) and not isinstance(value, str):
+        raise ConfigError(f"{where}.{name} must be a string, got {value!r}.")
+    return value
