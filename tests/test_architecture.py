@@ -72,7 +72,7 @@ LAYERS: dict[str, list[list[str]]] = {
         ["engine", "warmup"],
     ],
     "searchain.reasoning.loop": [
-        ["draft_rules", "stepwise"],
+        ["draft_rules", "stepwise", "node_check"],
         ["run"],
     ],
     "searchain.doctor": [

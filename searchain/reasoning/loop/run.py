@@ -24,22 +24,18 @@ from typing import Any, Callable
 from ...config import ReasoningSettings
 from ...events import EventCallback, check, emit
 from ...llm.base import ChatMessage
-from ...metrics import normalize_answer, not_equal, rouge_l
+from ...metrics import normalize_answer, not_equal
 from ...types import Passage
 from ..chain.parser import ParsedChain, parse_chain
-from ..chain.prompts import EVIDENCE_CHARS, PASSAGE_PROMPT_CHARS, TASK_LONGFORM, PromptBook, evidence_excerpt
+from ..chain.prompts import EVIDENCE_CHARS, PASSAGE_PROMPT_CHARS, PromptBook, evidence_excerpt
 from ..duplicates import DuplicateDetector
 from ..events import (
-    FEEDBACK_COMPLETION, FEEDBACK_CORRECTION, ChainDrafted, ChainGenerated, ChainUnreadable, FeedbackGiven,
-    NodeChecked, RoundStarted,
+    FEEDBACK_CORRECTION, ChainDrafted, ChainGenerated, ChainUnreadable, FeedbackGiven, NodeChecked,
+    RoundStarted,
 )
-from ..parts import Generator, LoopOutcome, Retriever, locate
-from ..polar import is_polar
-from ..result import (
-    DECISION_COMPLETED, DECISION_CORRECTED, DECISION_DUPLICATE, DECISION_NOT_CONFIRMED, DECISION_NOT_READ,
-    DECISION_PASS, DECISION_UNCHECKED, SOURCE_IR_COMPLETED, SOURCE_IR_CORRECTED, SOURCE_LLM_UNVERIFIED,
-    SOURCE_LLM_VERIFIED, Branch, Node, judge_agreement,
-)
+from ..parts import Generator, LoopOutcome, Retriever
+from ..result import DECISION_DUPLICATE, DECISION_UNCHECKED, Branch, Node
+from .node_check import NodeChecker
 from .stepwise import FINAL_STOP, StepWriter
 
 
@@ -145,6 +141,7 @@ class ReasoningRun:
         self.branches: list[Branch] = []
         self.path: list[Node] = []
         self.examples = prompts.example_guard(task)  # copies of the few-shot examples are no answers
+        self.checker = NodeChecker(task, settings, retriever, reader, cancel=generator.cancel)
 
     @property
     def _on_event(self) -> EventCallback | None:
@@ -324,81 +321,13 @@ class ReasoningRun:
         for node in branch.nodes:
             emit(self._on_event, NodeChecked(branch.round, node))
 
-    def _top_passage(self, query: str):
-        """The passage IR checks a node against, and the reader's result on it (None if no hit)."""
-        k = max(1, int(self.settings.top_k))
-        hits = self.retriever.search(query, k=k)
-        check(self.gen.cancel)
-        if not hits:
-            return None, None
-        if len(hits) == 1:
-            p = hits[0].passage
-            return p, self.reader.read(query, p.title, p.text)
-        # top_k > 1: read each and keep the passage the reader is most confident about.
-        results = self.reader.read_many(query, [(h.passage.title, h.passage.text) for h in hits])
-        best = max(range(len(hits)), key=lambda i: results[i].confidence)
-        return hits[best].passage, results[best]
-
-    def _not_for_the_reader(self, query: str) -> bool:
-        """A yes/no step a span reader cannot answer (``reasoning.read_yes_no_steps`` off)."""
-        return (self.task != TASK_LONGFORM and not getattr(self.settings, "read_yes_no_steps", True)
-                and is_polar(query))
-
-    def _retrieve_only(self, node: Node) -> None:
-        """A step IR retrieves for but does not read: its passage is kept (the tree shows it, the
-        final answer may read it); an answered step stands unchecked on the path, an unsolved one
-        stays off it, as when the reader finds nothing."""
-        hits = self.retriever.search(node.query, k=1)
-        check(self.gen.cancel)
-        if not hits:
-            return None
-        node.passage = hits[0].passage
-        if not node.unsolved:
-            node.decision, node.source = DECISION_NOT_READ, SOURCE_LLM_UNVERIFIED
-            self.path.append(node)
-        return None
-
-    def _disagrees(self, reader_answer: str, llm_answer: str | None, passage: Passage) -> bool:
-        if self.task == TASK_LONGFORM:
-            return rouge_l(llm_answer or "", passage.text) <= self.settings.alpha
-        return not_equal(reader_answer, llm_answer)
-
     def _check_node(self, node: Node) -> Feedback | None:
-        """IR(q_i, a_i) of Algorithm 1: completion, correction, or pass."""
-        if self._not_for_the_reader(node.query):
-            return self._retrieve_only(node)
-        passage, result = self._top_passage(node.query)
-        check(self.gen.cancel)
-        if passage is None:
-            return None  # nothing to check against: the node stays unchecked, off the path
-        node.passage = passage
-        node.reader_answer = result.answer
-        node.confidence = float(result.confidence)
-        reader_span = (result.start, result.end) if result.answer else None
-        if node.unsolved:
-            if not result.answer.strip():
-                return None  # IR found no answer either; the node stays unsolved, off the path
-            node.decision, node.source, node.span = DECISION_COMPLETED, SOURCE_IR_COMPLETED, reader_span
+        """IR(q_i, a_i) of Algorithm 1 (``node_check``): the node joins the path R where it is
+        checked, and a completion or correction is fed back."""
+        kind, on_path = self.checker.check(node)
+        if on_path:
             self.path.append(node)
-            return self._feedback(node, FEEDBACK_COMPLETION, passage)
-        if result.confidence > result.threshold and self._disagrees(result.answer, node.llm_answer, passage):
-            node.decision, node.source, node.span = DECISION_CORRECTED, SOURCE_IR_CORRECTED, reader_span
-            self.path.append(node)
-            return self._feedback(node, FEEDBACK_CORRECTION, passage)
-        # No correction: the LLM's answer stands, verified only if the passage backs it.
-        if self.task == TASK_LONGFORM:
-            # Long-form: consistency is ROUGE-L against the passage, not a reader span.
-            consistent = rouge_l(node.llm_answer or "", passage.text) > self.settings.alpha
-            node.decision = DECISION_PASS if consistent else DECISION_NOT_CONFIRMED
-        else:
-            node.decision = judge_agreement(node.llm_answer, result.answer, node.query, passage.text)
-        verified = node.decision == DECISION_PASS
-        node.source = SOURCE_LLM_VERIFIED if verified else SOURCE_LLM_UNVERIFIED
-        # The evidence span: where the passage states the LLM's answer, else the reader's span;
-        # none for an answer the passage does not back.
-        node.span = (locate(node.llm_answer, passage.text) or reader_span) if verified else None
-        self.path.append(node)
-        return None
+        return self._feedback(node, kind, node.passage) if kind else None
 
     def _feedback(self, node: Node, kind: str, passage: Passage) -> Feedback:
         text = self.prompts.feedback(kind, question=self.question, query=node.query,
