@@ -258,7 +258,7 @@ def test_a_search_while_the_ingest_holds_the_corpus_says_the_index_is_being_buil
     with CorpusLock(manager.corpus_dir("w")).acquire("w"):  # as an ingest running elsewhere
         with pytest.raises(IndexError_) as err:
             hits(manager, "w", ["number1"])
-    assert "being built by its ingest" in err.value.message
+    assert "being built (by its ingest" in err.value.message
     assert hits(manager, "w", ["number1"])["number1"][0][0] == "p1"  # released: built, answered
 
 

@@ -147,3 +147,25 @@ def test_bench_keyword_left_times_both_ways_on_the_same_source(tmp_path, capsys,
     assert today["store_bytes"] < before["store_bytes"]  # no FTS5 tables' pages
     assert out["disk_before_over_today"] > 1 and out["to_keyword_search_before_over_today"] > 0
     assert fts_build.TANTIVY_SERVES_FROM == 1000  # the bench's switch is put back
+
+
+@pytest.mark.parametrize("lock_name", ["write", "build"])
+def test_a_search_while_an_ingest_or_index_build_holds_the_corpus_says_so(home, dump, large_from_1000,
+                                                                          lock_name):
+    """An index build builds tantivy first, into the same folder: a search must not start a second
+    build beside it (nor beside an ingest); it says why, and builds once the corpus is free."""
+    from searchain.corpus.lock import BUILD_LOCK_NAME, LOCK_NAME, CorpusLock
+    from searchain.errors import IndexError_
+
+    manager = CorpusManager(home, Settings())
+    manager.add("left", dump, workers=3)
+    held = CorpusLock(manager.corpus_dir("left"), LOCK_NAME if lock_name == "write" else BUILD_LOCK_NAME)
+    assert held.try_acquire()
+    try:
+        with pytest.raises(IndexError_, match="is being built"):
+            hits(manager, "left")
+        assert not tv.index_dir(manager.corpus_dir("left") / "passages.db").exists()
+    finally:
+        held.release()
+    found, on_tantivy = hits(manager, "left")
+    assert on_tantivy and all(found.values())

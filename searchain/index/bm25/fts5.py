@@ -224,5 +224,5 @@ def _require_ready(store, title_weight: float | None) -> None:
                           hint=f"Run `searchain corpus add {name} SOURCE` again with the same "
                           "source: it continues and builds the index.") from exc
     if not ready:
-        raise IndexError_(f"The keyword index of corpus '{name}' is being built by its ingest.",
-                          hint="Search it once the ingest has finished.")
+        raise IndexError_(f"The keyword index of corpus '{name}' is being built (by its ingest, "
+                          "or its index build).", hint="Search it once that has finished.")

@@ -36,9 +36,9 @@ def left_to_tantivy(store, title_weight: float | None) -> bool:
 def make_ready(store, title_weight: float | None, *, on_event: EventCallback | None = None,
                cancel: CancelToken | None = None, locked: bool = False) -> bool:
     """Build what keyword search of ``store`` needs before it answers (nothing, usually: one
-    meta read). False (nothing done) while an ingest of the corpus holds its write lock: it
-    builds the index itself. ``locked``: the caller holds the lock (or the store is not in its
-    corpus folder yet, as an import's)."""
+    meta read). False (nothing done) while an ingest of the corpus holds its write lock, or, for
+    tantivy, an index build its build lock: they build the index themselves. ``locked``: the
+    caller holds the write lock (or the store is not in its corpus folder yet, as an import's)."""
     if fts_build.indexed_to(store.conn) is None:
         return True
     if not left_to_tantivy(store, title_weight):
@@ -49,18 +49,24 @@ def make_ready(store, title_weight: float | None, *, on_event: EventCallback | N
     path = tantivy_index.index_dir(store.path)
     if tantivy_index.is_current(path, store.conn, title_weight):
         return True
-    from ...corpus.lock import CorpusLock
+    from ...corpus.lock import BUILD_LOCK_NAME, LOCK_NAME, CorpusLock
 
-    lock = None if locked else CorpusLock(store.path.parent)
+    # The write lock keeps ingests and updates out; the build lock, an index build, whose first
+    # step builds this same index (two builds would write the same folder).
+    names = ([] if locked else [LOCK_NAME]) + [BUILD_LOCK_NAME]
+    taken = []
     try:
-        if lock is not None and not lock.try_acquire():
-            return False
-    except OSError:  # no lock file can be made there (a read-only folder): the build fails too
-        lock = None
-    try:
+        for name in names:
+            lock = CorpusLock(store.path.parent, name)
+            try:
+                if not lock.try_acquire():
+                    return False
+            except OSError:  # no lock file can be made there (a read-only folder): the build fails too
+                continue
+            taken.append(lock)
         _build(store, title_weight, path, on_event, cancel)
     finally:
-        if lock is not None:
+        for lock in reversed(taken):
             lock.release()
     return True
 
