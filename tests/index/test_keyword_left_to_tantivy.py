@@ -169,3 +169,51 @@ def test_a_search_while_an_ingest_or_index_build_holds_the_corpus_says_so(home, 
         held.release()
     found, on_tantivy = hits(manager, "left")
     assert on_tantivy and all(found.values())
+
+
+KILL_DURING_TANTIVY = """
+    import sys, time
+    from searchain.config import AppPaths, Settings
+    from searchain.corpus import fts_build
+    from searchain.corpus.manager import CorpusManager
+    from searchain.index.bm25 import tantivy_index as tv
+    from searchain.index.retrievers import finish_keyword_indexes
+    fts_build.TANTIVY_SERVES_FROM = tv.TANTIVY_FROM_PASSAGES = 1000
+    fts_build.DEFER_FROM_PASSAGES_PER_S = 0
+    home = AppPaths.resolve(sys.argv[1])
+    CorpusManager(home, Settings()).add("left", sys.argv[2], workers=3)
+    def on_event(e):
+        if getattr(e, "stage", "") == fts_build.FINISH_STAGE and e.done:
+            print("BUILDING", flush=True)  # documents added, nothing committed or renamed yet
+            time.sleep(600)
+    finish_keyword_indexes(home, Settings(), ["left"], on_event=on_event)
+"""
+
+
+def test_a_kill_during_the_tantivy_build_before_the_first_search_is_built_again(home, dump,
+                                                                                large_from_1000):
+    import os
+    import subprocess
+    import sys
+    import textwrap
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(KILL_DURING_TANTIVY),
+                             str(home.config_dir.parent), str(dump)],
+                            cwd=repo, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "BUILDING"
+        proc.kill()
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()
+    manager = CorpusManager(home, Settings())
+    index = tv.index_dir(manager.corpus_dir("left") / "passages.db")
+    assert not index.exists() and index.with_name(index.name + ".tmp").exists()  # half a build
+    assert fts_rows(manager, "left") == ({"state": "deferred", "indexed_to": 0}, 1500, 0)
+    found, on_tantivy = hits(manager, "left")  # built again, whole, before the search
+    assert on_tantivy and all(found.values()) and not index.with_name(index.name + ".tmp").exists()
