@@ -131,11 +131,9 @@ def _ours(source: Path, fmt: str, workers: int, repeats: int, tmp: Path, watch: 
 
 
 def _timed(source: Path, fmt: str, workers: int, repeats: int, tmp: Path) -> dict:
-    from ...corpus.ingest import ingest_source
-    from ...corpus.store import PassageStore
-
     from ...corpus import fts_build
-    from ...corpus.ingest import FTS_STAGE
+    from ...corpus.ingest import FTS_STAGE, ingest_source
+    from ...corpus.store import PassageStore
     from ...events import Progress
     from ...index.bm25.ready import make_ready
 

@@ -8,8 +8,9 @@ keyword search tantivy serves. ``make_ready`` builds what the next search will u
   where it serves the corpus: large enough, and a whole-number title weight;
 - else the rest of FTS5 (``fts_build.finish_left_build``).
 
-Either runs under the corpus's write lock, with a ``Progress`` of ``FINISH_STAGE`` that says first
-how many passages and about how long (the app and ``ask`` show it as a slow first step).
+Either runs under the corpus's write lock (tantivy also under its build lock: an index build
+builds the same folder), with a ``Progress`` of ``FINISH_STAGE`` that says first how many
+passages and about how long (the app and ``ask`` show it as a slow first step).
 """
 
 from __future__ import annotations
@@ -26,11 +27,11 @@ def serves(title_weight: float, text_weight: float = 1.0) -> bool:
     return text_weight == 1.0 and float(title_weight).is_integer()
 
 
-def left_to_tantivy(store, title_weight: float | None) -> bool:
+def left_to_tantivy(store, title_weight: float | None, passages: int | None = None) -> bool:
     """Whether the store's FTS5 index is unbuilt and tantivy serves its keyword search (never
     for a ``title_weight`` of None: a search that uses FTS5 whatever the size)."""
     return (title_weight is not None and serves(title_weight)
-            and fts_build.left_to_tantivy(store.conn))
+            and fts_build.left_to_tantivy(store.conn, passages))
 
 
 def make_ready(store, title_weight: float | None, *, on_event: EventCallback | None = None,
@@ -41,7 +42,8 @@ def make_ready(store, title_weight: float | None, *, on_event: EventCallback | N
     caller holds the write lock (or the store is not in its corpus folder yet, as an import's)."""
     if fts_build.indexed_to(store.conn) is None:
         return True
-    if not left_to_tantivy(store, title_weight):
+    passages = store.count()  # a scan at Wikipedia size: counted once here
+    if not left_to_tantivy(store, title_weight, passages):
         if locked:
             store.finish_fts(check=lambda: check(cancel))
             return True
@@ -64,17 +66,16 @@ def make_ready(store, title_weight: float | None, *, on_event: EventCallback | N
             except OSError:  # no lock file can be made there (a read-only folder): the build fails too
                 continue
             taken.append(lock)
-        _build(store, title_weight, path, on_event, cancel)
+        _build(store, title_weight, passages, on_event, cancel)
     finally:
         for lock in reversed(taken):
             lock.release()
     return True
 
 
-def _build(store, title_weight, path, on_event, cancel) -> None:
+def _build(store, title_weight: float, passages: int, on_event, cancel) -> None:
     from ...units import duration
 
-    passages = store.count()
     name = getattr(store, "corpus", store.path.parent.name)
     note = (f"building the keyword index (tantivy) of '{name}' before its first search: "
             f"{passages:,} passages, about {duration(build_seconds(passages))}")
