@@ -9,12 +9,11 @@ from typing import Iterator
 
 from ..events import CancelToken, EventCallback, Progress, check, emit
 from ..errors import Cancelled, CorpusError
-from ..types import Passage
 from . import fts_build
 from .parallel import parallel_passages, worker_plan
 from .problems import Problem, ProblemLog
 from .sources import SourceOptions, open_source
-from .store import DEFAULT_BATCH, PassageStore
+from .store import DEFAULT_BATCH, PassageStore, passage_row
 
 STAGE = "ingest"
 FTS_STAGE = "keyword index"
@@ -76,8 +75,8 @@ def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFA
         source.resume_after = _last_document_of(store, source)
     report = IngestReport()
     processes, head_start = worker_plan(source, workers) if workers != 1 else (1, False)
-    stream: Iterator[Passage] = (parallel_passages(source, processes, head_start) if processes > 1
-                                 else iter(source.passages()))
+    stream: Iterator[tuple] = (parallel_passages(source, processes, head_start, rows=True)
+                               if processes > 1 else (passage_row(p) for p in source.passages()))
     watch = None
     if fts_build.worth_deferring(source, processes) and (ids_from is None or store.count() == 0):
         store.defer_fts()  # (with ids_from, only into an empty store: else ids may fall below X)
@@ -134,19 +133,19 @@ def build_fts(store: PassageStore, *, on_event: EventCallback | None = None,
     return store.finish_fts(progress=progress, check=lambda: check(cancel))
 
 
-def _store_all(store: PassageStore, source, stream: Iterator[Passage], report: IngestReport, *,
+def _store_all(store: PassageStore, source, stream: Iterator[tuple], report: IngestReport, *,
                batch_size: int, ids_from, count_as, on_event, cancel, started: float,
                watch: fts_build.WriterWatch | None = None) -> None:
     """Store ``stream`` batch by batch, checking ``cancel`` between batches; ``watch`` times the
     writer and may defer the keyword index for the rest (the index is complete between batches)."""
-    def put(batch: list[Passage]) -> None:
-        result = store.add(batch, batch_size=batch_size, ids_from=ids_from, count_as=count_as)
+    def put(batch: list[tuple]) -> None:  # passages as ``passage_row`` tuples
+        result = store.add_rows(batch, batch_size=batch_size, ids_from=ids_from, count_as=count_as)
         report.added += result.added
         report.duplicates += result.duplicates
 
     while True:
         check(cancel)
-        batch: list[Passage] = []
+        batch: list[tuple] = []
         asked = time.monotonic()
         try:
             batch.extend(islice(stream, batch_size))

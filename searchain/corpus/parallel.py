@@ -46,6 +46,7 @@ from typing import Iterator
 from ..errors import CorpusError
 from ..types import Passage
 from .processes import worker_context
+from .store import passage_row
 
 WINDOW = 3  # items in flight per worker: enough to keep each busy, few enough to stay small
 MAX_AUTO_WORKERS = 16
@@ -99,14 +100,34 @@ def worker_plan(source, setting: int) -> tuple[int, bool]:
     return 1, False
 
 
-def parallel_passages(source, workers: int, head_start: bool = False) -> Iterator[Passage]:
+def parallel_passages(source, workers: int, head_start: bool = False, *,
+                      rows: bool = False) -> Iterator[Passage] | Iterator[tuple]:
     """``source``'s passages, parsed by ``workers`` processes, in the source's order.
 
     ``head_start``: while the worker processes start, the caller parses the first items itself
     (as a worker does, on its own instance of the source), so that a small source does not wait
     for them; such items have no process of their own to crash in. Closing the generator (a
     cancel, an error in the writer) stops the workers.
+
+    The workers send each passage as a tuple of the store's columns (``store.passage_row``):
+    unpickling a ``Passage`` object costs the one writer ~4 us, a tuple ~1 (a quarter of the
+    writer's CPU at ~80,000 passages a second: BENCHMARKS.md, "The writer receives rows").
+    ``rows``: yield those tuples, for a caller that stores them as they are (the ingest); else
+    ``Passage`` objects of ``source.corpus``.
     """
+    inner = _parallel_rows(source, workers, head_start)
+    try:
+        if rows:
+            yield from inner
+        else:
+            corpus = source.corpus
+            for row in inner:
+                yield Passage(corpus, *row)
+    finally:
+        inner.close()
+
+
+def _parallel_rows(source, workers: int, head_start: bool) -> Iterator[tuple]:
     spec = (str(source.path), source.format, source.corpus, source.options)
 
     def new_pool() -> ProcessPoolExecutor:
@@ -163,7 +184,7 @@ def _start_pool(new_pool, workers: int, out: list) -> None:
 
 
 def _pooled(source, workers: int, pool: ProcessPoolExecutor, new_pool, items,
-            stopped: BaseException | None) -> Iterator[Passage]:
+            stopped: BaseException | None) -> Iterator[tuple]:
     """The rest of ``items`` through ``pool`` (replaced by ``new_pool()`` after a death)."""
     pending: deque = deque()
     retry: deque = deque()  # (item, done) to run one at a time, after a worker died
@@ -245,8 +266,8 @@ def _check_workers_start(pool: ProcessPoolExecutor, source) -> None:
             "to read in the ingest's own process, and report this.") from exc
 
 
-def _take(source, result, done: int) -> Iterator[Passage]:
-    """An item's result, in the parent: its passages, then its counts, problems and records."""
+def _take(source, result, done: int) -> Iterator[tuple]:
+    """An item's result, in the parent: its passages (rows), then its counts, problems and records."""
     passages, ignored, problems, documents, error = result
     if error is not None:
         raise CorpusError(error[0], hint=error[1])
@@ -310,9 +331,9 @@ def _parse(item):
 
 
 def _parse_with(source, item):
-    """``(passages, ignored, problems, documents, error)`` of one item; ``error`` is
-    ``(message, hint)`` for a CorpusError (sent as text: exceptions with keyword arguments do
-    not unpickle)."""
+    """``(rows, ignored, problems, documents, error)`` of one item (``rows``: its passages as
+    ``store.passage_row`` tuples); ``error`` is ``(message, hint)`` for a CorpusError (sent as
+    text: exceptions with keyword arguments do not unpickle)."""
     ignored, logged = source.ignored, source.problems.skipped
     source.documents.clear()
     try:
@@ -328,4 +349,5 @@ def _parse_with(source, item):
     source.problems.problems.clear()  # each item's problems travel once
     documents = list(source.documents)
     source.documents.clear()
-    return passages, source.ignored - ignored, problems[:new] if new else [], documents, None
+    rows = [passage_row(p) for p in passages]
+    return rows, source.ignored - ignored, problems[:new] if new else [], documents, None

@@ -49,6 +49,13 @@ DEFAULT_BATCH = 500
 ADDED_BY_SOURCE = "added_by_source"  # meta key: {source key: passages it added, over all runs}
 _COLUMNS = "pid, title, text, source, doc_id, start, \"end\", url, section, page"
 _MARKS = ",".join("?" * 10)
+
+
+def passage_row(p: Passage) -> tuple:
+    """``p`` as the store's columns (``_COLUMNS``; its corpus is the store's): what ``add_rows``
+    takes, and what the ingest's worker processes send (``parallel``: cheaper to unpickle)."""
+    return (p.pid, p.title, p.text, p.source, p.doc_id, p.start, p.end, p.url, p.section, p.page)
+
 # What an older store that could not be migrated (read-only) gives for a column it lacks.
 _LATER_COLUMNS = {"url": "''", "section": "''", "page": "NULL"}
 _DOCUMENT_COLUMNS = "doc_id, source, format, size, mtime_ns, sha256, passages, problem"
@@ -149,12 +156,18 @@ class PassageStore(fts_build.KeywordIndexMixin):
         batch's own transaction, so the count stays exact across a kill and a resume.
         A full disk raises CorpusError; batches committed before it stay.
         """
+        return self.add_rows((passage_row(p) for p in passages), batch_size=batch_size,
+                             ids_from=ids_from, count_as=count_as)
+
+    def add_rows(self, rows: Iterable[tuple], *, batch_size: int = DEFAULT_BATCH,
+                 ids_from: "PassageStore | None" = None, count_as: str | None = None) -> AddResult:
+        """``add`` for passages as ``passage_row`` tuples (the parallel ingest's form)."""
         added = duplicates = 0
         if ids_from is not None:
             self._reserve_ids_above(ids_from.max_id())
-        batch: list[Passage] = []
-        for passage in passages:
-            batch.append(passage)
+        batch: list[tuple] = []
+        for row in rows:
+            batch.append(row)
             if len(batch) >= batch_size:
                 a, d = self._insert_batch(batch, ids_from, count_as)
                 added, duplicates, batch = added + a, duplicates + d, []
@@ -163,7 +176,7 @@ class PassageStore(fts_build.KeywordIndexMixin):
             added, duplicates = added + a, duplicates + d
         return AddResult(added, duplicates)
 
-    def _insert_batch(self, batch: list[Passage], ids_from: "PassageStore | None",
+    def _insert_batch(self, batch: list[tuple], ids_from: "PassageStore | None",
                       count_as: str | None = None) -> tuple[int, int]:
         self._require_current()
         total = len(batch)
@@ -173,13 +186,11 @@ class PassageStore(fts_build.KeywordIndexMixin):
                 # Only pids not stored yet (and each once) reach the INSERT: SQLite's AUTOINCREMENT
                 # spends an id on every row OR IGNORE skips, so a resumed ingest re-reading its
                 # stored records would leave a gap of ids an uninterrupted one does not have.
-                known, fresh = self.ids_of([p.pid for p in batch]), {}
-                for p in batch:
-                    if p.pid not in known:
-                        fresh.setdefault(p.pid, p)
-                batch = list(fresh.values())
-                rows = [(p.pid, p.title, p.text, p.source, p.doc_id, p.start, p.end, p.url, p.section,
-                         p.page) for p in batch]
+                known, fresh = self.ids_of([r[0] for r in batch]), {}
+                for r in batch:
+                    if r[0] not in known:
+                        fresh.setdefault(r[0], r)
+                rows = list(fresh.values())
                 if not rows:  # all stored already (a resume re-reading its first records)
                     return 0, total
                 # rowcount sums sqlite3_changes(), which leaves out rows skipped by OR IGNORE:
@@ -192,7 +203,7 @@ class PassageStore(fts_build.KeywordIndexMixin):
                     # AUTOINCREMENT: every id handed out now is above the largest before
                     fts_build.index_new(conn, above=top)
                 else:
-                    old = ids_from.ids_of_unchanged(batch)
+                    old = ids_from.ids_of_unchanged(rows)
                     pids = [r[0] for r in rows]
                     known = self.ids_of(pids)
                     cur = conn.executemany(
@@ -276,9 +287,10 @@ class PassageStore(fts_build.KeywordIndexMixin):
                 f"SELECT pid, id FROM passages WHERE pid IN ({marks})", chunk).fetchall())
         return found
 
-    def ids_of_unchanged(self, passages: list[Passage]) -> dict[str, int]:
-        """``{pid: id}`` for the passages stored here with the same pid, title and text."""
-        wanted = {p.pid: (p.title, p.text) for p in passages}
+    def ids_of_unchanged(self, rows: list[tuple]) -> dict[str, int]:
+        """``{pid: id}`` for the passages (``passage_row`` tuples) stored here with the same
+        pid, title and text."""
+        wanted = {r[0]: (r[1], r[2]) for r in rows}
         found: dict[str, int] = {}
         pids = list(wanted)
         for i in range(0, len(pids), 500):

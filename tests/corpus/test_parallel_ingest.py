@@ -383,3 +383,20 @@ def test_a_dump_broken_midway_stores_the_pages_before_it_with_workers_as_without
             manager.add(name, broken, workers=workers)
     assert len(rows(manager, "serial")) == 600  # pages 0-119
     assert rows(manager, "serial") == rows(manager, "workers")
+
+
+def test_workers_send_rows_the_writer_stores_as_they_are_or_the_passages_a_caller_wants(tmp_path):
+    """The workers send each passage as the store's row (cheaper for the one writer to unpickle);
+    ``rows=True`` hands those on, else they are the serial read's ``Passage`` objects again."""
+    from searchain.corpus.store import passage_row
+    from searchain.types import Passage
+
+    dump = make_dump(tmp_path / "wiki.xml.bz2", 40, random.Random(2))
+    serial = list(MediaWikiSource(dump, "c", ProblemLog()).passages())
+    got = list(parallel.parallel_passages(MediaWikiSource(dump, "c", ProblemLog()), 2, rows=True))
+    assert got == [passage_row(p) for p in serial] and all(type(r) is tuple for r in got)
+    again = list(parallel.parallel_passages(MediaWikiSource(dump, "c", ProblemLog()), 2))
+    assert again == serial and all(type(p) is Passage and p.corpus == "c" for p in again)
+    item = next(iter(MediaWikiSource(dump, "c", ProblemLog()).work_items()))[0]
+    sent = parallel._parse_with(MediaWikiSource(dump, "c", ProblemLog()), item)[0]
+    assert sent and all(type(r) is tuple and len(r) == 10 for r in sent)  # no objects on the wire
