@@ -110,7 +110,7 @@ def parallel_passages(source, workers: int, head_start: bool = False, *,
     cancel, an error in the writer) stops the workers.
 
     The workers send each passage as a tuple of the store's columns (``store.passage_row``):
-    unpickling a ``Passage`` object costs the one writer ~4 us, a tuple ~1 (a quarter of the
+    unpickling a ``Passage`` object costs the one writer ~4 us, a tuple ~1 (a third of the
     writer's CPU at ~80,000 passages a second: BENCHMARKS.md, "The writer receives rows").
     ``rows``: yield those tuples, for a caller that stores them as they are (the ingest); else
     ``Passage`` objects of ``source.corpus``.

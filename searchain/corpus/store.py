@@ -40,7 +40,7 @@ from typing import Any, Iterable, Iterator
 from ..errors import TRANSIENT_IO_HINT, CorpusError, is_disk_full, is_transient_io
 from ..types import Passage
 from . import fts_build
-from .documents import DocumentRecord
+from .documents import DocumentsMixin
 from .store_schema import (FTS_TOKENIZER, SCHEMA, SCHEMA_VERSION, migrate, passage_columns,
                            user_version)
 
@@ -53,16 +53,14 @@ PAGE_SIZE = 16384
 ADDED_BY_SOURCE = "added_by_source"  # meta key: {source key: passages it added, over all runs}
 _COLUMNS = "pid, title, text, source, doc_id, start, \"end\", url, section, page"
 _MARKS = ",".join("?" * 10)
+# What an older store that could not be migrated (read-only) gives for a column it lacks.
+_LATER_COLUMNS = {"url": "''", "section": "''", "page": "NULL"}
 
 
 def passage_row(p: Passage) -> tuple:
     """``p`` as the store's columns (``_COLUMNS``; its corpus is the store's): what ``add_rows``
     takes, and what the ingest's worker processes send (``parallel``: cheaper to unpickle)."""
     return (p.pid, p.title, p.text, p.source, p.doc_id, p.start, p.end, p.url, p.section, p.page)
-
-# What an older store that could not be migrated (read-only) gives for a column it lacks.
-_LATER_COLUMNS = {"url": "''", "section": "''", "page": "NULL"}
-_DOCUMENT_COLUMNS = "doc_id, source, format, size, mtime_ns, sha256, passages, problem"
 
 
 @dataclass(frozen=True)
@@ -71,7 +69,7 @@ class AddResult:
     duplicates: int  # passages whose pid was already stored (or repeated in the input)
 
 
-class PassageStore(fts_build.KeywordIndexMixin):
+class PassageStore(fts_build.KeywordIndexMixin, DocumentsMixin):
     """Passages of one corpus. Not thread-safe: use it from one thread at a time."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path, corpus: str):
@@ -358,30 +356,6 @@ class PassageStore(fts_build.KeywordIndexMixin):
 
     def _passage(self, row: tuple) -> Passage:
         return Passage(self.corpus, *row[1:])
-
-    # -- documents (files of a folder corpus) ----------------------------------------------
-
-    def put_documents(self, records: Iterable[DocumentRecord]) -> None:
-        """Record (or replace) what each file was when it was read; see ``documents``."""
-        rows = [(r.doc_id, r.source, r.format, r.size, r.mtime_ns, r.sha256, r.passages, r.problem)
-                for r in records]
-        if not rows:
-            return
-        self._require_current()
-        try:
-            with self.conn:
-                self.conn.executemany(
-                    f"INSERT OR REPLACE INTO documents ({_DOCUMENT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
-                    rows)
-        except sqlite3.DatabaseError as exc:
-            raise self._write_error(exc) from exc
-
-    def documents(self) -> list[DocumentRecord]:
-        """Every recorded file, by doc_id ([] for a store older than the documents table)."""
-        if self.version < 1:
-            return []
-        rows = self.conn.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents ORDER BY doc_id")
-        return [DocumentRecord(*row) for row in rows]
 
     def _require_current(self) -> None:
         if self.version < SCHEMA_VERSION:

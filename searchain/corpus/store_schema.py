@@ -3,9 +3,9 @@
 ``PRAGMA user_version`` is the schema's version: 0 for stores written before pages and sections
 (#34), 1 for stores with page/section and the documents table but no url, 2 since url and
 section (#33) and the documents work (#34) met, 3 since the FTS triggers act only on passages
-the keyword index holds (#33: a large ingest may leave it to tantivy). ``MIGRATIONS[v]`` takes a store from version v
-to v + 1; released steps are never edited, a change is a new step. See ``store`` for what the
-tables hold.
+the keyword index holds (#33: a large ingest may leave it to tantivy). ``MIGRATIONS[v]`` takes
+a store from version v to v + 1; released steps are never edited, a change is a new step. See
+``store`` for what the tables hold.
 
 Two lines of stores reach version 2: a version-0 store may already have ``url`` and ``section``
 (#33 added them without a version number, on open), and a version-1 store has ``section`` but
