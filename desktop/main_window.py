@@ -9,7 +9,6 @@ Showing passages, documents and source files is ``passage_actions`` (mixed in).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt
 from PySide6.QtGui import QCloseEvent, QIcon, QKeySequence, QShortcut
@@ -30,6 +29,7 @@ from searchain.llm import STARTER_BEST_MODE, server_label, starter_app_notice, s
 
 from .answer_flow import AnswerFlow
 from .context import AppContext
+from .conversation_actions import ConversationActions
 from .conversation_flow import ConversationFlow
 from .folder_sync import FolderSync, sync_message
 from .found_offer import FOUND_TOPIC, use_found_model
@@ -52,7 +52,7 @@ def app_icon() -> QIcon:
     return QIcon(str(resources_dir() / "icons" / "searchain.svg"))
 
 
-class MainWindow(PassageActions, QMainWindow):
+class MainWindow(PassageActions, ConversationActions, QMainWindow):
     def __init__(self, ctx: AppContext, *, restore: bool = True):
         super().__init__()
         self.ctx = ctx
@@ -232,45 +232,6 @@ class MainWindow(PassageActions, QMainWindow):
          "starter_mode": self.use_starter_mode, "use_found": lambda: use_found_model(self),
          "search": self.open_search, "settings": self.open_settings,
          "logs": self.open_log_folder, "doctor": self.check_setup}.get(action, lambda: None)()
-
-    # -- conversations -----------------------------------------------------------------------
-    def delete_conversation(self, conversation_id: Any) -> None:
-        if self.confirm_destructive:
-            answer = QMessageBox.question(self, "Delete conversation",
-                                          "Delete this conversation? This cannot be undone.")
-            if answer != QMessageBox.StandardButton.Yes:
-                return
-        self.conversations.delete(conversation_id)
-
-    def export_conversation(self, conversation_id: Any, fmt: str, path: str | None = None) -> Path | None:
-        conversation_id = conversation_id if conversation_id is not None else self.conversations.current_id
-        if conversation_id is None:
-            self.message_bar.show_message("Open a conversation to export it.", kind="error")
-            return None
-        if path is None:
-            suffix, filt = (".md", "Markdown (*.md)") if fmt == "markdown" else (".json", "JSON (*.json)")
-            path, _ = QFileDialog.getSaveFileName(self, "Export conversation", f"conversation{suffix}", filt)
-            if not path:
-                return None
-        return self.conversations.export(conversation_id, fmt, path)
-
-    def export_all_conversations(self, path: str | None = None):
-        """File > Export all conversations: one JSON backup, written on a worker; returns the job."""
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Export all conversations",
-                                                  "searchain-conversations.json", "JSON (*.json)")
-            if not path:
-                return None
-        return self.conversations.export_all(path, self.runner)
-
-    def import_conversations(self, path: str | None = None):
-        """Add the conversations of a JSON export (this app's or `searchain chats export`) on a
-        worker; returns the job, or None when no file was picked."""
-        if path is None:
-            path, _ = QFileDialog.getOpenFileName(self, "Import conversations", "", "JSON export (*.json)")
-            if not path:
-                return None
-        return self.conversations.import_file(path, self.runner)
 
     # -- dialogs -----------------------------------------------------------------------------
     def open_corpus_manager(self) -> None:
