@@ -172,7 +172,7 @@ def test_a_search_while_an_ingest_or_index_build_holds_the_corpus_says_so(home, 
 
 
 KILL_DURING_TANTIVY = """
-    import sys, time
+    import os, signal, sys
     from searchain.config import AppPaths, Settings
     from searchain.corpus import fts_build
     from searchain.corpus.manager import CorpusManager
@@ -181,36 +181,19 @@ KILL_DURING_TANTIVY = """
     fts_build.TANTIVY_SERVES_FROM = tv.TANTIVY_FROM_PASSAGES = 1000
     fts_build.DEFER_FROM_PASSAGES_PER_S = 0
     home = AppPaths.resolve(sys.argv[1])
-    CorpusManager(home, Settings()).add("left", sys.argv[2], workers=3)
+    CorpusManager(home, Settings()).add("left", DUMP, workers=3)
     def on_event(e):
         if getattr(e, "stage", "") == fts_build.FINISH_STAGE and e.done:
-            print("BUILDING", flush=True)  # documents added, nothing committed or renamed yet
-            time.sleep(600)
+            os.kill(os.getpid(), signal.SIGKILL)  # documents added, nothing committed or renamed
     finish_keyword_indexes(home, Settings(), ["left"], on_event=on_event)
 """
 
 
 def test_a_kill_during_the_tantivy_build_before_the_first_search_is_built_again(home, dump,
                                                                                 large_from_1000):
-    import os
-    import subprocess
-    import sys
-    import textwrap
-    from pathlib import Path
+    from tests.faults.test_kill_and_resume import run_child
 
-    repo = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(KILL_DURING_TANTIVY),
-                             str(home.config_dir.parent), str(dump)],
-                            cwd=repo, env=env, stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout.readline().strip() == "BUILDING"
-        proc.kill()
-        proc.wait()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.stdout.close()
+    run_child(KILL_DURING_TANTIVY.replace("DUMP", repr(str(dump))), home)
     manager = CorpusManager(home, Settings())
     index = tv.index_dir(manager.corpus_dir("left") / "passages.db")
     assert not index.exists() and index.with_name(index.name + ".tmp").exists()  # half a build
