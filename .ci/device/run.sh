@@ -44,6 +44,8 @@ PYEOF
   timeout 100 $B --source /tmp/big/enwiki-x48-multistream.xml.bz2 --workers 16 --wikiextractor-workers 16 > $W/dump_big.json 2>> $W/errors.txt; step "dump x48, 16 workers rc=$?"
   # the tantivy keyword index with 1..16 indexing threads (80k generated passages; session 32)
   timeout 90 $PY -m searchain bench keyword-build --articles 20000 --threads 1,2,4,8,16 > $W/keyword_build.json 2>> $W/errors.txt; step "keyword-build rc=$?"
+  # a large ingest to keyword search, FTS5 left to tantivy against built at its end (session 33)
+  timeout 90 $PY -m searchain bench keyword-left --source /tmp/big/enwiki-x48-multistream.xml.bz2 --workers 16 > $W/keyword_left.json 2>> $W/errors.txt; step "keyword-left rc=$?"
 fi
 if [ "$PART" = gpu ]; then
   tar xJf $D/llama_trim.tar.xz -C /tmp
