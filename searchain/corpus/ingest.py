@@ -76,7 +76,7 @@ def ingest_source(store: PassageStore, path, fmt: str, *, batch_size: int = DEFA
     report = IngestReport()
     processes, head_start = worker_plan(source, workers) if workers != 1 else (1, False)
     stream: Iterator[tuple] = (parallel_passages(source, processes, head_start, rows=True)
-                               if processes > 1 else (passage_row(p) for p in source.passages()))
+                               if processes > 1 else _rows(iter(source.passages())))
     watch = None
     if fts_build.worth_deferring(source, processes) and (ids_from is None or store.count() == 0):
         store.defer_fts()  # (with ids_from, only into an empty store: else ids may fall below X)
@@ -165,6 +165,15 @@ def _store_all(store: PassageStore, source, stream: Iterator[tuple], report: Ing
             break
         emit(on_event, Progress(STAGE, source.bytes_done, source.bytes_total or None,
                                 f"{report.added:,} passages added", started))
+
+
+def _rows(passages) -> Iterator[tuple]:
+    """A serial read's passages as the store's rows; closing this closes the read (its file)."""
+    try:
+        for p in passages:
+            yield passage_row(p)
+    finally:
+        getattr(passages, "close", lambda: None)()
 
 
 def _last_document_of(store: PassageStore, source) -> str | None:

@@ -400,3 +400,24 @@ def test_workers_send_rows_the_writer_stores_as_they_are_or_the_passages_a_calle
     item = next(iter(MediaWikiSource(dump, "c", ProblemLog()).work_items()))[0]
     sent = parallel._parse_with(MediaWikiSource(dump, "c", ProblemLog()), item)[0]
     assert sent and all(type(r) is tuple and len(r) == 10 for r in sent)  # no objects on the wire
+
+
+def test_a_serial_read_as_rows_is_closed_with_them():
+    """Closing the ingest's stream (a cancel, a full disk) closes a serial read too: its file."""
+    from searchain.corpus.ingest import _rows
+    from searchain.types import Passage
+
+    closed = []
+
+    def read():
+        try:
+            for i in range(10):
+                yield Passage("c", f"p{i}", "T", "text")
+        finally:
+            closed.append(True)
+
+    inner = read()  # still referenced: only an explicit close ends it now
+    stream = _rows(inner)
+    assert next(stream) == ("p0", "T", "text", "", "", 0, 0, "", "", None)
+    stream.close()
+    assert closed == [True]
