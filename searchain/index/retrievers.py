@@ -153,7 +153,6 @@ def finish_keyword_indexes(paths: AppPaths, settings: Settings, names: Sequence[
     keyword index (``bm25.ready.make_ready``: tantivy where it serves the corpus, else the rest
     of FTS5), so that it is not built inside the first search, silently (minutes at Wikipedia
     size). Missing corpora are skipped: ``open_retriever`` names them."""
-    from ..corpus.fts_build import indexed_to
     from ..corpus.manager import CorpusManager
     from .bm25.ready import make_ready
 
@@ -161,10 +160,8 @@ def finish_keyword_indexes(paths: AppPaths, settings: Settings, names: Sequence[
     for name in names:
         if not manager.exists(name):
             continue
-        with manager.open_store(name) as store:
-            if indexed_to(store.conn) is not None:
-                make_ready(store, settings.retrieval.bm25_title_weight, on_event=on_event,
-                           cancel=cancel)
+        with manager.open_store(name) as store:  # one meta read when nothing is left to build
+            make_ready(store, settings.retrieval.bm25_title_weight, on_event=on_event, cancel=cancel)
 
 
 def _first_stage(paths: AppPaths, settings: Settings, corpus_name: str, kind: str | None,

@@ -27,13 +27,6 @@ def serves(title_weight: float, text_weight: float = 1.0) -> bool:
     return text_weight == 1.0 and float(title_weight).is_integer()
 
 
-def left_to_tantivy(store, title_weight: float | None, passages: int | None = None) -> bool:
-    """Whether the store's FTS5 index is unbuilt and tantivy serves its keyword search (never
-    for a ``title_weight`` of None: a search that uses FTS5 whatever the size)."""
-    return (title_weight is not None and serves(title_weight)
-            and fts_build.left_to_tantivy(store.conn, passages))
-
-
 def make_ready(store, title_weight: float | None, *, on_event: EventCallback | None = None,
                cancel: CancelToken | None = None, locked: bool = False) -> bool:
     """Build what keyword search of ``store`` needs before it answers (nothing, usually: one
@@ -43,7 +36,10 @@ def make_ready(store, title_weight: float | None, *, on_event: EventCallback | N
     if fts_build.indexed_to(store.conn) is None:
         return True
     passages = store.count()  # a scan at Wikipedia size: counted once here
-    if not left_to_tantivy(store, title_weight, passages):
+    # FTS5 answers this search: one that uses it whatever the size (None), a title weight tantivy
+    # cannot express, or a corpus too small for tantivy (or not deferred on purpose)
+    if title_weight is None or not serves(title_weight) \
+            or not fts_build.left_to_tantivy(store.conn, passages):
         if locked:
             store.finish_fts(check=lambda: check(cancel))
             return True
