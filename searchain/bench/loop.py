@@ -64,7 +64,7 @@ def parse_variant(text: str) -> Variant:
 def register(sub) -> None:
     p = sub.add_parser("loop", help="SearChain's loop against RAG per phase: tokens evaluated, seconds, ratio")
     p.add_argument("--dataset", required=True, help="HotpotQA or MuSiQue JSON-lines file (../shared/eval/...)")
-    p.add_argument("--model", metavar="PATH", help="GGUF model file (default: the configured one)")
+    p.add_argument("--model", metavar="MODEL", help="a GGUF file, or a name from `models list [--all]` (default: the configured one)")
     p.add_argument("--limit", type=int, default=10, help="first N questions (default 10)")
     p.add_argument("--skip", type=int, default=0, metavar="N",
                    help="start after the first N questions (a split not used before; the corpus "
@@ -155,7 +155,9 @@ def measure(ctx, args) -> dict[str, Any]:
         raise ConfigError("Two variants have the same name.")
     base = with_overrides(ctx.settings, args.overrides)
     if args.model:
-        base.llm.model_path = args.model
+        from ..llm.models.locate import model_option
+
+        base.llm.model_path = model_option(args.model, ctx.paths, base.llm)
     settings = {v.name: with_overrides(base, v.overrides) for v in variants}  # bad keys fail here
     dataset = load_window(args.dataset, int(getattr(args, "skip", 0) or 0), args.limit)
     corpus = None

@@ -26,7 +26,7 @@ VARIANTS = ("cold", "warm")
 def register(sub) -> None:
     p = sub.add_parser("warmup", help="the first question of a session, with and without a warm start")
     p.add_argument("--dataset", required=True, help="HotpotQA or MuSiQue JSON-lines file (../shared/eval/...)")
-    p.add_argument("--model", metavar="PATH", help="GGUF model file (default: the configured one)")
+    p.add_argument("--model", metavar="MODEL", help="a GGUF file, or a name from `models list [--all]` (default: the configured one)")
     p.add_argument("--limit", type=int, default=4, help="first N questions (default 4)")
     p.add_argument("--mode", default="searchain", help="the mode to answer in (default searchain)")
     p.add_argument("--set", action="append", default=[], dest="overrides", metavar="KEY=VALUE",
@@ -57,7 +57,9 @@ def measure(ctx, args) -> dict:
     mode = check_mode(args.mode)
     settings = with_overrides(ctx.settings, args.overrides)
     if args.model:
-        settings.llm.model_path = args.model
+        from ..llm.models.locate import model_option
+
+        settings.llm.model_path = model_option(args.model, ctx.paths, settings.llm)
     dataset = load_dataset(args.dataset, limit=args.limit)
     corpus = ensure_eval_corpus(ctx.paths, settings, dataset) if needs_ir(mode) else None
     workspace = Workspace(ctx.paths, settings)

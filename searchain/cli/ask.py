@@ -24,7 +24,7 @@ from ..reasoning.result import honest_decision, honest_source
 def register(sub) -> None:
     p = sub.add_parser("ask", help="answer a question with SearChain and show its references")
     p.add_argument("question", help="the question to answer")
-    p.add_argument("--model", metavar="PATH", help="GGUF model file (default: the configured one)")
+    p.add_argument("--model", metavar="MODEL", help="a GGUF file, or a name from `models list [--all]` (default: the configured one)")
     p.add_argument("--server", metavar="URL",
                    help="answer through an OpenAI-compatible server (Ollama, LM Studio, llama-server, "
                         "vLLM), e.g. http://127.0.0.1:11434/v1")
@@ -53,7 +53,10 @@ def handle(ctx, args) -> int:
 
     settings = ctx.settings
     if args.model:  # for this run only; not saved (nor are the server options)
-        settings.llm.model_path, settings.llm.backend = args.model, "llama_cpp"
+        from ..llm.models.locate import model_option
+
+        settings.llm.model_path = model_option(args.model, ctx.paths, settings.llm)
+        settings.llm.backend = "llama_cpp"
     if args.server:
         if args.server != settings.llm.server_url:  # another server: its own name, family, grammar
             settings.llm.server_model, settings.llm.server_family = "", "auto"

@@ -28,7 +28,7 @@ def register(sub) -> None:
     p = sub.add_parser("eval", help="evaluate on a MuSiQue or HotpotQA file (cover-EM, F1, IR statistics)")
     p.add_argument("--dataset", required=True, metavar="PATH",
                    help="JSON-lines benchmark file, e.g. ../shared/eval/musique/dev_200.jsonl")
-    p.add_argument("--model", metavar="PATH", help="GGUF model file (default: the configured one)")
+    p.add_argument("--model", metavar="MODEL", help="a GGUF file, or a name from `models list [--all]` (default: the configured one)")
     p.add_argument("--mode", type=_modes, default=None, metavar="MODE[,MODE...]",
                    help=f"answering mode, or several to compare side by side ({', '.join(MODES)}; "
                         "default: the configured one)")
@@ -72,7 +72,9 @@ def handle(ctx, args) -> int:
         raise ConfigError(f"{'--resume' if args.resume else '--report-only'} needs --details: the log it reads.")
     settings = with_overrides(ctx.settings, args.overrides)  # changed for this run only; never saved
     if args.model:
-        settings.llm.model_path = args.model
+        from ..llm.models.locate import model_option
+
+        settings.llm.model_path = model_option(args.model, ctx.paths, settings.llm)
     if args.reader:
         settings.reasoning.reader = args.reader
     modes = args.mode or [settings.reasoning.mode]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import asdict
-from pathlib import Path
 
 from ..errors import ModelError
 from ..units import size
@@ -239,24 +238,11 @@ def cmd_remove(ctx, args) -> int:
 
 def cmd_use(ctx, args) -> int:
     from ..llm.models.gguf_info import read_model_facts
+    from ..llm.models.locate import discover_for, locate_model
 
-    candidates = [Path(args.model).expanduser(), ctx.paths.models_dir / args.model]
-    try:
-        candidates.append(ctx.paths.models_dir / _manager(ctx).find(args.model).filename)
-    except ModelError:
-        from ..llm.models.pypi import pypi_entry
-
-        if (entry := pypi_entry(args.model)) is not None:
-            candidates.append(ctx.paths.models_dir / entry.filename)
-    path = next((c for c in candidates if c.is_file()), None)
-    if path is None:  # a name from `models list --all`: used where it lies
-        found = [m for m in _discover(ctx) if args.model in (m.name, *m.aliases)]
-        path = found[0].path if found else candidates[0]
-        chosen = str(path)
-    else:
-        chosen = str(path.resolve())
-    read_model_facts(path)  # refuses missing / non-GGUF files with a clear message
-    ctx.settings.llm.model_path = chosen
+    path = locate_model(args.model, ctx.paths.models_dir, discover=discover_for(ctx.paths, ctx.settings.llm))
+    read_model_facts(path)  # refuses non-GGUF files with a clear message
+    ctx.settings.llm.model_path = str(path)
     ctx.settings.llm.backend = "llama_cpp"
     ctx.save_settings()
     print(f"active model: {ctx.settings.llm.model_path}")

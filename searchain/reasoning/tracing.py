@@ -110,8 +110,10 @@ def compose_from_path(path: Sequence[Node], answer_hint: str = "") -> str:
 
 def build_references(path: Sequence[Node], cited: Sequence[int], passages: Sequence[Passage] = (),
                      question: str = "", answer: str = "") -> list[Reference]:
+    """The references of the marks ``cited``, listed by number as the app shows them (the text
+    may cite [2] before [1]: its marks are node numbers, which stay those of the tree)."""
     refs = []
-    for n in cited:
+    for n in sorted(set(cited)):
         if n > len(path):  # a passage retrieved for the question: its span is where the answer is
             passage = passages[n - len(path) - 1]
             refs.append(Reference(mark=n, passage=passage, span=locate(answer, passage.text) if answer else None,

@@ -28,6 +28,12 @@ def test_marks_to_no_node_or_to_a_node_without_passage_are_dropped():
     assert [r.mark for r in refs] == [1, 2]
 
 
+def test_references_are_listed_by_number_when_the_text_cites_a_later_node_first():
+    text, refs = finalize("[Final Content]: Born in Toronto [2], Kevin Drew [1] sang; Toronto [2].", path())
+    assert text == "Born in Toronto [2], Kevin Drew [1] sang; Toronto [2]."  # the marks stay the tree's
+    assert [(r.mark, r.passage.pid) for r in refs] == [(1, "p1"), (2, "p2")]
+
+
 def test_unusable_final_content_is_composed_from_the_path():
     for model_text in ("", "[Final Content]:   ", "garbage with no marks at all"):
         text, refs = finalize(model_text, path())

@@ -22,7 +22,7 @@ from ...errors import ConfigError
 def register(sub) -> None:
     p = sub.add_parser("lookup", help="decode tokens/s with prompt-lookup drafts vs plain (reader, final answer)")
     p.add_argument("--dataset", required=True, help="HotpotQA JSON-lines file (../shared/eval/hotpotqa/...)")
-    p.add_argument("--model", metavar="PATH", help="GGUF model file (default: the configured one)")
+    p.add_argument("--model", metavar="MODEL", help="a GGUF file, or a name from `models list [--all]` (default: the configured one)")
     p.add_argument("--limit", type=int, default=3, help="first N questions (default 3)")
     p.add_argument("--drafts", default="0,4,8", help="draft sizes to compare, 0 first (default 0,4,8)")
     p.add_argument("--draft-model", metavar="PATH",
@@ -35,6 +35,10 @@ def register(sub) -> None:
 
 
 def handle(ctx, args) -> int:
+    if args.model:
+        from ...llm.models.locate import model_option
+
+        args.model = model_option(args.model, ctx.paths, ctx.settings.llm)
     print(json.dumps(run(ctx.settings, args), indent=2))
     return 0
 
