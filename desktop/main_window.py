@@ -115,6 +115,7 @@ class MainWindow(PassageActions, ConversationActions, QMainWindow):
         self.folder_sync.synced.connect(
             lambda name, report: self.statusBar().showMessage(sync_message(name, report), 8000))
         self.folder_sync.start()
+        self.chat.input.setFocus()  # a chat window opens ready to type (not in the chat search)
 
     # -- status -----------------------------------------------------------------------------
     def _build_status_bar(self) -> None:

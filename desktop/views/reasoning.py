@@ -21,8 +21,10 @@ from ..colours import colours_for
 from ..render import BADGE_EXPLANATIONS, COLUMN_TIPS, badge, format_confidence, node_summary, plain_tooltip
 from .strategy import StrategyLog
 
-COLUMNS = ("Query", "LLM answer", "Reader answer", "Confidence", "Fate")
-COL_QUERY, COL_LLM, COL_READER, COL_CONF, COL_FATE = range(len(COLUMNS))
+# The fate (verified, corrected by IR, ...) second: at the panel's default width the query and
+# what became of it are in view, and the answers and confidence behind them scroll.
+COLUMNS = ("Query", "Fate", "LLM answer", "Reader answer", "Confidence")
+COL_QUERY, COL_FATE, COL_LLM, COL_READER, COL_CONF = range(len(COLUMNS))
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1
 # Stop reasons that need words to be understood (the rest read as they are).
 _STOP_WORDS = {
@@ -59,7 +61,7 @@ class ReasoningPanel(QWidget):
         self.tree.setWordWrap(False)
         header = self.tree.header()
         # The query gets the most room; the rest scroll horizontally when the panel is narrow.
-        for col, width in ((COL_QUERY, 230), (COL_LLM, 110), (COL_READER, 110), (COL_CONF, 70), (COL_FATE, 120)):
+        for col, width in ((COL_QUERY, 230), (COL_FATE, 145), (COL_LLM, 110), (COL_READER, 110), (COL_CONF, 70)):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
             header.resizeSection(col, width)
         header.setStretchLastSection(True)
@@ -108,7 +110,7 @@ class ReasoningPanel(QWidget):
         for node in branch.nodes:
             self._nodes.pop((node.round, node.position), None)
         if branch.parent is not None:
-            parent.setText(COL_LLM, f"grows from round {branch.parent[0]}, node {branch.parent[1] + 1}")
+            parent.setText(COL_FATE, f"grows from round {branch.parent[0]}, node {branch.parent[1] + 1}")
         for node in branch.nodes:
             item = QTreeWidgetItem()
             parent.addChild(item)

@@ -51,6 +51,13 @@ def test_asking_without_a_model_shows_a_readable_error_and_keeps_working(qtbot, 
     assert len(store.get_conversation(summary.id).messages) == 4
 
 
+def test_the_window_opens_ready_to_type_a_question(qtbot, home):
+    window = make_window(qtbot, home)
+    assert window.focusWidget() is window.chat.input
+    qtbot.keyClicks(window.focusWidget(), "Where")
+    assert window.chat.input.toPlainText() == "Where" and window.sidebar.search.text() == ""
+
+
 def test_first_run_guidance_offers_catalogue_and_gguf(qtbot, home):
     window = make_window(qtbot, home)
     window.show_first_run_guidance()
@@ -343,3 +350,17 @@ def test_export_all_writes_a_backup_that_import_reads_back(qtbot, home, answer_r
     job = window.export_all_conversations(str(tmp_path))  # a folder, not a file
     qtbot.waitUntil(lambda: not job.running, timeout=10_000)
     assert job.outcome == "failed" and "it is a folder" in window.message_bar.message.text()
+
+
+def test_each_nodes_fate_is_in_view_at_the_default_size(qtbot, home, answer_result):
+    from desktop.views.reasoning import COL_FATE, COL_QUERY
+
+    window = make_window(qtbot, home)
+    window.side_tabs.setCurrentWidget(window.reasoning)
+    window.reasoning.show_result(answer_result)
+    tree = window.reasoning.tree
+    qtbot.waitUntil(lambda: tree.viewport().width() > 0)
+    header = tree.header()
+    for col in (COL_QUERY, COL_FATE):  # the query and what became of it, without scrolling
+        assert 0 <= header.sectionViewportPosition(col)
+        assert header.sectionViewportPosition(col) + header.sectionSize(col) <= tree.viewport().width()
