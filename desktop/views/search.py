@@ -71,6 +71,7 @@ class SearchDialog(QDialog):
         layout.addWidget(self.results, 1)
         layout.addWidget(self.status)
         self._fill_corpora()
+        self.query.setFocus()  # opened to type words into, not to pick the corpus first
 
     def _fill_corpora(self) -> None:
         try:

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from PySide6.QtCore import Qt
 
 from desktop.context import AppContext
 from desktop.views.corpora.manager import HEADERS, CorpusManagerDialog, corpus_name_for
@@ -104,9 +105,11 @@ def test_search_works_without_any_model(qtbot, ctx):
     assert ctx.settings.llm.model_path == ""
     search = SearchDialog(ctx, JobRunner())
     qtbot.addWidget(search)
-    search.query.setText("Kestrel Bay")
+    search.show()
+    assert search.focusWidget() is search.query  # opened to type into
+    qtbot.keyClicks(search.focusWidget(), "Kestrel Bay")
     with qtbot.waitSignal(search.searched, timeout=120_000) as found:
-        search.search()
+        qtbot.keyClick(search.query, Qt.Key.Key_Return)
     assert found.args[0] > 0
     assert search.results.item(0).text().startswith("1. Kestrel Bay\n")
     emitted = []
