@@ -61,7 +61,7 @@ class ReasoningPanel(QWidget):
         self.tree.setWordWrap(False)
         header = self.tree.header()
         # The query gets the most room; the rest scroll horizontally when the panel is narrow.
-        for col, width in ((COL_QUERY, 230), (COL_FATE, 145), (COL_LLM, 110), (COL_READER, 110), (COL_CONF, 70)):
+        for col, width in ((COL_QUERY, 220), (COL_FATE, 160), (COL_LLM, 110), (COL_READER, 110), (COL_CONF, 70)):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
             header.resizeSection(col, width)
         header.setStretchLastSection(True)
