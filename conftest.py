@@ -21,6 +21,14 @@ os.environ["SEARCHAIN_STARTER_MODEL"] = "off"
 os.environ["SEARCHAIN_DISCOVER_OTHER_APPS"] = "off"
 
 import pytest  # noqa: E402
+from hypothesis import settings as _hypothesis  # noqa: E402
+
+# Property tests explore new random inputs on every local run (where a failure is a finding to
+# fix); CI replays the same inputs each time, so a submission is never failed by a draw no one
+# has seen (Hypothesis's own advice for CI). `CI=true make test` runs as CI does.
+_hypothesis.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+    _hypothesis.load_profile("ci")
 
 pytest_plugins = [
     "tests.fixtures.common",

@@ -19,7 +19,7 @@ from searchain.corpus import FINISH_STAGE
 from searchain.events import Progress
 from searchain.index import OPEN_STAGE, KeywordOnly
 from searchain.llm import LLMWarning
-from searchain.store import answer_while_saving
+from searchain.store import answer_while_saving, title_from_question
 from searchain.reasoning import (
     PHASE_REWRITE, ChainDrafted, ChainGenerated, ChainUnreadable, Done, DraftStarted, FeedbackGiven, NodeChecked,
     QuestionRewritten, RoundStarted, TokenGenerated, describe_strategy_event,
@@ -93,7 +93,7 @@ class AnswerFlow(QObject):
         self.reasoning.clear("Starting…")
         followup_turns = self.ctx.settings.reasoning.followup_turns
         conversation_id = self.conversations.current_id
-        title = " ".join(question.split())[:60] or "New chat"
+        title = title_from_question(question)
 
         def work(on_event, cancel):  # worker thread
             store = ctx.workspace().conversations()

@@ -27,8 +27,8 @@ def test_a_corpus_reads_the_same_size_in_the_list_and_in_the_build_plan():
 
 
 def test_durations_say_as_much_as_an_estimate_deserves():
-    assert [duration(x) for x in (-5, 30, 89, 600, 7200, 3 * 86400)] == \
-        ["0 s", "30 s", "89 s", "10 min", "2 h 00 min", "3.0 days"]
+    assert [duration(x) for x in (-5, 0, 0.2, 30, 89, 600, 7200, 3 * 86400)] == \
+        ["0 s", "0 s", "1 s", "30 s", "89 s", "10 min", "2 h 00 min", "3.0 days"]
 
 
 def test_clock_and_count():

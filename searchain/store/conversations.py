@@ -302,3 +302,16 @@ def _clean_title(title: str) -> str:
     if not isinstance(title, str) or not title.strip():
         raise StoreError("A conversation title cannot be empty.", hint="Give it a few words.")
     return " ".join(title.split())
+
+
+TITLE_CHARS = 60
+
+
+def title_from_question(question: str, limit: int = TITLE_CHARS) -> str:
+    """A new conversation's title: its first question on one line, cut at a word with "…" when
+    longer than ``limit`` characters ("Who designed the bridge in the hometown of the author…")."""
+    text = " ".join((question or "").split())
+    if len(text) <= limit:
+        return text or "New chat"
+    cut = text[: limit - 1].rsplit(" ", 1)[0] if " " in text[: limit - 1] else text[: limit - 1]
+    return cut.rstrip(" ,;:.-–—") + "…"

@@ -5,7 +5,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from searchain.metrics import normalize_answer
-from searchain.reasoning.chain.cleanup import cut_repetition
+from searchain.reasoning.chain.cleanup import ABBREVIATIONS, cut_repetition
 from searchain.reasoning.chain.parser import is_unknown_answer, marks_in, parse_chain, rewrite_marks, short_answer, strip_marks
 
 # SearChain w/o IR, paper Figure 6 (Groovy Little Summer Song), verbatim apart from line breaks.
@@ -193,9 +193,8 @@ def test_a_final_content_ending_in_a_quotation_keeps_its_closing_quote():
         "The race was in Paris [1]."
 
 
-_ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "st", "mt", "ft", "jr", "sr", "vs", "no", "co", "ca"}
 _word = st.from_regex(r"[a-z]{2,8}", fullmatch=True).filter(
-    lambda w: w not in _ABBREVIATIONS and not is_unknown_answer(w)
+    lambda w: w not in ABBREVIATIONS and not is_unknown_answer(w)
     and w not in {"query", "answer", "question", "final", "unsolved", "sorry", "unknown", "unclear"})
 _words = st.lists(_word, min_size=1, max_size=5).map(" ".join)
 # A sentence: a capitalised first word, more words, a full stop ("Stop go home.").

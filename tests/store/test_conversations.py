@@ -3,7 +3,7 @@
 import pytest
 
 from searchain.errors import StoreError
-from searchain.store import STATE_CANCELLED, STATE_FAILED, STATE_STREAMING
+from searchain.store import STATE_CANCELLED, STATE_FAILED, STATE_STREAMING, title_from_question
 
 
 def _table_counts(store):
@@ -28,6 +28,16 @@ def test_preview_is_cut_to_a_line_length(conversation_store):
     cid = conversation_store.create_conversation()
     conversation_store.add_user_message(cid, "word " * 200)
     assert len(conversation_store.list_conversations()[0].preview) == 120
+
+
+def test_a_title_from_a_long_question_ends_at_a_word_and_says_it_was_cut():
+    question = "Who designed the bridge in the hometown of the author of The Salt Ledger?"
+    title = title_from_question(question)
+    assert title == "Who designed the bridge in the hometown of the author of…"
+    assert len(title) <= 60 and question.startswith(title[:-1])
+    assert title_from_question("  Who is\n Kate   Millett? ") == "Who is Kate Millett?"
+    assert title_from_question("x" * 80) == "x" * 59 + "…"  # one long word: cut inside it
+    assert title_from_question("   ") == "New chat"
 
 
 def test_rename_and_title_checks(conversation_store):

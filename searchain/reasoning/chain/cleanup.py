@@ -19,7 +19,7 @@ _BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
 # something that can start a sentence. Only starts at a punctuation mark, so it stays linear.
 _SENTENCE_END = re.compile(r"[.!?][\"”’»')\]]*\s+(?=[\"“‘«(]?[A-Z0-9])")
 # Words whose period does not end a sentence ("St. Louis", "Mr. Smith", "No. 5").
-_ABBREVIATIONS = frozenset(
+ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof st mt ft jr sr vs etc inc ltd co corp no vol fig gen col lt sgt capt rev "
     "jan feb mar apr jun jul aug sep sept oct nov dec approx est ca".split())
 _OPEN_QUOTES = "\"“‘«"
@@ -102,7 +102,7 @@ def first_sentence(text: str) -> str:
         if text[m.start()] == ".":
             before = text[max(0, m.start() - 12):m.start()].split()
             word = before[-1].lstrip(_OPEN_QUOTES + "(") if before else ""
-            if (len(word) == 1 and word.isalpha()) or "." in word or word.lower() in _ABBREVIATIONS:
+            if (len(word) == 1 and word.isalpha()) or "." in word or word.lower() in ABBREVIATIONS:
                 continue
         return text[: m.start() + 1 + len(m.group(0)[1:].rstrip())].strip()
     return text
