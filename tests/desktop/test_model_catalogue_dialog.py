@@ -134,3 +134,22 @@ def test_the_computer_is_probed_off_the_ui_thread(qtbot, home, rtx_4070, monkeyp
     assert threads == [False]
     assert dialog.recommended == "qwen3-14b" and "RTX 4070" in dialog.recommendation.text()
     assert dialog.selected_catalogue() == "qwen3-4b"
+
+
+def test_the_dialog_says_which_model_answers_now_wherever_its_file_lies(qtbot, home, rtx_4070, tiny_gguf):
+    settings = Settings.load(home)
+    settings.save(home)
+    assert _dialog(qtbot, home).current.text() == "No model chosen yet: choose one below."
+    settings.llm.model_path = str(tiny_gguf)  # outside the app's models folder
+    settings.save(home)
+    dialog = _dialog(qtbot, home)
+    assert dialog.current.text() == f"Answering now: {tiny_gguf.name} ({tiny_gguf.parent})."
+    assert dialog.local.rowCount() == 0  # the lists below do not show it: only this line does
+    settings.llm.model_path = str(tiny_gguf.parent / "gone.gguf")
+    settings.save(home)
+    assert "the file is missing" in _dialog(qtbot, home).current.text()
+    settings.llm.backend, settings.llm.server_url = "openai", "http://127.0.0.1:11434/v1"
+    settings.llm.server_model = "llama3.2:3b"
+    settings.save(home)
+    text = _dialog(qtbot, home).current.text()
+    assert text.startswith("Answering now: llama3.2:3b") and "127.0.0.1:11434" in text and "server" in text

