@@ -45,6 +45,7 @@ class AnswerSaved:
 
     conversation_id: int
     message_id: int
+    typical_seconds: float | None = None  # how long such answers usually take here
 
 
 class AnswerFlow(QObject):
@@ -105,7 +106,7 @@ class AnswerFlow(QObject):
                 cid, history = conversation_id, store.prior_turns(conversation_id, followup_turns)
             store.add_user_message(cid, question)
             mid = store.begin_answer(cid, run)
-            on_event(AnswerSaved(cid, mid))
+            on_event(AnswerSaved(cid, mid, store.typical_answer_seconds(run.model, run.mode)))
             return answer_while_saving(
                 store, mid, lambda relay: ctx.workspace().answer(
                     question, mode=mode, corpus=corpora or None, history=history, on_event=relay,
@@ -173,6 +174,7 @@ class AnswerFlow(QObject):
         if isinstance(event, AnswerSaved):
             self.message_id = event.message_id
             self.conversations.adopt(event.conversation_id)
+            self.chat.clock.set_typical(event.typical_seconds)
         elif isinstance(event, Progress) and event.stage in (OPEN_STAGE, FINISH_STAGE):  # slow first steps
             self.chat.set_phase(progress_line(event))
         elif isinstance(event, TokenGenerated):

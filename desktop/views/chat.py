@@ -26,6 +26,7 @@ from searchain.reasoning import PHASE_DRAFT, AnswerResult, Reference, streamed_t
 
 from ..colours import LIGHT, Colours, colours_for
 from ..render import answer_html, escape, parse_ref_url, references_html, text_to_html
+from .answer_clock import AnswerClock
 from .find_bar import FindBar
 from .corpora.chat_picker import ChatCorporaButton
 from .strategy import StrategyPicker
@@ -96,6 +97,7 @@ class ChatView(QWidget):
         self.phase.setObjectName("phaseLabel")
         self.phase.setTextFormat(Qt.TextFormat.PlainText)
         self.phase.setVisible(False)
+        self.clock = AnswerClock(self)
         self.input = MessageInput(self)
         self.input.setObjectName("messageInput")
         self.input.setAccessibleName("Your question")
@@ -127,7 +129,10 @@ class ChatView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.find_bar)
-        layout.addWidget(self.phase)
+        status = QHBoxLayout()
+        status.addWidget(self.phase, 1)
+        status.addWidget(self.clock)
+        layout.addLayout(status)
         layout.addLayout(row)
 
         self.entries: list[ChatEntry] = []
@@ -149,8 +154,11 @@ class ChatView(QWidget):
         self.send_button.setVisible(not busy)
         self.stop_button.setVisible(busy)
         self.phase.setVisible(busy)
-        if not busy:
+        if busy:
+            self.clock.start()
+        else:
             self.phase.setText("")
+            self.clock.stop()
 
     def set_phase(self, text: str) -> None:
         self.phase.setText(text)

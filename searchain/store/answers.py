@@ -8,6 +8,7 @@ finished with its reasoning and citations, failed or cancelled, each end keeping
 from __future__ import annotations
 
 import sqlite3
+import statistics
 from dataclasses import astuple
 
 from ..errors import StoreError
@@ -24,8 +25,25 @@ def insert_message(c: sqlite3.Connection, conversation_id: int, role: str, conte
                      "VALUES (?, ?, ?, ?, ?, ?)", (conversation_id, role, content, state, now, now)).lastrowid
 
 
+# "Usually about N s here": the median of this many recent answers, said from this many on.
+TYPICAL_RECENT, TYPICAL_MIN = 20, 3
+
+
 class AnswerLifecycleMixin:
-    """``begin_answer``, ``checkpoint_answer``, ``finish_answer``, ``fail_answer``, ``cancel_answer``."""
+    """``begin_answer``, ``checkpoint_answer``, ``finish_answer``, ``fail_answer``, ``cancel_answer``;
+    ``typical_answer_seconds`` for what an answer about to start will take."""
+
+    def typical_answer_seconds(self, model: str, mode: str, *, recent: int = TYPICAL_RECENT) -> float | None:
+        """How long an answer by ``model`` in ``mode`` takes on this machine: the median of the
+        last ``recent`` finished ones (a failed or stopped answer has no result row), None while
+        there are fewer than ``TYPICAL_MIN``. The app says it as an answer starts."""
+        def read(c: sqlite3.Connection) -> list[float]:
+            return [row[0] for row in c.execute(
+                "SELECT r.seconds FROM results r JOIN runs u ON u.message_id = r.message_id "
+                "WHERE u.model = ? AND u.mode = ? ORDER BY r.message_id DESC LIMIT ?",
+                (model, mode, recent))]
+        seconds = self._read(read)
+        return statistics.median(seconds) if len(seconds) >= TYPICAL_MIN else None
 
     def begin_answer(self, conversation_id: int, run: RunInfo) -> int:
         """Create the assistant message an answer streams into (state ``streaming``)."""

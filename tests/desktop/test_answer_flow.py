@@ -199,3 +199,21 @@ def test_a_model_replaced_with_the_warm_up_off_is_closed_by_the_next_question(qt
     qtbot.waitUntil(lambda: not window.answers.busy, timeout=300_000)
     assert workspace._llm is not old and workspace._reader is not reader
     assert window.chat.entries[-1].status == "done"
+
+
+def test_the_clock_says_how_long_answers_take_here_while_one_is_built(qtbot, window, sample_result):
+    from dataclasses import replace
+
+    store = window.ctx.workspace().conversations()
+    run = window.answers._run_info(window.ctx.settings.reasoning.mode)  # what the question will save
+    earlier = store.create_conversation("earlier")
+    for seconds in (8.0, 10.0, 30.0):
+        mid = store.begin_answer(earlier, run)
+        store.finish_answer(mid, replace(sample_result, seconds=seconds))
+    assert window.answers.ask("Where is Kestrel Bay?")
+    assert not window.chat.clock.isHidden()
+    qtbot.waitUntil(lambda: window.chat.clock.typical is not None, timeout=60_000)
+    assert window.chat.clock.typical == 10.0
+    assert window.chat.clock.text().endswith(" s · usually about 10 s here")
+    qtbot.waitUntil(lambda: not window.answers.busy, timeout=300_000)
+    assert window.chat.clock.isHidden() and window.chat.clock.text() == ""

@@ -288,3 +288,25 @@ def test_progress_row_names_engine_stages_in_words(qtbot):
     assert row.bar.maximum() == 0  # busy: no count yet
     row.update_progress(Progress("something new", 1, 2))
     assert row.label.text() == "Something new"
+
+
+def test_the_answer_clock_counts_seconds_and_says_what_is_usual(qtbot):
+    from desktop.views.answer_clock import AnswerClock
+
+    now = [100.0]
+    clock = AnswerClock(clock=lambda: now[0])
+    qtbot.addWidget(clock)
+    assert clock.isHidden()
+    clock.start()
+    assert not clock.isHidden() and clock.text() == "0 s"
+    now[0] += 12.4
+    clock.tick()
+    assert clock.text() == "12 s"
+    clock.set_typical(95.0)
+    assert clock.text() == "12 s · usually about 2 min here"
+    clock.stop()
+    assert clock.isHidden() and clock.text() == ""
+    clock.tick()  # a tick after the answer ended changes nothing
+    assert clock.text() == ""
+    clock.start()  # the next answer starts from nothing, not from the last one's usual time
+    assert clock.text() == "0 s" and clock.typical is None

@@ -113,3 +113,31 @@ def test_closed_store_says_so(tmp_path):
     store.close()  # twice is fine
     with pytest.raises(StoreError, match="is closed"):
         store.list_conversations()
+
+
+def test_typical_answer_time_is_the_median_of_recent_finished_answers_of_that_model_and_mode(
+        conversation_store, sample_run, sample_result):
+    from dataclasses import replace
+
+    s = conversation_store
+    cid = s.create_conversation()
+
+    def answer(seconds, run=sample_run, end="finish"):
+        mid = s.begin_answer(cid, run)
+        if end == "finish":
+            s.finish_answer(mid, replace(sample_result, seconds=seconds))
+        else:
+            s.fail_answer(mid, "broke")
+    answer(10.0)
+    answer(30.0)
+    assert s.typical_answer_seconds(sample_run.model, "searchain") is None  # two say too little
+    answer(500.0, end="fail")  # no result: not counted
+    answer(900.0, run=replace(sample_run, mode="rag"))
+    answer(700.0, run=replace(sample_run, model="other.gguf"))
+    answer(20.0)
+    assert s.typical_answer_seconds(sample_run.model, "searchain") == 20.0
+    for seconds in (40.0, 40.0, 40.0):
+        answer(seconds)
+    assert s.typical_answer_seconds(sample_run.model, "searchain", recent=3) == 40.0  # the latest
+    assert s.typical_answer_seconds(sample_run.model, "searchain") == 35.0  # 10 20 30 40 40 40
+    assert s.typical_answer_seconds("nothing.gguf", "searchain") is None
