@@ -319,9 +319,11 @@ class MainWindow(PassageActions, ConversationActions, QMainWindow):
         return open_log_folder(self)
 
     def show_about(self) -> None:
+        from searchain import __version__
+
         QMessageBox.about(self, "About SearChain",
-                          "SearChain Desktop — offline Search-in-the-Chain question answering "
-                          "with cited passages (Xu et al., WWW 2024).")
+                          f"SearChain Desktop {__version__} — offline Search-in-the-Chain question "
+                          "answering with cited passages (Xu et al., WWW 2024).")
 
     # -- state -------------------------------------------------------------------------------
     def restore_state(self) -> None:

@@ -67,3 +67,14 @@ def test_ask_says_on_stderr_what_the_engine_is_doing(capsys):
     assert err.splitlines() == ["round 1: writing a chain of queries...",
                                 "drafting an answer from the question's passages...",
                                 "  verified      Who founded Kestrel Bay? -> Ada (reader 0.91)"]
+
+
+def test_version_is_printed(capsys):
+    import pytest
+
+    from searchain import __version__
+    from searchain.cli.main import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"searchain {__version__}"

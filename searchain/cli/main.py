@@ -46,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep config, data and cache under this folder (default: $SEARCHAIN_HOME, "
         "else the platform's user directories)",
     )
+    from .. import __version__
+
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         module = importlib.import_module(f"searchain.cli.{name}")
