@@ -4,6 +4,7 @@ choices, the plan shown before anything downloads, the job on the worker with Ca
 import threading
 
 import pytest
+from PySide6.QtWidgets import QDialog
 
 pytest.importorskip("pyarrow")
 
@@ -102,3 +103,37 @@ def test_the_choice_dialog(qtbot):
     assert picker.choice() == WikipediaChoice("de", "dump", "20260101")
     picker.lang.setCurrentIndex(1)
     assert picker.choice().lang == "en"
+
+
+def test_the_plan_is_a_table_of_stages_with_their_time_disk_and_memory(qtbot, dialog, wiki, monkeypatch):
+    from desktop.views.corpora.plan_dialog import PlanDialog
+    from searchain.library import plan_wikipedia
+    from searchain.units import duration, size
+
+    plan, _ = plan_wikipedia(dialog.ctx.paths, dialog.ctx.settings, WikipediaChoice())
+    shown = PlanDialog(plan)
+    qtbot.addWidget(shown)
+    rows = shown.cells()
+    assert [r[0] for r in rows] == ["Download", "Read the articles", "Embed", "Build the index", "In all"]
+    assert rows[0][2] == size(plan.download_bytes) and rows[-1][1] == duration(plan.est_seconds)
+    assert rows[1][3] == f"+{size(plan.stages[1].disk_bytes)}" and rows[1][4] == size(plan.stages[1].ram_bytes)
+    assert "wikipedia-simple" in shown.heading.text() and "over an hour" not in shown.heading.text()
+    assert "continues later" in shown.notes.text() and shown.start_button.isDefault()
+    # What the manager asks with: the same dialog; Start starts, Not now does not.
+    answers = iter([QDialog.DialogCode.Accepted, QDialog.DialogCode.Rejected])
+    monkeypatch.setattr(PlanDialog, "exec", lambda self: next(answers))
+    assert dialog.wikipedia.confirm_plan(plan) is True
+    assert dialog.wikipedia.confirm_plan(plan) is False
+
+
+def test_a_plan_without_the_disk_for_it_says_so_and_enter_does_not_start_it(qtbot, dialog, wiki):
+    from dataclasses import replace
+
+    from desktop.views.corpora.plan_dialog import PlanDialog
+    from searchain.library import plan_wikipedia
+
+    plan, _ = plan_wikipedia(dialog.ctx.paths, dialog.ctx.settings, WikipediaChoice())
+    shown = PlanDialog(replace(plan, free_disk_bytes=1000, where="<b>evil</b>"))
+    qtbot.addWidget(shown)
+    assert "Not enough disk" in shown.notes.text() and not shown.start_button.isDefault()
+    assert "<b>evil</b>" in shown.heading.text()  # plain text: shown as written, not as markup

@@ -10,14 +10,12 @@ continues it.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
     QLineEdit,
-    QMessageBox,
     QWidget,
 )
 
@@ -122,18 +120,9 @@ class WikipediaGetter:
 
     def confirm_plan(self, plan) -> bool:
         """Show the plan and ask to start (tests replace this)."""
-        from searchain.units import duration
+        from .plan_dialog import PlanDialog
 
-        long = plan.needs_confirmation
-        box = QMessageBox(QMessageBox.Icon.Question, "Get Wikipedia",
-                          ("This will take over an hour: " if long else "")
-                          + f"about {duration(plan.est_seconds)} on this machine.\n\n"
-                          + plan.summary() + "\n\nStart now? It can be cancelled, and continues "
-                          "later from where it stopped.",
-                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                          self.dialog)
-        box.setTextFormat(Qt.TextFormat.PlainText)  # names and addresses are data
-        return box.exec() == QMessageBox.StandardButton.Yes
+        return PlanDialog(plan, self.dialog).exec() == QDialog.DialogCode.Accepted
 
     def _done(self, report) -> None:
         self.dialog._end(f"Wikipedia is ready as '{report.corpus}': {report.passages:,} passages, "
