@@ -71,7 +71,7 @@ def test_declining_the_plan_downloads_nothing(qtbot, dialog, wiki):
     dialog.wikipedia.confirm_plan = lambda plan: False
     outcome = finish(qtbot, dialog, lambda: dialog.wikipedia.plan(WikipediaChoice()))
     assert outcome == "cancelled" and "Not started" in dialog.status.text()
-    assert "download" in dialog.status.text()  # the plan stays readable
+    assert "would download" in dialog.status.text() and "\n" not in dialog.status.text()  # in short
     assert fetched(wiki) == [] and "wikipedia-simple" not in dialog.names()
 
 

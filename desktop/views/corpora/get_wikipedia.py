@@ -95,7 +95,11 @@ class WikipediaGetter:
     def _planned(self, choice, plan, release):
         self.dialog.job = None  # the planning job is over; its outcome is the get's
         if not self.confirm_plan(plan):
-            self.dialog._end("Not started. " + plan.summary(), "cancelled")
+            from searchain.units import duration, size
+
+            self.dialog._end(f"Not started: Wikipedia ({plan.lang}, {plan.snapshot}) as '{plan.corpus}' "
+                             f"would download {size(plan.download_bytes)} and take about "
+                             f"{duration(plan.est_seconds)} on this machine.", "cancelled")
             return None
         return self.start(choice, release, plan)
 
