@@ -116,11 +116,9 @@ class WikipediaGetter:
             return report
 
         about = f" (about {duration(plan.est_seconds)})" if plan is not None else ""
-        job = self.dialog._start(f"Getting Wikipedia ({choice.lang}) as '{choice.corpus}'{about}",
-                                 work, on_done=self._done)
-        if job is not None and plan is not None:
-            self.dialog.status.setText(plan.summary())
-        return job
+        # The plan was read in its table before the start: the status line says what runs.
+        return self.dialog._start(f"Getting Wikipedia ({choice.lang}) as '{choice.corpus}'{about}",
+                                  work, on_done=self._done)
 
     def confirm_plan(self, plan) -> bool:
         """Show the plan and ask to start (tests replace this)."""
