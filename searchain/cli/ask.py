@@ -242,9 +242,11 @@ def render_text(result) -> str:
         out.append("")
     from ..reasoning.strategies.view import describe
 
+    # What made it and how long it took, as the app's footer says it under each answer.
+    footer = f"({result.mode} · {result.rounds} round(s) · {result.seconds:.1f} s)"
     strategy = describe(result)
     if strategy:
-        return "\n".join(out + strategy).rstrip()
+        return "\n".join(out + strategy + ["", footer]).rstrip()
     if result.branches:
         out.append(f"Reasoning tree ({result.rounds} round(s), stopped: {result.stop_reason}):")
         for branch in result.branches:
@@ -253,4 +255,5 @@ def render_text(result) -> str:
             for node in branch.nodes:
                 answer = node.answer if node.answer is not None else "[unsolved]"
                 out.append(f"    {node.round}.{node.position + 1} [{honest_decision(node)}] {node.query} -> {answer}")
-    return "\n".join(out).rstrip()
+        out.append("")
+    return "\n".join(out + [footer]).rstrip()
