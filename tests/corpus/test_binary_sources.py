@@ -95,6 +95,20 @@ def test_text_with_a_few_bad_bytes_is_still_text(tmp_path):
     assert len(passages) == 50 and log.skipped == 1  # the latin-1 line is skipped, as before
 
 
+def test_a_jsonl_file_whose_first_line_is_broken_is_read_and_the_line_named(tmp_path):
+    path = tmp_path / "notes.jsonl"
+    path.write_text('{"title": "cut off\n{"id": "a", "title": "Good", "text": "A passage."}\n',
+                    encoding="utf-8")
+    assert detect_format(path) == "jsonl"  # by its name: the first line is one bad record, not a format
+    passages, log, _ = read(path, "jsonl")
+    assert [p.title for p in passages] == ["Good"] and log.skipped == 1
+    assert "notes.jsonl:1: invalid JSON" in str(log.problems[0])
+    other = tmp_path / "notes.data"
+    other.write_text('{"title": "cut off\n', encoding="utf-8")
+    with pytest.raises(CorpusError, match="Cannot tell the format"):  # no name to go by
+        detect_format(other)
+
+
 def read(path, fmt):
     log = ProblemLog()
     return list(open_source(path, fmt, "c", log).passages()), log, None
