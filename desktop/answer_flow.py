@@ -24,6 +24,7 @@ from searchain.reasoning import (
     PHASE_REWRITE, ChainDrafted, ChainGenerated, ChainUnreadable, Done, DraftStarted, FeedbackGiven, NodeChecked,
     QuestionRewritten, RoundStarted, TokenGenerated, describe_strategy_event,
 )
+from searchain.units import counted
 
 from .context import AppContext
 from .render import describe_error, progress_line
@@ -195,7 +196,7 @@ class AnswerFlow(QObject):
             self.chat.set_phase(f"Round {event.round}: {event.activity}…")
         elif isinstance(event, ChainDrafted):  # the steps written so far, before the chain ends
             self.reasoning.add_branch(event.branch)
-            line = f"Round {event.round}: {len(event.branch.nodes)} step(s) written so far…"
+            line = f"Round {event.round}: {counted(len(event.branch.nodes), 'step')} written so far…"
             self.reasoning.summary.setText(line)
             self.chat.set_phase(line)
         elif isinstance(event, ChainGenerated):

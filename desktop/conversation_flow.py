@@ -12,6 +12,8 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QObject, Signal
 
+from searchain.units import counted
+
 from .context import AppContext
 from .views.chat import ChatEntry, ChatView
 from .views.message_bar import MessageBar
@@ -154,7 +156,7 @@ class ConversationFlow(QObject):
 
         def done(result) -> None:
             written, count = result
-            self.message_bar.show_message(f"Exported {count} conversation(s) to {written}", kind="info")
+            self.message_bar.show_message(f"Exported {counted(count, 'conversation')} to {written}", kind="info")
 
         return runner.start("export-conversations", work, on_done=done,
                             on_error=lambda exc: self.message_bar.show_error(exc, f"Could not export to {path}"))
@@ -171,7 +173,7 @@ class ConversationFlow(QObject):
             self.refresh()
             if ids and not self.is_busy():
                 self.open(ids[0])
-            self.message_bar.show_message(f"Imported {len(ids)} conversation(s) from {path}", kind="info")
+            self.message_bar.show_message(f"Imported {counted(len(ids), 'conversation')} from {path}", kind="info")
 
         return runner.start("import-conversations", work, on_done=done,
                             on_error=lambda exc: self.message_bar.show_error(exc, f"Could not import {path}"))

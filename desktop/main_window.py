@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from searchain.config import resources_dir
 from searchain.llm import STARTER_BEST_MODE, server_label, starter_app_notice, starter_label
+from searchain.units import counted
 
 from .answer_flow import AnswerFlow
 from .context import AppContext
@@ -203,7 +204,7 @@ class MainWindow(PassageActions, ConversationActions, QMainWindow):
             return None
         text = answer_markdown(result, escape_html=False)  # pasted as the user saw it
         QApplication.clipboard().setText(text)
-        self.statusBar().showMessage(f"Copied the answer and its {len(result.references)} source(s).", 3000)
+        self.statusBar().showMessage(f"Copied the answer and its {counted(len(result.references), 'source')}.", 3000)
         return text
 
     def find_in_conversation(self) -> None:

@@ -62,6 +62,12 @@ def count(value: float) -> str:
     return f"{value:.0f}" if float(value).is_integer() or abs(value) >= 10 else f"{value:.1f}"
 
 
+def counted(n: int, word: str, plural: str | None = None) -> str:
+    """A number with its noun, as a person writes it: "1 round", "3 rounds", "2 problems"
+    (``plural`` where adding an s is wrong: "1 passage", "2 passages"; "1 entry", "2 entries")."""
+    return f"{n:,} {word if n == 1 else (plural or word + 's')}"
+
+
 def timestamp(timespec: str = "seconds") -> str:
     """The time now, UTC, ISO 8601, as every record on disk writes it (it sorts as text);
     ``timespec="microseconds"`` where two quick writes must still differ (saved messages)."""

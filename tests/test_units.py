@@ -31,6 +31,13 @@ def test_durations_say_as_much_as_an_estimate_deserves():
         ["0 s", "0 s", "1 s", "30 s", "89 s", "10 min", "2 h 00 min", "3.0 days"]
 
 
+def test_counts_read_as_written():
+    from searchain.units import counted
+
+    assert [counted(n, "round") for n in (0, 1, 2, 12000)] == ["0 rounds", "1 round", "2 rounds", "12,000 rounds"]
+    assert counted(1, "entry", "entries") == "1 entry" and counted(3, "entry", "entries") == "3 entries"
+
+
 def test_clock_and_count():
     assert clock(75) == "1:15" and clock(3725) == "1:02:05"
     assert [count(v) for v in (7, 950, 12_300, 4_100_000, 2e9, 2.5)] == ["7", "950", "12.3k", "4.1M", "2.0G", "2.5"]

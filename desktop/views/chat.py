@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from searchain.reasoning import PHASE_DRAFT, AnswerResult, Reference, streamed_text_action
+from searchain.units import counted
 
 from ..colours import LIGHT, Colours, colours_for
 from ..render import answer_html, escape, parse_ref_url, references_html, text_to_html
@@ -296,7 +297,7 @@ class ChatView(QWidget):
             marks = [ref.mark for ref in entry.result.references]
             body += answer_html(entry.result.final_content, entry.key, marks)
             body += references_html(entry.result.references, entry.key, colours)
-            meta = f"{entry.result.mode} · {entry.result.rounds} round(s) · {entry.result.seconds:.1f} s"
+            meta = f"{entry.result.mode} · {counted(entry.result.rounds, 'round')} · {entry.result.seconds:.1f} s"
             run = entry.extra.get("run")
             if run is not None:  # which model and corpus made it: a chat outlives a change of either
                 parts = (run.model, f"corpus {run.corpus}" if run.corpus else "")

@@ -15,6 +15,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
 from searchain.reasoning import DECISION_PASS
+from searchain.units import counted
 
 from ..colours import colours_for
 
@@ -80,13 +81,14 @@ class DoctorDialog(QDialog):
         self.checks, self.report = list(checks), report
         counts = {status: sum(c.status == status for c in checks) for status in STATUS_LABELS}
         if counts["fail"]:
-            verdict = f"{counts['fail']} problem(s) need fixing; each says how."
+            verdict = (f"{counted(counts['fail'], 'problem')} "
+                       f"{'needs' if counts['fail'] == 1 else 'need'} fixing; each says how.")
         elif counts["warn"]:
             verdict = "Everything needed works; some parts could be better."
         else:
             verdict = "Everything is in order."
-        self.summary.setText(f"{verdict} ({counts['ok']} OK, {counts['warn']} warning(s), "
-                             f"{counts['fail']} problem(s))")
+        self.summary.setText(f"{verdict} ({counts['ok']} OK, {counted(counts['warn'], 'warning')}, "
+                             f"{counted(counts['fail'], 'problem')})")
         self.recheck.setEnabled(True)
         self.check_data.setEnabled(True)
         self.copy.setEnabled(bool(report))

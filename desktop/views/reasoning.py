@@ -16,6 +16,7 @@ from searchain.reasoning import (
     SOURCE_IR_COMPLETED, SOURCE_IR_CORRECTED, SOURCE_LLM_UNVERIFIED, SOURCE_LLM_VERIFIED, AnswerResult, Branch, Node,
     honest_decision, honest_source,
 )
+from searchain.units import counted
 
 from ..colours import colours_for
 from ..render import BADGE_EXPLANATIONS, COLUMN_TIPS, badge, format_confidence, node_summary, plain_tooltip
@@ -116,7 +117,7 @@ class ReasoningPanel(QWidget):
             parent.addChild(item)
             self._nodes[(node.round, node.position)] = item
             self._fill(item, node)
-        self.summary.setText(f"Round {branch.round}: checking {len(branch.nodes)} node(s) against the corpus…")
+        self.summary.setText(f"Round {branch.round}: checking {counted(len(branch.nodes), 'node')} against the corpus…")
 
     def update_node(self, node: Node) -> None:
         """Refresh one node after IR checked it (adds it if its branch was not shown yet)."""
@@ -150,8 +151,8 @@ class ReasoningPanel(QWidget):
         known = ", ".join(f"{count} {_SOURCE_WORDS.get(src, src)}" for src, count in sorted(sources.items()))
         stopped = _STOP_WORDS.get(result.stop_reason, result.stop_reason)
         self.summary.setText(
-            f"{result.rounds} round(s), stopped: {stopped}. "
-            f"Final path: {len(result.path)} node(s){' — ' + known if known else ''}."
+            f"{counted(result.rounds, 'round')}, stopped: {stopped}. "
+            f"Final path: {counted(len(result.path), 'node')}{' — ' + known if known else ''}."
         )
 
     def note_strategy(self, line: str) -> None:

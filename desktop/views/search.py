@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from searchain.events import Progress
+from searchain.units import counted
 
 from ..context import AppContext
 from ..render import describe_error, plain_tooltip, progress_line
@@ -118,7 +119,7 @@ class SearchDialog(QDialog):
             tip = f"{p.pid} · {hit.retriever} score {hit.score:.3f}\n\n{p.text[:1000]}"
             item.setToolTip(plain_tooltip(tip))  # passage text: shown as characters, never markup
             self.results.addItem(item)
-        self.status.setText(f"{len(hits)} passage(s)." if hits else "Nothing found. Try other words.")
+        self.status.setText(f"{counted(len(hits), 'passage')}." if hits else "Nothing found. Try other words.")
         self.searched.emit(len(hits))
 
     def _failed(self, exc: BaseException) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..reasoning.modes import MODES
 from ..reasoning.result import honest_decision, honest_source
+from ..units import counted
 
 
 def register(sub) -> None:
@@ -243,7 +244,7 @@ def render_text(result) -> str:
     from ..reasoning.strategies.view import describe
 
     # What made it and how long it took, as the app's footer says it under each answer.
-    footer = f"({result.mode} · {result.rounds} round(s) · {result.seconds:.1f} s)"
+    footer = f"({result.mode} · {counted(result.rounds, 'round')} · {result.seconds:.1f} s)"
     strategy = describe(result)
     if strategy:
         return "\n".join(out + strategy + ["", footer]).rstrip()

@@ -95,7 +95,7 @@ def test_the_first_node_shows_while_the_chain_is_still_written(window):
     window.answers._on_event(ChainDrafted(1, Branch(round=1, raw_text="", nodes=[first])))
     item = window.reasoning.node_item(1, 0)
     assert item is not None and "Who founded <b>Kestrel</b> Bay?" in item.text(0)  # plain text
-    assert "1 step(s) written" in window.chat.phase.text()
+    assert "1 step written" in window.chat.phase.text()
     second = Node(round=1, position=1, query="Where is Kestrel Bay?", llm_answer="Norway")
     window.answers._on_event(ChainGenerated(1, Branch(round=1, raw_text="", nodes=[first, second])))
     assert window.reasoning.round_count() == 1 and window.reasoning.node_item(1, 1) is not None

@@ -37,7 +37,7 @@ def test_check_setup_shows_each_finding_with_its_fix_as_plain_text(qtbot, home):
     qtbot.waitUntil(lambda: not job.running, timeout=30_000)
 
     text = dialog.body.toPlainText()
-    assert "1 problem(s) need fixing" in dialog.summary.text()
+    assert "1 problem needs fixing" in dialog.summary.text()
     assert text.splitlines()[0].startswith("Problem  model: ")  # problems first
     assert "<b>gone</b>.gguf" in text  # markup in a path stays characters
     assert "Warning  corpus: The demo corpus is not prepared yet." in text
@@ -62,7 +62,7 @@ def test_check_setup_shows_each_finding_with_its_fix_as_plain_text(qtbot, home):
     window.ctx.settings.llm.model_path = ""
     dialog.recheck.click()
     qtbot.waitUntil(lambda: not window.setup_check.job.running, timeout=30_000)
-    assert "0 problem(s)" in dialog.summary.text() and "Warning  model: No chat model" in dialog.body.toPlainText()
+    assert "0 problems)" in dialog.summary.text() and "Warning  model: No chat model" in dialog.body.toPlainText()
 
 
 def test_open_log_folder_hands_the_folder_to_the_desktop(qtbot, home, opened_files):

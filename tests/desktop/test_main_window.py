@@ -83,7 +83,7 @@ def test_conversations_open_rename_search_delete_export(qtbot, home, answer_resu
 
     assert window.conversations.open(cid)
     assert f'href="ref:{mid}:2"' in window.chat.transcript.toHtml()
-    assert "searchain · 2 round(s) · 1.5 s · corpus demo" in window.chat.transcript.toPlainText()
+    assert "searchain · 2 rounds · 1.5 s · corpus demo" in window.chat.transcript.toPlainText()
     assert window.reasoning.round_count() == 2
     window.chat.transcript.anchorClicked.emit(__import__("PySide6.QtCore").QtCore.QUrl(f"ref:{mid}:3"))
     assert window.passage.highlighted_text() == "Dijon"
@@ -266,7 +266,7 @@ def test_import_conversations_opens_the_first_and_a_bad_file_changes_nothing(qtb
     [new_id] = job.result
     assert new_id != cid and window.conversations.current_id == new_id
     assert window.sidebar.titles() == ["Eiffel", "Eiffel"]
-    assert "Imported 1 conversation(s)" in window.message_bar.message.text()
+    assert "Imported 1 conversation from" in window.message_bar.message.text()
     # The imported chat is whole: its answer, marks and reasoning tree.
     assert window.chat.last_result().final_content == answer_result.final_content
     assert window.reasoning.round_count() == 2
@@ -336,7 +336,7 @@ def test_export_all_writes_a_backup_that_import_reads_back(qtbot, home, answer_r
     backup = tmp_path / "backup.json"
     job = window.export_all_conversations(str(backup))
     qtbot.waitUntil(lambda: not job.running, timeout=10_000)
-    assert job.outcome == "finished" and "Exported 2 conversation(s)" in window.message_bar.message.text()
+    assert job.outcome == "finished" and "Exported 2 conversations to" in window.message_bar.message.text()
     assert [c["title"] for c in json.loads(backup.read_text())["conversations"]] == ["First", "Second"]
 
     for cid in [c.id for c in store.list_conversations()]:

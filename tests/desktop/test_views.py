@@ -139,7 +139,7 @@ def test_reasoning_panel_shows_rounds_nodes_and_badges(qtbot, answer_result):
     assert panel.node_item(2, 0).text(COL_FATE) == "skipped: duplicate"
     completed = panel.node_item(2, 1)
     assert completed.text(COL_LLM) == "[unsolved]" and completed.text(COL_FATE) == "completed by IR"
-    assert "2 round(s)" in panel.summary.text()
+    assert "2 rounds, stopped" in panel.summary.text()
     # Each badge explains itself; so do the column headers.
     assert "above θ" in corrected.toolTip(COL_FATE) and "unsolved" in completed.toolTip(COL_FATE)
     assert "θ" in panel.tree.headerItem().toolTip(COL_CONF)

@@ -89,7 +89,7 @@ def test_text_rendering_highlights_spans_and_draws_the_tree(retriever, reader):
     text = render_text(result)
     assert "[2] Kevin Drew (test:p2)" in text and "born in **Toronto**, Ontario" in text
     assert "round 2 (from node 1.2)" in text and "1.2 [corrected] Where was Kevin Drew born? -> Toronto" in text
-    assert text.endswith(f"\n\n(searchain · 2 round(s) · {result.seconds:.1f} s)")  # as the app's footer
+    assert text.endswith(f"\n\n(searchain · 2 rounds · {result.seconds:.1f} s)")  # as the app's footer
     data = result_to_json(result)
     assert data["references"][1]["span"] == [23, 30] and len(data["nodes"]) == 3
 

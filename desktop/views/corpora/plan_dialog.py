@@ -9,7 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QTableWidgetItem, QVBoxLayout, QWidget
 
-from searchain.units import duration, size
+from searchain.units import counted, duration, size
 
 from ...render import plain_tooltip
 from ..tables import read_only_table
@@ -29,7 +29,7 @@ class PlanDialog(QDialog):
         long = " This will take over an hour." if plan.needs_confirmation else ""
         self.heading = _label(
             f"Wikipedia ({plan.lang}, snapshot {plan.snapshot}, from {plan.where}) as the corpus "
-            f"'{plan.corpus}': {plan.files} file(s), {size(plan.download_bytes)}, about "
+            f"'{plan.corpus}': {counted(plan.files, 'file')}, {size(plan.download_bytes)}, about "
             f"{plan.passages:,} passages. About {duration(plan.est_seconds)} on this machine.{long}", self)
         self.table = read_only_table(self, "planStages", COLUMNS, stretch=len(COLUMNS) - 1)
         self.table.setSelectionMode(self.table.SelectionMode.NoSelection)
