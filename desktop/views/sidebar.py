@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QPoint, Qt, Signal
-from PySide6.QtGui import QPalette
+from PySide6.QtGui import QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -61,6 +61,10 @@ class Sidebar(QWidget):
         self.tree.customContextMenuRequested.connect(self._context_menu)
         self.tree.itemSelectionChanged.connect(self._on_selection)
         self.tree.itemChanged.connect(self._on_item_changed)
+        # Delete on the selected conversation asks to delete it, as the right-click menu does.
+        delete = QShortcut(QKeySequence(QKeySequence.StandardKey.Delete), self.tree)
+        delete.setContext(Qt.ShortcutContext.WidgetShortcut)
+        delete.activated.connect(self._delete_selected)
         self.empty = QLabel("No conversations yet.\nAsk a question to start one.", self)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setForegroundRole(QPalette.ColorRole.PlaceholderText)
@@ -159,9 +163,15 @@ class Sidebar(QWidget):
         if conversation_id is None:
             return
         menu = QMenu(self)
-        menu.addAction("Rename", lambda: self.start_rename(conversation_id))
+        menu.addAction("Rename", lambda: self.start_rename(conversation_id)).setShortcut(QKeySequence("F2"))
         menu.addAction("Export as Markdown…", lambda: self.export_requested.emit(conversation_id, "markdown"))
         menu.addAction("Export as JSON…", lambda: self.export_requested.emit(conversation_id, "json"))
         menu.addSeparator()
-        menu.addAction("Delete", lambda: self.delete_requested.emit(conversation_id))
+        menu.addAction("Delete", lambda: self.delete_requested.emit(conversation_id)).setShortcut(
+            QKeySequence(QKeySequence.StandardKey.Delete))
         menu.exec(self.tree.viewport().mapToGlobal(pos))
+
+    def _delete_selected(self) -> None:
+        conversation_id = self.selected_id()
+        if conversation_id is not None and self.tree.state() != QAbstractItemView.State.EditingState:
+            self.delete_requested.emit(conversation_id)

@@ -4,6 +4,7 @@ import json
 import threading
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from desktop.context import AppContext
 from desktop.main_window import MainWindow
@@ -364,3 +365,25 @@ def test_each_nodes_fate_is_in_view_at_the_default_size(qtbot, home, answer_resu
     for col in (COL_QUERY, COL_FATE):  # the query and what became of it, without scrolling
         assert 0 <= header.sectionViewportPosition(col)
         assert header.sectionViewportPosition(col) + header.sectionSize(col) <= tree.viewport().width()
+
+
+def test_delete_on_the_selected_conversation_deletes_it_but_not_while_its_title_is_edited(qtbot, home):
+    window = make_window(qtbot, home)
+    store = window.ctx.workspace().conversations()
+    keep, gone = store.create_conversation("Keep me"), store.create_conversation("Delete me")
+    window.conversations.refresh()
+    assert window.conversations.open(gone)
+    tree = window.sidebar.tree
+    window.activateWindow()
+    qtbot.waitUntil(lambda: window.isActiveWindow())
+    tree.setFocus()
+    window.sidebar.start_rename(gone)  # Delete in the title editor deletes characters, not the chat
+    editor = QApplication.focusWidget()
+    assert editor is not tree
+    qtbot.keyClick(editor, Qt.Key.Key_Delete)
+    assert set(window.sidebar.titles()) == {"Keep me", "Delete me"}
+    qtbot.keyClick(editor, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: tree.state() != tree.State.EditingState)
+    tree.setFocus()
+    qtbot.keyClick(tree, Qt.Key.Key_Delete)
+    assert window.sidebar.titles() == ["Keep me"] and [c.id for c in store.list_conversations()] == [keep]
