@@ -25,6 +25,7 @@ CHAT_KEYS = (
     ("Find bar", "Next / previous match", "Enter / Shift+Enter"),
     ("Find bar", "Close the find bar", "Esc"),
     ("Conversations", "Rename the selected conversation", "F2"),
+    ("Conversations", "Delete the selected conversation (asks first)", "Del"),
 )
 
 
