@@ -30,7 +30,7 @@ from ..render import answer_html, escape, parse_ref_url, references_html, text_t
 from .answer_clock import AnswerClock
 from .find_bar import FindBar
 from .corpora.chat_picker import ChatCorporaButton
-from .strategy import StrategyPicker
+from .strategy import SHORT_LABELS, StrategyPicker
 
 EMPTY_STATE = (
     "<div style='color:{muted}; margin:40px'>"
@@ -297,7 +297,8 @@ class ChatView(QWidget):
             marks = [ref.mark for ref in entry.result.references]
             body += answer_html(entry.result.final_content, entry.key, marks)
             body += references_html(entry.result.references, entry.key, colours)
-            meta = f"{entry.result.mode} · {counted(entry.result.rounds, 'round')} · {entry.result.seconds:.1f} s"
+            strategy = SHORT_LABELS.get(entry.result.mode, entry.result.mode)
+            meta = f"{strategy} · {counted(entry.result.rounds, 'round')} · {entry.result.seconds:.1f} s"
             run = entry.extra.get("run")
             if run is not None:  # which model and corpus made it: a chat outlives a change of either
                 parts = (run.model, f"corpus {run.corpus}" if run.corpus else "")

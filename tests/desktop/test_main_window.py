@@ -84,7 +84,7 @@ def test_conversations_open_rename_search_delete_export(qtbot, home, answer_resu
 
     assert window.conversations.open(cid)
     assert f'href="ref:{mid}:2"' in window.chat.transcript.toHtml()
-    assert "searchain · 2 rounds · 1.5 s · corpus demo" in window.chat.transcript.toPlainText()
+    assert "SearChain · 2 rounds · 1.5 s · corpus demo" in window.chat.transcript.toPlainText()
     assert window.reasoning.round_count() == 2
     window.chat.transcript.anchorClicked.emit(__import__("PySide6.QtCore").QtCore.QUrl(f"ref:{mid}:3"))
     assert window.passage.highlighted_text() == "Dijon"
