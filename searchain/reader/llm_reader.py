@@ -208,9 +208,10 @@ def _fuzzy_window(span: str, passage: str) -> tuple[int, int] | None:
 
 
 def _trim(passage: str, start: int, end: int) -> tuple[int, int]:
-    """Shrink [start, end) past punctuation at either edge (a window "(Stanley," -> "Stanley")."""
-    while start < end and passage[start] in _EDGE_PUNCTUATION:
+    """Shrink [start, end) past punctuation and white space at either edge (a window
+    "(Stanley," -> "Stanley"; "0\r'" -> "0": white space behind the punctuation, too)."""
+    while start < end and (passage[start] in _EDGE_PUNCTUATION or passage[start].isspace()):
         start += 1
-    while end > start and passage[end - 1] in _EDGE_PUNCTUATION:
+    while end > start and (passage[end - 1] in _EDGE_PUNCTUATION or passage[end - 1].isspace()):
         end -= 1
     return start, end

@@ -9,7 +9,7 @@ in test_llm_reader_gguf.py.
 import math
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from searchain.llm.base import Completion, GenerationParams, Usage
@@ -107,6 +107,7 @@ def test_gbnf_literals_escape_what_gbnf_would_misread():
 
 @settings(max_examples=150, deadline=None)
 @given(st.text(max_size=80), st.text(min_size=1, max_size=200), st.booleans())
+@example(reply="0:':", passage="0\r'", cut_off=False)  # a draw once gave the span "0\r"
 def test_any_reply_gives_a_located_span_or_none(reply, passage, cut_off):
     result = LLMReader(ScriptedChat([])).result_from_reply(reply, passage, (-0.2, -0.4), question="q?",
                                                            cut_off=cut_off)
