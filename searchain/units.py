@@ -36,8 +36,10 @@ def duration(seconds: float) -> str:
     """An estimate of time, as precise as an estimate deserves: "45 s", "12 min", "2 h 05 min",
     "3.5 days"."""
     seconds = max(0.0, seconds)
-    if seconds < 90:  # work that takes any time at all is never "about 0 s"
-        return f"{max(seconds, 1.0) if seconds > 0 else 0:.0f} s"
+    if 0 < seconds < 1:  # work that takes any time at all is never "about 0 s"
+        seconds = 1.0
+    if seconds < 90:
+        return f"{seconds:.0f} s"
     if seconds < 90 * 60:
         return f"{seconds / 60:.0f} min"
     if seconds < 48 * 3600:

@@ -313,5 +313,6 @@ def title_from_question(question: str, limit: int = TITLE_CHARS) -> str:
     text = " ".join((question or "").split())
     if len(text) <= limit:
         return text or "New chat"
-    cut = text[: limit - 1].rsplit(" ", 1)[0] if " " in text[: limit - 1] else text[: limit - 1]
+    head = text[: limit - 1]  # room for the "…"
+    cut = head.rsplit(" ", 1)[0] if " " in head else head  # at a word, unless it is one long word
     return cut.rstrip(" ,;:.-–—") + "…"

@@ -45,7 +45,8 @@ class PlanDialog(QDialog):
         if not plan.enough_disk:
             notes.append(f"Not enough disk: this needs about {size(plan.disk_bytes)} and "
                          f"{size(plan.free_disk_bytes)} is free. Free some space first, or keep "
-                         "SearChain's data on a larger disk.")
+                         "SearChain's data on a larger disk: start the app with $SEARCHAIN_HOME "
+                         "set to a folder there.")
         notes += [f"Faster: {advice}" for advice in plan.advice]
         notes.append("It can be cancelled, and continues later from where it stopped.")
         self.notes = _label("\n".join(notes), self)

@@ -35,11 +35,11 @@ def make_ready(store, title_weight: float | None, *, on_event: EventCallback | N
     caller holds the write lock (or the store is not in its corpus folder yet, as an import's)."""
     if fts_build.indexed_to(store.conn) is None:
         return True
-    passages = store.count()  # a scan at Wikipedia size: counted once here
     # FTS5 answers this search: one that uses it whatever the size (None), a title weight tantivy
     # cannot express, or a corpus too small for tantivy (or not deferred on purpose)
-    if title_weight is None or not serves(title_weight) \
-            or not fts_build.left_to_tantivy(store.conn, passages):
+    tantivy_may_serve = title_weight is not None and serves(title_weight)
+    passages = store.count() if tantivy_may_serve else 0  # a scan at Wikipedia size: once, if it decides
+    if not tantivy_may_serve or not fts_build.left_to_tantivy(store.conn, passages):
         if locked:
             store.finish_fts(check=lambda: check(cancel))
             return True

@@ -176,3 +176,8 @@ CATALOGUE: tuple[CatalogueEntry, ...] = (
         template="qwen3-instruct", n_layers=48, n_kv_heads=4, head_dim=128,
         parameters="30.5B (3.3B active)"),
 )
+
+
+def catalogue_entry(name: str, entries: tuple[CatalogueEntry, ...] = CATALOGUE) -> CatalogueEntry | None:
+    """The entry of ``entries`` called ``name`` (case-insensitive), or None."""
+    return next((e for e in entries if e.name == name.strip().lower()), None)

@@ -25,7 +25,7 @@ def locate_model(name: str, models_dir: Path, *,
                  discover: Callable[[], Sequence] | None = None) -> Path:
     """The GGUF ``name`` means (see the module's docstring); ``discover`` lists the models of
     other apps (``discovery.discover_models``) and is called only when nothing nearer matches."""
-    from .catalogue import CATALOGUE
+    from .catalogue import catalogue_entry
     from .pypi import pypi_entry
 
     name = name.strip()
@@ -33,7 +33,7 @@ def locate_model(name: str, models_dir: Path, *,
         raise ModelError("No model named.", hint="Give a GGUF path or a name from `searchain models list`.")
     path = Path(name).expanduser()
     candidates = [path, Path(models_dir) / name]
-    entry = next((e for e in CATALOGUE if e.name == name.lower()), None) or pypi_entry(name)
+    entry = catalogue_entry(name) or pypi_entry(name)
     if entry is not None:
         candidates.append(Path(models_dir) / entry.filename)
     for candidate in candidates:

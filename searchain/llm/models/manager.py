@@ -32,7 +32,7 @@ from ...config import AppPaths
 from ...errors import Cancelled, ModelError, is_disk_full
 from ...events import CancelToken, EventCallback, Progress, check, emit
 from ...files import file_sha256
-from .catalogue import CATALOGUE, CatalogueEntry
+from .catalogue import CATALOGUE, CatalogueEntry, catalogue_entry
 from .gguf_info import ModelFacts, read_model_facts
 
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
@@ -61,9 +61,9 @@ class ModelManager:
         return CATALOGUE
 
     def find(self, name: str) -> CatalogueEntry:
-        for entry in CATALOGUE:
-            if entry.name == name.lower():
-                return entry
+        entry = catalogue_entry(name, CATALOGUE)
+        if entry is not None:
+            return entry
         raise ModelError(f"{name!r} is not in the model catalogue.",
                          hint="Known names: " + ", ".join(e.name for e in CATALOGUE) + ".")
 
